@@ -1,0 +1,6 @@
+"""`python -m zoo` is `python -m zoo.compare`."""
+import sys
+
+from .compare import main
+
+sys.exit(main())
