@@ -28,6 +28,7 @@ FINGERPRINT_FIELDS = (
     "dtype",
     "attention_path",
     "tf32",
+    "load_avg_1m",
 )
 
 
@@ -137,4 +138,6 @@ def environment_fingerprint(
         "dtype": dtype,
         "attention_path": attention_path(model, device),
         "tf32": tf32_setting(),
+        # NB: other processes on the machine share its cores; a high load explains a slow number.
+        "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
