@@ -1,0 +1,8 @@
+"""archzoo's measurements: exact cost (params, MACs, attention share, activation memory)."""
+from .closed_form import (SwinShape, ViTShape, attention_crossover_tokens, swin_macs, vit_macs,
+                          vit_params, vit_textbook_params)
+from .cost import RECORD_FIELDS, cost_record, max_batch_for_budget
+from .counter import MacCounter
+from .memory import ActivationMemoryTracker, largest_batch
+from .op_rules import MAC_RULES, register_macs
+from .params import param_counts, vit_param_reconciliation

@@ -1,0 +1,174 @@
+"""The dispatcher-level MAC counter: op rules by hand, no uncounted matmul/conv op in the registry,
+real CPU == meta, training MACs of a tiny MLP by hand."""
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import zoo
+from analysis import op_rules
+from analysis.components import ComponentClassifier
+from analysis.cost import cost_record, run_forward
+from analysis.op_rules import MAC_RULES, DuplicateRuleError, is_matmul_or_conv_like, register_macs
+
+aten = torch.ops.aten
+META = dict(device="meta")
+
+
+def _macs(func, *args, **kwargs):
+    out = func(*args, **kwargs)
+    return op_rules.macs_of(func, args, kwargs, out)
+
+
+def test_matmul_rules_by_hand():
+    a, b = torch.empty(5, 7, **META), torch.empty(7, 3, **META)
+    assert _macs(aten.mm.default, a, b) == 5 * 7 * 3
+    assert _macs(aten.addmm.default, torch.empty(3, **META), a, b) == 5 * 7 * 3
+    x, y = torch.empty(4, 5, 7, **META), torch.empty(4, 7, 3, **META)
+    assert _macs(aten.bmm.default, x, y) == 4 * 5 * 7 * 3
+    assert _macs(aten.baddbmm.default, torch.empty(4, 5, 3, **META), x, y) == 4 * 5 * 7 * 3
+
+
+@pytest.mark.parametrize("groups,c_in,c_out", [(1, 8, 16), (4, 8, 16), (8, 8, 8)])   # dense, grouped, depthwise
+def test_conv_rules_by_hand(groups, c_in, c_out):
+    x, w = torch.empty(2, c_in, 10, 10, **META), torch.empty(c_out, c_in // groups, 3, 3, **META)
+    out = aten.convolution.default(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], groups)
+    forward = 2 * c_out * 10 * 10 * (c_in // groups) * 9
+    assert op_rules.macs_of(aten.convolution.default, (x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], groups),
+                            {}, out) == forward
+    grad = torch.empty_like(out)
+    args = (grad, x, w, [c_out], [1, 1], [1, 1], [1, 1], False, [0, 0], groups, [True, True, False])
+    assert _macs(aten.convolution_backward.default, *args) == 2 * forward
+    args = args[:-1] + ([False, True, False],)
+    assert _macs(aten.convolution_backward.default, *args) == forward
+
+
+def test_strided_and_transposed_conv_by_hand():
+    x, w = torch.empty(1, 3, 224, 224, **META), torch.empty(768, 3, 16, 16, **META)
+    args = (x, w, None, [16, 16], [0, 0], [1, 1], False, [0, 0], 1)
+    assert _macs(aten.convolution.default, *args) == 196 * 768 * 3 * 256       # ViT-B/16 patch embedding
+    x, w = torch.empty(1, 4, 5, 5, **META), torch.empty(4, 2, 3, 3, **META)   # (C_in, C_out, k, k)
+    args = (x, w, None, [2, 2], [0, 0], [1, 1], True, [0, 0], 1)
+    assert _macs(aten.convolution.default, *args) == 4 * 25 * 2 * 9
+
+
+SDPA_FORWARD = ["_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu",
+                "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                "_scaled_dot_product_fused_attention_overrideable", "scaled_dot_product_attention",
+                "_scaled_dot_product_attention_math"]
+SDPA_BACKWARD = [n + "_backward" for n in SDPA_FORWARD[:5]]
+
+
+@pytest.mark.parametrize("name", SDPA_FORWARD + SDPA_BACKWARD + ["_flash_attention_forward", "_flash_attention_backward",
+                                                                  "_efficient_attention_forward",
+                                                                  "_efficient_attention_backward"])
+def test_every_sdpa_variant_has_a_rule(name):
+    assert getattr(aten, name) in MAC_RULES and getattr(aten, name) in op_rules.ATTENTION_OPS
+
+
+@pytest.mark.parametrize("name", SDPA_FORWARD[:5] + SDPA_BACKWARD)
+def test_sdpa_rules_by_hand(name):
+    b, h, n, s, e = 2, 3, 5, 7, 8
+    q, k, v = torch.empty(b, h, n, e), torch.empty(b, h, s, e), torch.empty(b, h, s, e)
+    rule = MAC_RULES[getattr(aten, name)]
+    args = (torch.empty(b, h, n, e), q, k, v) if name.endswith("_backward") else (q, k, v)
+    expected = b * h * n * s * e * 2 * (2 if name.endswith("_backward") else 1)
+    assert rule(*args, out=None) == expected
+
+
+def test_low_level_flash_kernel_uses_b_l_h_e_layout():
+    q, k = torch.empty(2, 5, 3, 8), torch.empty(2, 7, 3, 8)        # (B, L, H, E)
+    assert MAC_RULES[aten._flash_attention_forward](q, k, k, None, None, 5, 7, out=None) == 2 * 3 * 5 * 7 * 8 * 2
+
+
+def test_registering_twice_raises():
+    with pytest.raises(DuplicateRuleError):
+        register_macs("mm")(lambda *a, **k: 0)
+
+
+def test_name_classifier_for_uncounted_ops():
+    assert is_matmul_or_conv_like("addmm") and is_matmul_or_conv_like("_scaled_dot_product_flash_attention_for_cpu")
+    assert is_matmul_or_conv_like("convolution") and is_matmul_or_conv_like("_native_multi_head_attention")
+    assert not any(map(is_matmul_or_conv_like, ["add", "gelu", "native_layer_norm", "upsample_bilinear2d", "_softmax"]))
+
+
+def test_unruled_matmul_is_reported():
+    class UsesMultiHeadAttention(nn.Module):     # eval + no_grad: torch's fused _native_multi_head_attention
+        def __init__(self):
+            super().__init__()
+            self.mha = nn.MultiheadAttention(16, 2, batch_first=True)
+
+        def forward(self, x):
+            return self.mha(x, x, x, need_weights=False)[0]
+
+    model = UsesMultiHeadAttention().eval()
+    counter, _, _ = run_forward(model, torch.randn(2, 5, 16), ComponentClassifier(model))
+    assert "_native_multi_head_attention" in counter.uncounted_ops
+
+
+@pytest.fixture(scope="module")
+def registry_records():
+    return {name: cost_record(name, train=False) for name in zoo.list_models()}
+
+
+@pytest.mark.parametrize("name", zoo.list_models())
+def test_no_uncounted_matmul_or_conv_op_in_the_registry(name, registry_records):
+    record = registry_records[name]
+    assert record["uncounted_ops"] == []
+    assert record["macs"] == sum(record["macs_by_component"].values()) > 0
+    assert (record["attn_macs"] > 0) == (record["family"] not in
+                                        ("convnext", "bit", "resnet", "regnet", "efficientnet"))
+
+
+@pytest.mark.parametrize("name", ["vit_ti16", "swin_t", "convnext_t", "resnet50", "beit_b16", "eva02_b14",
+                                  "deit_ti_distilled", "regnety_160", "bit_r50x1"])
+def test_no_uncounted_op_in_a_training_step(name):
+    record = cost_record(name, img_size=64 if name not in ("eva02_b14",) else 56, train=True)
+    assert record["uncounted_ops"] == []
+    assert record["macs"] < record["train_macs"] <= 3 * record["macs"]
+
+
+REAL_VS_META = [("vit_ti16", 64, {}), ("vit_ti16", 64, {"attn_impl": "math"}), ("deit_ti_distilled", 64, {}),
+                ("swin_t", 64, {}), ("resnet50", 64, {}), ("convnext_t", 64, {}), ("beit_b16", 32, {}),
+                ("eva02_b14", 28, {})]
+
+
+@pytest.mark.parametrize("name,img_size,kwargs", REAL_VS_META)
+def test_real_cpu_agrees_with_meta(name, img_size, kwargs):
+    torch.manual_seed(0)
+    real = cost_record(name, img_size=img_size, batch_size=2, device="cpu", **kwargs)
+    meta = cost_record(name, img_size=img_size, batch_size=2, device="meta", **kwargs)
+    for key in ("macs", "attn_macs", "macs_by_component", "train_macs", "attn_path", "act_peak_bytes",
+                "train_act_peak_bytes", "uncounted_ops"):
+        assert real[key] == meta[key], key
+
+
+def test_sdpa_and_math_attention_count_the_same():
+    fused = cost_record("vit_s16", train=True)
+    math = cost_record("vit_s16", train=True, attn_impl="math")
+    assert fused["attn_path"].startswith("fused:") and math["attn_path"] == "math:bmm"
+    for key in ("macs", "attn_macs", "macs_by_component", "train_macs"):
+        assert fused[key] == math[key], key
+
+
+def test_training_macs_of_a_tiny_mlp_by_hand():
+    n, a, b, c = 4, 6, 10, 3
+    mlp = nn.Sequential(nn.Linear(a, b), nn.ReLU(), nn.Linear(b, c))
+
+    class Flat(nn.Module):                 # cost_record feeds images; flatten a (n, 1, 1, a)... keep it 2-D
+        def __init__(self):
+            super().__init__()
+            self.mlp = mlp
+
+        def forward(self, x):
+            return self.mlp(x.reshape(x.shape[0], -1))
+
+    model = Flat()
+    model.in_chans = a
+    record = cost_record(model, img_size=1, batch_size=n, device="cpu")
+    forward = n * a * b + n * b * c
+    # Backward: layer 2 needs grad_input (n.b.c) and grad_weight (n.b.c); layer 1 only grad_weight
+    # (n.a.b): the input does not require grad. Not 3x the forward.
+    assert record["macs"] == forward
+    assert record["train_macs"] == forward + 2 * n * b * c + n * a * b
+    assert record["train_macs"] != 3 * forward
