@@ -1,0 +1,114 @@
+"""Activation memory by allocation tracking: hand computations for tiny models, meta == CPU, N x N maps."""
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from analysis.components import ComponentClassifier
+from analysis.cost import cost_record, max_batch_for_budget, run_forward, run_train_step
+from analysis.memory import ActivationMemoryTracker, largest_batch
+from analysis.meta_sdpa import FusedSdpaOnMeta
+
+FP32 = 4
+
+
+def _tiny_mlp():
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+@pytest.mark.parametrize("batch", [1, 2, 5])
+def test_tiny_mlp_inference_peak_by_hand(device, batch):
+    model = _tiny_mlp().to(device)
+    x = torch.empty(batch, 8, device=device)
+    _, memory, _ = run_forward(model, x, ComponentClassifier(model))
+    hidden, out = batch * 16 * FP32, batch * 4 * FP32
+    # Linear 1's output and ReLU's output are both alive while ReLU runs; then ReLU's + the logits.
+    assert memory.peak_bytes == max(2 * hidden, hidden + out) == 2 * hidden
+    assert memory.live_bytes == 0                         # everything freed once the logits are dropped
+
+
+class ExplicitAttention(nn.Module):
+    def forward(self, x):                                  # x: (B, H, N, E) used as q, k and v
+        return (x @ x.transpose(-2, -1)).softmax(dim=-1) @ x
+
+
+class FusedAttention(nn.Module):
+    def forward(self, x):
+        return F.scaled_dot_product_attention(x, x, x)
+
+
+B, H, N, E = 2, 3, 16, 4
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_explicit_attention_materialises_two_n_by_n_maps(device):
+    x = torch.randn(B, H, N, E, device=device)
+    model = ExplicitAttention()
+    tracker = ActivationMemoryTracker()
+    with torch.no_grad(), tracker:
+        model(x)
+    scores = probs = B * H * N * N * FP32                  # QK^T, then softmax(QK^T) while QK^T is alive
+    assert tracker.peak_bytes == max(scores + probs, probs + B * H * N * E * FP32) == 2 * scores
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_fused_attention_keeps_only_output_and_logsumexp(device):
+    x = torch.randn(B, H, N, E, device=device)
+    tracker = ActivationMemoryTracker()
+    with torch.no_grad(), FusedSdpaOnMeta(), tracker:
+        FusedAttention()(x)
+    assert tracker.peak_bytes == B * H * N * E * FP32 + B * H * N * FP32    # out + logsumexp, no N x N
+
+
+def test_meta_without_routing_shows_the_math_decomposition():
+    x = torch.empty(B, H, N, E, device="meta")
+    tracker = ActivationMemoryTracker()
+    with torch.no_grad(), tracker:                         # no FusedSdpaOnMeta: meta decomposes SDPA
+        FusedAttention()(x)
+    assert tracker.peak_bytes >= 2 * B * H * N * N * FP32
+
+
+def test_vit_attention_maps_show_only_with_math_attention():
+    img, heads, tokens = 448, 3, (448 // 16) ** 2 + 1
+    one_map = heads * tokens * tokens * FP32
+    math = cost_record("vit_ti16", img_size=img, train=False, attn_impl="math")
+    fused = cost_record("vit_ti16", img_size=img, train=False)
+    assert math["act_peak_by_component"]["attn_matmul"] >= 2 * one_map
+    assert fused["act_peak_by_component"].get("attn_matmul", 0) < one_map
+    assert math["act_peak_bytes"] - fused["act_peak_bytes"] >= one_map
+
+
+def test_peak_is_linear_in_batch_and_halves_in_bfloat16():
+    one = cost_record("resnet50", img_size=64, batch_size=1, train=False)["act_peak_bytes"]
+    four = cost_record("resnet50", img_size=64, batch_size=4, train=False)["act_peak_bytes"]
+    assert four == 4 * one
+    half = cost_record("vit_ti16", img_size=64, dtype=torch.bfloat16, train=False)["act_peak_bytes"]
+    full = cost_record("vit_ti16", img_size=64, dtype=torch.float32, train=False)["act_peak_bytes"]
+    assert full / 2 <= half < full
+
+
+def test_training_step_keeps_saved_activations():
+    model = _tiny_mlp()
+    x = torch.randn(3, 8)
+    _, memory, _ = run_train_step(model, x, ComponentClassifier(model))
+    # At least ReLU's saved output (3 x 16) and the logits (3 x 4) are alive together.
+    assert memory.peak_bytes >= (3 * 16 + 3 * 4) * FP32
+    assert all(p.grad is None for p in model.parameters())      # pre-allocated grads removed again
+    record = cost_record("vit_ti16", img_size=64)
+    assert record["train_act_peak_bytes"] > record["act_peak_bytes"]
+
+
+def test_largest_batch_on_an_affine_profile():
+    found = largest_batch(lambda b: 1000 + 300 * b, budget_bytes=10_000, fixed_bytes=100)
+    assert found["batch"] == (10_000 - 100 - 1000) // 300 == 29
+    assert largest_batch(lambda b: 1000 + 300 * b, budget_bytes=1000)["batch"] == 0
+
+
+def test_max_batch_for_budget_fits_and_one_more_does_not():
+    budget = 64 * 2**20
+    found = max_batch_for_budget("vit_ti16", budget, img_size=224)
+    assert found["batch"] >= 1 and found["bytes"] <= budget
+    more = cost_record("vit_ti16", img_size=224, batch_size=found["batch"] + 1, train=False)
+    input_bytes = (found["batch"] + 1) * 3 * 224 * 224 * FP32
+    assert found["weight_bytes"] + more["act_peak_bytes"] + input_bytes > budget
