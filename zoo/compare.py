@@ -64,15 +64,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace) -> list[dict]:
+def run(args: argparse.Namespace, plan) -> list[dict]:
     from analysis.progress import progress_tracker
 
     from .executors import executor
     from .store import ResultStore
     from .tasks import row_key, task_key
 
-    plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, args.dtype,
-                      args.device, args.threads, args.quick)
     store = None if args.no_save else ResultStore(args.out)
     tasks = plan.tasks
     rows: list[dict] = list(plan.skipped)
@@ -97,12 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
         args = parse(argv)
+        plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, args.dtype,
+                          args.device, args.threads, args.quick)
     except (UsageError, ZooError) as e:
         print(f"zoo.compare: error: {e}", file=sys.stderr)
         return 2
     from .display import merge, to_csv, to_json, to_markdown, to_rich
 
-    records = merge(run(args))
+    records = merge(run(args, plan))
     if args.format == "json":
         sys.stdout.write(to_json(records) + "\n")
     elif args.format == "csv":
