@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from typing import Callable, Iterator, Optional
 
 from rich.console import Console
@@ -33,13 +34,14 @@ def progress_tracker(
 ) -> Iterator[Callable[[str], None]]:
     """Yield `advance(label)`: marks one item done and shows `label` as the latest finished item.
 
-    `enabled=None` shows the bar only when stderr is a terminal, so logs and tests stay clean.
-    The display goes to stderr so that stdout (tables, JSON) stays machine-readable.
+    enabled=True: a rich bar; False: nothing; None: the bar on a terminal, else one plain line per
+    item (for logs). Output goes to stderr so that stdout (tables, JSON) stays machine-readable.
     """
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if not enabled:
+    if enabled is False:
         yield lambda label="": None
+        return
+    if enabled is None and not sys.stderr.isatty():
+        yield _plain_line_advance(total, description)
         return
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -59,3 +61,18 @@ def progress_tracker(
             progress.update(task, advance=1, latest=label)
 
         yield advance
+
+
+def _plain_line_advance(total: int, description: str) -> Callable[[str], None]:
+    """One stderr line per finished item: count, elapsed and a linear estimate of the time left."""
+    start, done = time.monotonic(), 0
+
+    def advance(label: str = "") -> None:
+        nonlocal done
+        done += 1
+        elapsed = time.monotonic() - start
+        remaining = elapsed / done * (total - done)
+        print(f"{description} [{done}/{total}] {elapsed:.0f}s elapsed, ETA {remaining:.0f}s  {label}",
+              file=sys.stderr, flush=True)
+
+    return advance

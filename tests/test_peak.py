@@ -37,3 +37,10 @@ def test_peak_is_cached_per_setting():
 def test_unknown_dtype_raises():
     with pytest.raises(ValueError):
         measure_peak_flops("cpu", "int4")
+
+
+def test_refresh_keeps_the_best_peak_seen():
+    first = dict(measure_peak_flops("cpu", "fp32", threads=2, target_seconds=0.005, repeats=1))
+    refreshed = measure_peak_flops("cpu", "fp32", threads=2, target_seconds=0.005, repeats=1, refresh=True)
+    assert refreshed["peak_flops"] >= first["peak_flops"]
+    assert all(refreshed["probe_flops"][label] >= rate for label, rate in first["probe_flops"].items())

@@ -21,3 +21,12 @@ def test_enabled_tracker_reports_completion_and_latest_item():
         advance("second")
     text = output.getvalue()
     assert "demo" in text and "2/2" in text and "second" in text
+
+
+def test_plain_lines_with_eta_when_not_a_terminal(capsys):
+    with progress_tracker(total=2, description="demo") as advance:  # pytest's stderr is not a terminal
+        advance("first")
+        advance("second")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("demo [1/2]") and "ETA" in lines[0] and lines[0].endswith("first")
+    assert lines[1].startswith("demo [2/2]") and "ETA 0s" in lines[1]
