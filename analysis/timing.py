@@ -52,7 +52,10 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and ("out of memory" in message or "can't allocate memory" in message)
 
 
-def _release_memory(device: torch.device) -> None:
+def _release_memory(model: nn.Module, device: torch.device) -> None:
+    """Drop gradients left by a failed step and return cached blocks, so the smaller batch gets them."""
+    for param in model.parameters():
+        param.grad = None
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -80,11 +83,12 @@ def _time_with_oom_retry(model, requested_batch_size, device, **time_args):
             first_line = (str(exc).strip().splitlines() or [""])[0]
             errors.append(f"{type(exc).__name__} at batch_size={batch_size}: {first_line}")
             oom_batch_sizes.append(batch_size)
-            del exc
-            _release_memory(device)
-            if batch_size == 1:
-                return None, None, "; ".join(errors), oom_batch_sizes
-            batch_size = max(1, batch_size // 2)
+        # NB: released only here, after the except block: until then the traceback's frames hold the
+        # failed attempt's input and activations.
+        _release_memory(model, device)
+        if batch_size == 1:
+            return None, None, "; ".join(errors), oom_batch_sizes
+        batch_size = max(1, batch_size // 2)
 
 
 def _throughput_fields(run: Optional[TimedRun], batch_size: Optional[int]) -> dict:

@@ -131,6 +131,12 @@ def test_oom_retry_halves_until_it_fits_and_records_the_error():
     assert record["imgs_per_s"] > 0
 
 
+def test_oom_retry_in_train_mode():
+    record = measure_throughput(CountingModel(oom_above_batch=2), batch_size=8, mode="train", **FAST)
+    assert record["batch_size"] == 2 and record["oom_batch_sizes"] == [8, 4]
+    assert record["error"].count("OutOfMemoryError") == 2
+
+
 def test_oom_at_batch_one_gives_an_empty_measurement_not_an_exception():
     record = measure_throughput(CountingModel(oom_above_batch=0), batch_size=4, **FAST)
     assert record["batch_size"] is None and record["imgs_per_s"] is None
