@@ -1,0 +1,158 @@
+"""`zoo.compare --executor ray` against a real Ray cluster on loopback: a head and worker nodes, each its own
+`ray start` process group (zoo/ray_cluster.py). Skipped where Ray is not installed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+from zoo.compare import main  # noqa: E402
+from zoo.plan import UsageError  # noqa: E402
+from zoo.ray_cluster import LocalRayCluster  # noqa: E402
+from zoo.ray_executor import check_ray  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SWEEP = ["--models", "vit_ti16,deit_ti,resnet50", "--metrics", "cost,memory", "--resolutions", "224"]
+# 10 cost tasks: long enough to kill a node while some are still running
+KILL_SWEEP = ["--models", "deit_*,vit_ti16,vit_s16,vit_b32,resnet50", "--metrics", "cost", "--resolutions", "224"]
+NOT_COMPARED = {"env", "failed_attempts"}   # where and how often a row ran, not what it measured
+CLI_TIMEOUT_S = 300                         # a hang guard, not a speed requirement
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalRayCluster(head_cpus=1) as running:
+        running.add_worker(num_cpus=1)
+        yield running
+
+
+def compare_cli(*args: str, wait: bool = True):
+    """`python -m zoo.compare ARGS` in a fresh process, as a user runs it (no RAY_ADDRESS inherited)."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    command = [sys.executable, "-m", "zoo.compare", *args]
+    if not wait:
+        return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+
+
+def rows(out: Path, kind: str = "cost") -> list[dict]:
+    """The whole rows written so far (a line still being written is left out)."""
+    path = out / "results" / f"{kind}.jsonl"
+    text = path.read_text() if path.exists() else ""
+    return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines()]
+
+
+def measured(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in NOT_COMPARED}
+
+
+def test_sweep_on_ray_matches_local_and_resumes_across_executors(cluster, tmp_path, capsys):
+    check_ray(cluster.address)  # reachable: no error
+    on_ray = compare_cli(*SWEEP, "--executor", "ray", "--ray-address", cluster.address,
+                         "--format", "json", "--out", str(tmp_path / "ray"))
+    assert on_ray.returncode == 0, on_ray.stderr
+    assert main([*SWEEP, "--format", "json", "--out", str(tmp_path / "local")]) == 0
+
+    ray_rows, local_rows = rows(tmp_path / "ray"), rows(tmp_path / "local")
+    assert len(ray_rows) == len(local_rows) == 3
+    assert not [r for r in ray_rows if "failed" in r]
+    by_key = {(r["model"], r["img_size"]): measured(r) for r in local_rows}
+    assert {(r["model"], r["img_size"]): measured(r) for r in ray_rows} == by_key
+    for row in ray_rows:
+        assert row["env"]["device"] == "meta"
+        assert len(row["env"]["ray_node_id"]) == 56 and row["env"]["hostname"]
+    assert json.loads(on_ray.stdout)[0]["model"] in {"vit_ti16", "deit_ti", "resnet50"}
+
+    # --resume on the local executor finds every row the Ray executor wrote: nothing is measured again
+    before = (tmp_path / "ray" / "results" / "cost.jsonl").read_text()
+    assert main([*SWEEP, "--format", "json", "--out", str(tmp_path / "ray"), "--resume"]) == 0
+    assert (tmp_path / "ray" / "results" / "cost.jsonl").read_text() == before
+    capsys.readouterr()
+
+
+def test_throughput_row_names_its_node(cluster, tmp_path, capsys):
+    timed = ["--models", "vit_ti16", "--metrics", "throughput", "--resolutions", "224", "--quick",
+             "--device", "cpu", "--batch-sizes", "1", "--out", str(tmp_path), "--format", "csv"]
+    result = compare_cli(*timed, "--executor", "ray", "--ray-address", cluster.address)
+    assert result.returncode == 0, result.stderr
+    (row,) = rows(tmp_path, "throughput")
+    assert "failed" not in row, row.get("failed")
+    assert row["imgs_per_s"] > 0
+    env = row["env"]
+    assert env["cpu_model"] and env["gpu_name"] is None and env["hostname"]
+    assert len(env["ray_node_id"]) == 56 and env["ray_node_ip"] == cluster.address.split(":")[0]
+
+    assert main([*timed, "--resume"]) == 0  # same machine, so the local executor skips it
+    assert len(rows(tmp_path, "throughput")) == 1
+    capsys.readouterr()
+
+
+def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
+    doomed = cluster.add_worker(num_cpus=1)
+    results = tmp_path / "results" / "cost.jsonl"
+    sweep = compare_cli(*KILL_SWEEP, "--executor", "ray", "--ray-address", cluster.address,
+                        "--format", "json", "--out", str(tmp_path), wait=False)
+    try:
+        deadline = time.monotonic() + CLI_TIMEOUT_S
+        while not (rows(tmp_path) and doomed.running("run_on_node")):  # rows written, one task on the node
+            assert sweep.poll() is None, sweep.stderr.read()
+            assert time.monotonic() < deadline, "no row was written while the worker node ran a task"
+            time.sleep(0.05)
+        before_kill = results.read_text()
+        cluster.kill(doomed)
+        stdout, stderr = sweep.communicate(timeout=CLI_TIMEOUT_S)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 0, stderr
+
+    after = results.read_text()
+    assert after.startswith(before_kill)               # every finished row is still there, byte for byte
+    finished = [json.loads(line) for line in after.splitlines()]   # and every row is whole
+    assert len(before_kill.splitlines()) < len(finished) == 10      # the kill came mid-sweep
+    assert len({(r["model"], r["img_size"]) for r in finished}) == 10
+    for row in finished:  # measured (maybe after a retry elsewhere), or failed with every attempt's error
+        assert ("macs" in row and "failed" not in row) or row["failed_attempts"], row
+    retried = [r["failed_attempts"] for r in finished if r.get("failed_attempts")]
+    print(f"{len(before_kill.splitlines())} rows before the kill; retried: {retried}")
+    assert retried, "no task was running on the killed node"
+
+
+@pytest.mark.parametrize("address", ["nonsense:::", "localhost", ":6379", "head:", "head:99999",
+                                     "ray://head:10001", "a b:6379", "::1:6379"])
+def test_malformed_address_is_a_usage_error(address):
+    with pytest.raises(UsageError, match="--ray-address: expected auto or HOST:PORT"):
+        check_ray(address)
+
+
+def test_unreachable_addresses_are_usage_errors(monkeypatch):
+    with pytest.raises(UsageError, match=r"no Ray cluster answers at 127\.0\.0\.1:1 "):
+        check_ray("127.0.0.1:1")
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # what auto, and no address, would connect to
+    for address in ("auto", None):
+        with pytest.raises(UsageError, match="no Ray cluster answers"):
+            check_ray(address)
+
+
+def test_missing_ray_is_a_usage_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(UsageError, match=r'pip install "archzoo\[ray\]"'):
+        check_ray("auto")
+
+
+@pytest.mark.parametrize("address", ["nonsense:::", "127.0.0.1:1"])
+def test_bad_address_exits_2_with_one_line(address, tmp_path):
+    result = compare_cli("--models", "vit_ti16", "--metrics", "cost", "--executor", "ray",
+                         "--ray-address", address, "--out", str(tmp_path))
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"zoo.compare: error: --ray-address")
+    assert not (tmp_path / "results").exists()
