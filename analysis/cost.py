@@ -15,6 +15,8 @@ from torch import nn
 
 from .components import COMPONENTS, ComponentClassifier, ModuleStack, is_attention_module
 from .counter import MacCounter
+from .dispatch import ObservingMode
+from .fast_meta import MetaInitShortcut
 from .memory import ActivationMemoryTracker, CudaPeak, largest_batch
 from .meta_sdpa import FusedSdpaOnMeta
 from .params import param_counts
@@ -23,17 +25,21 @@ RECORD_FIELDS = ("model", "family", "img_size", "batch_size", "tokens", "params"
                  "attn_share", "act_peak_bytes", "train_macs", "uncounted_ops")
 
 
-def build(model: str | nn.Module, img_size: int | None, device, dtype, **model_kwargs):
-    """(module, spec or None, img_size) for a registry name ("vit_b16", "timm:<name>") or a module."""
+def build(model: str | nn.Module, img_size: int | None, device, dtype, spec=None, **model_kwargs):
+    """(module, spec or None, img_size) for a registry name ("vit_b16", "timm:<name>") or a module.
+
+    A module may come with its registry `spec` (e.g. a CNN built once and costed at several sizes).
+    """
     if isinstance(model, nn.Module):
         if img_size is None:
             raise ValueError("img_size is required when passing a module")
-        return model, None, img_size
+        return model, spec, img_size
     import zoo
 
     spec = zoo.get_spec(model)
     img_size = spec.native_size if img_size is None else img_size
-    module = zoo.create_model(model, img_size=img_size, device=device, dtype=dtype, **model_kwargs)
+    with MetaInitShortcut() if str(device) == "meta" else nullcontext():
+        module = zoo.create_model(model, img_size=img_size, device=device, dtype=dtype, **model_kwargs)
     return module, spec, img_size
 
 
@@ -46,21 +52,23 @@ def _input(module: nn.Module, batch_size: int, img_size: int, dtype) -> torch.Te
         torch.randn(shape, device=device, dtype=dtype)
 
 
-def _instrumented(module, classifier, *modes_on: bool):
-    """Enter a module stack, a MAC counter, a memory tracker and (on meta) fused-SDPA routing."""
+def _instrumented(module, classifier, emulate_fused_sdpa: bool):
+    """A module stack, a MAC counter and a memory tracker in one dispatch mode; on meta, fast
+    shape-only kernels and fused-SDPA routing."""
     stack = ExitStack()
-    modules = stack.enter_context(ModuleStack(module))
-    counter = stack.enter_context(MacCounter(classifier, modules))
-    memory = stack.enter_context(ActivationMemoryTracker(classifier, modules))
     on_meta = next(module.parameters()).device.type == "meta"
-    sdpa = stack.enter_context(FusedSdpaOnMeta("cpu") if on_meta and modes_on[0] else nullcontext())
-    return stack, counter, memory, sdpa
+    modules = stack.enter_context(ModuleStack(module))
+    counter = MacCounter(classifier, modules)
+    memory = ActivationMemoryTracker(classifier, modules)
+    stack.enter_context(ObservingMode([counter, memory], fast_meta=on_meta))
+    stack.enter_context(FusedSdpaOnMeta("cpu") if on_meta and emulate_fused_sdpa else nullcontext())
+    return stack, counter, memory
 
 
 def run_forward(module: nn.Module, x: torch.Tensor, classifier: ComponentClassifier,
                 emulate_fused_sdpa: bool = True) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
     """One inference forward (no_grad): MAC counter, memory tracker, CUDA peak (or None)."""
-    stack, counter, memory, _ = _instrumented(module, classifier, emulate_fused_sdpa)
+    stack, counter, memory = _instrumented(module, classifier, emulate_fused_sdpa)
     with CudaPeak(x.device) as cuda, torch.no_grad(), stack:
         out = module(x)
         del out
@@ -76,7 +84,7 @@ def run_train_step(module: nn.Module, x: torch.Tensor, classifier: ComponentClas
         p.grad = torch.zeros_like(p)
     module.train()
     try:
-        stack, counter, memory, _ = _instrumented(module, classifier, emulate_fused_sdpa)
+        stack, counter, memory = _instrumented(module, classifier, emulate_fused_sdpa)
         with CudaPeak(x.device) as cuda, torch.enable_grad(), stack:
             loss = module(x).float().sum()
             counter.phase = "backward"
@@ -111,9 +119,12 @@ def _attn_path(counter: MacCounter) -> str:
 
 def cost_record(model: str | nn.Module, img_size: int | None = None, batch_size: int = 1,
                 dtype: torch.dtype = torch.float32, device: str | torch.device = "meta",
-                train: bool = True, emulate_fused_sdpa: bool = True, **model_kwargs) -> dict:
-    """The cost record of one model at one resolution. See RECORD_FIELDS for the required fields."""
-    module, spec, img_size = build(model, img_size, device, dtype, **model_kwargs)
+                train: bool = True, emulate_fused_sdpa: bool = True, spec=None, **model_kwargs) -> dict:
+    """The cost record of one model at one resolution. See RECORD_FIELDS for the required fields.
+
+    `model` is a registry name, or a module (then `img_size` is required and `spec` optional).
+    """
+    module, spec, img_size = build(model, img_size, device, dtype, spec, **model_kwargs)
     classifier = ComponentClassifier(module)
     x = _input(module, batch_size, img_size, dtype)
     counter, memory, cuda_peak = run_forward(module, x, classifier, emulate_fused_sdpa)

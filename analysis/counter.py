@@ -33,14 +33,20 @@ class MacCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        self.observe(func, args, kwargs, out)
+        return out
+
+    def observe(self, func, args, kwargs, out) -> None:
+        """Cost one op that has run (also called by dispatch.ObservingMode)."""
         rule = rule_for(func)
-        name = op_name(func)
         if rule is None:
+            name = op_name(func)
             if is_matmul_or_conv_like(name):
                 self.uncounted_ops[name] += 1
             else:
                 self.zero_mac_ops.add(name)
-            return out
+            return
+        name = op_name(func)
         macs = int(rule(*args, out=out, **kwargs))
         self.macs_by_phase[self.phase] += macs
         if self.phase == "forward":
@@ -50,7 +56,6 @@ class MacCounter(TorchDispatchMode):
             self.macs_by_module[path] += macs
             if component == "attn_matmul":
                 self.attention_ops[name] += 1
-        return out
 
     @property
     def forward_macs(self) -> int:

@@ -16,16 +16,22 @@ from typing import Callable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 from .components import ComponentClassifier, ModuleStack, op_kind
 
 
-def _storages(tree) -> list:
-    found = []
-    for leaf in tree_leaves(tree):
-        if isinstance(leaf, torch.Tensor) and not leaf.is_nested and leaf.layout == torch.strided:
-            found.append(leaf.untyped_storage())
+def _storages(tree, found=None) -> list:
+    """Storages of the strided tensors in nested tuples/lists/dicts (a cheap tree_leaves)."""
+    found = [] if found is None else found
+    if isinstance(tree, torch.Tensor):
+        if tree.layout == torch.strided and not tree.is_nested:
+            found.append(tree.untyped_storage())
+    elif isinstance(tree, (tuple, list)):
+        for item in tree:
+            if isinstance(item, (torch.Tensor, tuple, list, dict)):
+                _storages(item, found)
+    elif isinstance(tree, dict):
+        _storages(list(tree.values()), found)
     return found
 
 
@@ -52,13 +58,20 @@ class ActivationMemoryTracker(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        inputs = {id(s) for s in _storages((args, kwargs))}
+        self.observe(func, args, kwargs, out)
+        return out
+
+    def observe(self, func, args, kwargs, out) -> None:
+        """Account the outputs of one op that has run (also called by dispatch.ObservingMode)."""
+        inputs = None
         for storage in _storages(_real_device_outputs(func, args, out)):
             key = id(storage)
-            if key in self.live or key in inputs:
+            if key in self.live:                               # a view of a tracked activation
                 continue
-            self._allocate(storage, key, self._component(func))
-        return out
+            if inputs is None:
+                inputs = {id(s) for s in _storages((args, kwargs))}
+            if key not in inputs:                              # not a view of a parameter/input
+                self._allocate(storage, key, self._component(func))
 
     def _component(self, func) -> str:
         if self.classifier is None or self.stack is None:

@@ -1,0 +1,26 @@
+"""One TorchDispatchMode that runs each op once and shows it to several observers.
+
+Stacking the MAC counter and the memory tracker as separate modes costs a Python dispatch layer
+each per op; this mode runs the op (on meta, through fast_meta's shape-only kernels where they
+apply) and calls `observe(func, args, kwargs, out)` on each observer in turn.
+"""
+from __future__ import annotations
+
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .fast_meta import try_fast
+
+
+class ObservingMode(TorchDispatchMode):
+    def __init__(self, observers, fast_meta: bool = False):
+        super().__init__()
+        self.observers, self.fast_meta = list(observers), fast_meta
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = try_fast(func, args, kwargs) if self.fast_meta else None
+        if out is None:
+            out = func(*args, **kwargs)
+        for observer in self.observers:
+            observer.observe(func, args, kwargs, out)
+        return out
