@@ -47,3 +47,23 @@ def fvcore_comparison(model: str | nn.Module, img_size: int | None = None, batch
                         f"{'attention ran as explicit matmuls, which fvcore counts' if ours['attn_macs'] else 'no attention'}"
                         f"; it adds {fvcore_total - matmul_conv:,} for norms/pooling"),
     }
+
+
+def flop_counter_mode_comparison(model: str | nn.Module, img_size: int | None = None, batch_size: int = 1,
+                                 device: str = "cpu", **model_kwargs) -> dict:
+    """torch.utils.flop_counter.FlopCounterMode beside ours on a real device.
+
+    NB: on CPU, SDPA runs as aten._scaled_dot_product_flash_attention_for_cpu, for which torch
+    2.14's FlopCounterMode has no formula: it reads ViT-B/16 at 16.85 GMACs instead of 17.56.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    module, spec, img_size = build(model, img_size, device, torch.float32, **model_kwargs)
+    ours = cost_record(module, img_size=img_size, batch_size=batch_size, device=device, train=False)
+    x = torch.randn(batch_size, 3, img_size, img_size, device=device)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        module(x)
+    torch_macs = counter.get_total_flops() // 2            # FlopCounterMode counts 2 FLOPs per MAC
+    return {"model": spec.name if spec else type(module).__name__, "img_size": img_size,
+            "macs": ours["macs"], "attn_macs": ours["attn_macs"], "attn_path": ours["attn_path"],
+            "flop_counter_macs": torch_macs, "missed_by_flop_counter": ours["macs"] - torch_macs}
