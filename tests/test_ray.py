@@ -15,14 +15,15 @@ import pytest
 pytest.importorskip("ray")
 
 from zoo.compare import main  # noqa: E402
-from zoo.plan import UsageError  # noqa: E402
+from zoo.plan import UsageError, plan_tasks  # noqa: E402
 from zoo.ray_cluster import LocalRayCluster  # noqa: E402
 from zoo.ray_executor import check_ray  # noqa: E402
+from zoo.registry import list_models  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = ["--models", "vit_ti16,deit_ti,resnet50", "--metrics", "cost,memory", "--resolutions", "224"]
-# 10 cost tasks: long enough to kill a node while some are still running
-KILL_SWEEP = ["--models", "deit_*,vit_ti16,vit_s16,vit_b32,resnet50", "--metrics", "cost", "--resolutions", "224"]
+# every model's cost at 224: long enough for a newly added node to start its worker and take tasks
+KILL_SWEEP = ["--models", "all", "--metrics", "cost", "--resolutions", "224"]
 NOT_COMPARED = {"env", "failed_attempts"}   # where and how often a row ran, not what it measured
 CLI_TIMEOUT_S = 300                         # a hang guard, not a speed requirement
 
@@ -117,8 +118,10 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
     after = results.read_text()
     assert after.startswith(before_kill)               # every finished row is still there, byte for byte
     finished = [json.loads(line) for line in after.splitlines()]   # and every row is whole
-    assert len(before_kill.splitlines()) < len(finished) == 10      # the kill came mid-sweep
-    assert len({(r["model"], r["img_size"]) for r in finished}) == 10
+    planned = {(t.model, t.img_size) for t in plan_tasks(list_models(), [224], [1], ["cost"], "fp32", "cpu",
+                                                         None, False).tasks}
+    assert len(before_kill.splitlines()) < len(finished) == len(planned)   # the kill came mid-sweep
+    assert {(r["model"], r["img_size"]) for r in finished} == planned      # one row per task
     for row in finished:  # measured (maybe after a retry elsewhere), or failed with every attempt's error
         assert ("macs" in row and "failed" not in row) or row["failed_attempts"], row
     retried = [r["failed_attempts"] for r in finished if r.get("failed_attempts")]
