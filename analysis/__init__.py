@@ -3,6 +3,7 @@ from .closed_form import (SwinShape, ViTShape, attention_crossover_tokens, swin_
                           vit_params, vit_textbook_params)
 from .cost import RECORD_FIELDS, cost_record, max_batch_for_budget
 from .counter import MacCounter
+from .fvcore_compare import flop_counter_mode_comparison, fvcore_comparison
 from .memory import ActivationMemoryTracker, largest_batch
 from .op_rules import MAC_RULES, register_macs
 from .params import param_counts, vit_param_reconciliation

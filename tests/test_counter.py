@@ -4,7 +4,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 import zoo

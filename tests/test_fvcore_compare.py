@@ -1,5 +1,4 @@
 """Other counters beside ours on real CPU models: what they miss is exactly the fused attention."""
-import pytest
 
 from analysis.fvcore_compare import flop_counter_mode_comparison, fvcore_comparison
 
