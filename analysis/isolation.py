@@ -48,7 +48,7 @@ def _failed_record(model_name: str, settings: dict, error: str) -> dict:
             "imgs_per_s": None, "latency_ms_p50": None, "latency_ms_p90": None, "latency_ms_p99": None,
             "cv": None, "device": settings.get("device"), "dtype": settings.get("dtype"),
             "threads": settings.get("threads"), "peak_flops": settings.get("peak_flops"), "mfu": None,
-            "isolated": True}
+            "foreign_cpu_share": None, "isolated": True}
 
 
 def _child_main() -> None:

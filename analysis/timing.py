@@ -15,6 +15,7 @@ from typing import Iterable, Mapping, Optional, Union
 import torch
 import torch.nn as nn
 
+from analysis.contention import ForeignCpuMeter, wait_for_quiet
 from analysis.fingerprint import available_cores, environment_fingerprint
 from analysis.latency import TimedRun, latency_stats, timed_loop
 from analysis.peak import flops_per_image, measure_peak_flops, model_flops_utilisation
@@ -173,9 +174,10 @@ def measure_throughput(
             model = model.to(memory_format=torch.channels_last)
         timed_model = torch.compile(model) if compile else model
         loop_args = dict(warmup=warmup, min_iters=min_iters, min_seconds=min_seconds, max_iters=max_iters)
-        run, ran_batch_size, error, oom_batch_sizes = _time_with_oom_retry(
-            timed_model, batch_size, torch_device, img_size=img_size, dtype=dtype, mode=mode,
-            channels_last=channels_last, in_chans=in_chans, loop_args=loop_args)
+        with ForeignCpuMeter() as foreign_cpu:
+            run, ran_batch_size, error, oom_batch_sizes = _time_with_oom_retry(
+                timed_model, batch_size, torch_device, img_size=img_size, dtype=dtype, mode=mode,
+                channels_last=channels_last, in_chans=in_chans, loop_args=loop_args)
         record = {
             "model": model_or_name if isinstance(model_or_name, str) else type(model_or_name).__name__,
             "img_size": img_size,
@@ -191,6 +193,7 @@ def measure_throughput(
             "warmup": warmup,
             "min_iters": min_iters,
             "min_seconds": min_seconds,
+            "foreign_cpu_share": foreign_cpu.share,  # CPU other processes used meanwhile (analysis.contention)
         }
         record.update(_mfu_fields(macs, record["imgs_per_s"], peak_flops, torch_device, dtype, threads, mode))
         record.update(environment_fingerprint(torch_device, dtype, threads, model))
@@ -207,11 +210,14 @@ def sweep_throughput(
     modes: Iterable[str] = ("inference",),
     macs_per_model: Optional[Mapping[str, float]] = None,
     show_progress: Optional[bool] = None,
+    quiet_timeout_s: Optional[float] = None,
     **measure_kwargs,
 ) -> list[dict]:
     """measure_throughput over the product of the lists, with a progress bar and ETA.
 
     `macs_per_model` maps (model name) or (model name, img_size) to per-image MACs for MFU.
+    quiet_timeout_s: before each measurement wait up to this long for the machine to go quiet
+    (analysis.contention.wait_for_quiet); the record's `waited_for_quiet` says whether it did.
     """
     macs_per_model = macs_per_model or {}
     jobs = list(itertools.product(models, img_sizes, batch_sizes, dtypes, modes))
@@ -219,7 +225,9 @@ def sweep_throughput(
     with progress_tracker(total=len(jobs), description="throughput", enabled=show_progress) as advance:
         for name, img_size, batch_size, dtype, mode in jobs:
             macs = macs_per_model.get((name, img_size), macs_per_model.get(name))
-            records.append(measure_throughput(name, img_size=img_size, batch_size=batch_size, dtype=dtype,
-                                              mode=mode, macs=macs, **measure_kwargs))
+            quiet = wait_for_quiet(timeout_s=quiet_timeout_s) if quiet_timeout_s else None
+            record = measure_throughput(name, img_size=img_size, batch_size=batch_size, dtype=dtype, mode=mode,
+                                        macs=macs, **measure_kwargs)
+            records.append({**record, "waited_for_quiet": quiet})
             advance(f"{name} {img_size}px bs={batch_size} {dtype} {mode}")
     return records

@@ -36,7 +36,7 @@ def macs_per_image(models, img_size: int) -> dict:
     return {name: cost_record(name, img_size=img_size, batch_size=1, train=False)["macs"] for name in models}
 
 
-def measure(out_path: Path, isolate: bool, device: str) -> None:
+def measure(out_path: Path, isolate: bool, device: str, quiet_timeout_s: float) -> None:
     """Peak per dtype first (best of two probes), then the sweep with that peak fixed for every record.
 
     NB: on a shared machine a busy moment lowers the peak probe and inflates MFU; the peak is probed
@@ -56,7 +56,8 @@ def measure(out_path: Path, isolate: bool, device: str) -> None:
     for dtype in DTYPES:
         records += sweep_throughput(MODELS, img_sizes=(IMG_SIZE,), batch_sizes=BATCH_SIZES, dtypes=(dtype,),
                                     macs_per_model=macs_per_model, isolate=isolate, device=torch_device,
-                                    threads=threads, peak_flops=peaks[dtype], **SHORT_PROTOCOL)
+                                    threads=threads, peak_flops=peaks[dtype], quiet_timeout_s=quiet_timeout_s,
+                                    **SHORT_PROTOCOL)
     for dtype in DTYPES:
         after = measure_peak_flops(torch_device, dtype, threads, refresh=True)["peak_flops"]
         if after > 1.1 * peaks[dtype]:
@@ -78,7 +79,7 @@ def render(out_path: Path, console: Console) -> None:
     table = Table(title=f"{first['cpu_model']} ({first['cpu_cores_available']} cores), torch {first['torch_version']}, "
                         f"timm {first['timm_version']}, {IMG_SIZE}px, inference")
     for header in ("model", "dtype", "batch", "imgs/s", "p50 ms", "p90 ms", "p99 ms", "cv", "iters",
-                   "GMACs/img", "peak GFLOP/s", "MFU", "attention", "load 1m", "error"):
+                   "GMACs/img", "peak GFLOP/s", "MFU", "attention", "others' CPU", "error"):
         table.add_column(header, justify="left" if header in ("model", "dtype", "attention", "error") else "right")
     for record in records:
         table.add_row(
@@ -87,10 +88,11 @@ def render(out_path: Path, console: Console) -> None:
             _format(record["latency_ms_p90"], ".1f"), _format(record["latency_ms_p99"], ".1f"),
             _format(record["cv"], ".3f"), str(record.get("iters")), _format(record["macs"] and record["macs"] / 1e9, ".3f"),
             _format(record["peak_flops"] and record["peak_flops"] / 1e9, ".0f"), _format(record["mfu"], ".1%"),
-            record.get("attention_path", "-"), _format(record.get("load_avg_1m"), ".1f"), record["error"] or "")
+            record.get("attention_path", "-"), _format(record.get("foreign_cpu_share"), ".0%"), record["error"] or "")
     console.print(table)
     console.print(f"threads={first['threads']}; peak = best of torch.mm and oneDNN 3x3 conv probes per dtype "
-                  f"(analysis/peak.py); MFU = 2 x MACs x imgs/s / peak; batch shows ran/requested.")
+                  f"(analysis/peak.py); MFU = 2 x MACs x imgs/s / peak; batch shows ran/requested; others' CPU = "
+                  f"share of the machine's CPU other processes used during the measurement.")
 
 
 def main(argv=None) -> int:
@@ -99,9 +101,11 @@ def main(argv=None) -> int:
     parser.add_argument("--render-only", action="store_true", help="only print the table from --out")
     parser.add_argument("--isolate", action="store_true", help="each measurement in a fresh subprocess")
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--quiet-timeout", type=float, default=10.0,
+                        help="seconds to wait for an idle machine before each measurement (0: do not wait)")
     args = parser.parse_args(argv)
     if not args.render_only:
-        measure(args.out, args.isolate, args.device)
+        measure(args.out, args.isolate, args.device, args.quiet_timeout)
     render(args.out, Console(width=200))
     return 0
 

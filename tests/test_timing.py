@@ -106,6 +106,7 @@ def test_record_has_every_field_and_counts_steps():
     assert record["imgs_per_s"] > 0 and record["mfu"] is None and record["peak_flops"] is None
     assert record["latency_ms_p50"] <= record["latency_ms_p90"] <= record["latency_ms_p99"]
     assert record["torch_version"] == torch.__version__  # fingerprint merged into the record
+    assert record["foreign_cpu_share"] is None or 0.0 <= record["foreign_cpu_share"] <= 1.0
 
 
 def test_imgs_per_s_is_batch_times_iters_over_span():
@@ -196,6 +197,7 @@ def test_sweep_covers_the_product_and_passes_macs(monkeypatch):
                                peak_flops=1e9)
     assert [(r["model"], r["batch_size"]) for r in records] == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
     assert [r["mfu"] is not None for r in records] == [True, True, False, False]
+    assert all(r["waited_for_quiet"] is None for r in records)  # no quiet_timeout_s given
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
