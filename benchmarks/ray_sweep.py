@@ -28,8 +28,7 @@ SWEEP = ["--models", "all", "--metrics", "cost,memory", "--resolutions", "224,38
 NOT_COMPARED = {"env", "failed_attempts"}
 
 
-def timed_sweep(out: Path, *executor: str) -> tuple[float, list[dict]]:
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+def timed_sweep(out: Path, env: dict, *executor: str) -> tuple[float, list[dict]]:
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "zoo.compare", *SWEEP, "--out", str(out), *executor],
                             cwd=REPO, env=env, capture_output=True, text=True)
@@ -57,13 +56,14 @@ def main() -> None:
             cluster.add_worker(num_cpus=args.worker_cpus)
         print(f"cluster start (head with 0 CPUs + 2 workers x {args.worker_cpus} CPU): "
               f"{time.perf_counter() - started:.1f} s")
+        driver_env = {**{k: v for k, v in os.environ.items() if not k.startswith("RAY_")}, **cluster.driver_env}
         seconds: dict[str, list[float]] = {"local": [], "ray": []}
         reference = None
         for round_index in range(args.rounds):
             order = ["local", "ray"] if round_index % 2 == 0 else ["ray", "local"]
             for name in order:
                 executor = ["--executor", "ray", "--ray-address", cluster.address] if name == "ray" else []
-                took, rows = timed_sweep(Path(scratch) / f"{name}{round_index}", *executor)
+                took, rows = timed_sweep(Path(scratch) / f"{name}{round_index}", driver_env, *executor)
                 failed = [r for r in rows if "failed" in r]
                 if reference is None:
                     reference = measured(rows)

@@ -35,9 +35,10 @@ def cluster():
         yield running
 
 
-def compare_cli(*args: str, wait: bool = True):
+def compare_cli(*args: str, cluster: LocalRayCluster | None = None, wait: bool = True):
     """`python -m zoo.compare ARGS` in a fresh process, as a user runs it (no RAY_ADDRESS inherited)."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(cluster.driver_env if cluster else {})
     command = [sys.executable, "-m", "zoo.compare", *args]
     if not wait:
         return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -58,7 +59,7 @@ def measured(row: dict) -> dict:
 def test_sweep_on_ray_matches_local_and_resumes_across_executors(cluster, tmp_path, capsys):
     check_ray(cluster.address)  # reachable: no error
     on_ray = compare_cli(*SWEEP, "--executor", "ray", "--ray-address", cluster.address,
-                         "--format", "json", "--out", str(tmp_path / "ray"))
+                         "--format", "json", "--out", str(tmp_path / "ray"), cluster=cluster)
     assert on_ray.returncode == 0, on_ray.stderr
     assert main([*SWEEP, "--format", "json", "--out", str(tmp_path / "local")]) == 0
 
@@ -82,7 +83,7 @@ def test_sweep_on_ray_matches_local_and_resumes_across_executors(cluster, tmp_pa
 def test_throughput_row_names_its_node(cluster, tmp_path, capsys):
     timed = ["--models", "vit_ti16", "--metrics", "throughput", "--resolutions", "224", "--quick",
              "--device", "cpu", "--batch-sizes", "1", "--out", str(tmp_path), "--format", "csv"]
-    result = compare_cli(*timed, "--executor", "ray", "--ray-address", cluster.address)
+    result = compare_cli(*timed, "--executor", "ray", "--ray-address", cluster.address, cluster=cluster)
     assert result.returncode == 0, result.stderr
     (row,) = rows(tmp_path, "throughput")
     assert "failed" not in row, row.get("failed")
@@ -100,7 +101,7 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
     doomed = cluster.add_worker(num_cpus=1)
     results = tmp_path / "results" / "cost.jsonl"
     sweep = compare_cli(*KILL_SWEEP, "--executor", "ray", "--ray-address", cluster.address,
-                        "--format", "json", "--out", str(tmp_path), wait=False)
+                        "--format", "json", "--out", str(tmp_path), cluster=cluster, wait=False)
     try:
         deadline = time.monotonic() + CLI_TIMEOUT_S
         while not (rows(tmp_path) and doomed.running("run_on_node")):  # rows written, one task on the node
@@ -127,6 +128,32 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
     retried = [r["failed_attempts"] for r in finished if r.get("failed_attempts")]
     print(f"{len(before_kill.splitlines())} rows before the kill; retried: {retried}")
     assert retried, "no task was running on the killed node"
+
+
+RUN_RAY = """
+import json, sys
+from zoo.ray_executor import run_ray
+from zoo.tasks import Task
+rows = []
+run_ray([Task("throughput", "vit_ti16", 224, device="cuda"), Task("cost", "no_such_model", 224)],
+        rows.append, address=sys.argv[1], max_retries=1)
+print(json.dumps(rows))
+"""
+
+
+def test_tasks_that_cannot_run_become_failed_rows(cluster):
+    """No GPU in the cluster: failed at once. An error escaping run_task: tried 1 + max_retries times."""
+    result = subprocess.run([sys.executable, "-c", RUN_RAY, cluster.address], cwd=REPO, capture_output=True,
+                            text=True, timeout=CLI_TIMEOUT_S, env={**os.environ, **cluster.driver_env})
+    assert result.returncode == 0, result.stderr
+    no_gpu, broken = sorted(json.loads(result.stdout.splitlines()[-1]), key=lambda r: r["kind"], reverse=True)
+    for row in (no_gpu, broken):
+        assert {"schema", "kind", "model", "img_size", "batch_size", "settings", "software"} <= row.keys()
+        assert row["failed"] == row["failed_attempts"][-1]
+    assert no_gpu["model"] == "vit_ti16" and no_gpu["failed"].startswith("NoGPU: ")
+    assert no_gpu["settings"]["device"] == "cuda"
+    assert broken["model"] == "no_such_model" and len(broken["failed_attempts"]) == 2
+    assert all(e.startswith("UnknownModelError: ") for e in broken["failed_attempts"])
 
 
 @pytest.mark.parametrize("address", ["nonsense:::", "localhost", ":6379", "head:", "head:99999",

@@ -8,6 +8,7 @@ outward address, so the nodes listen on 127.0.0.2, which is loopback as well.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -70,13 +71,22 @@ class Node:
 
 
 class LocalRayCluster:
-    """`with LocalRayCluster(head_cpus=1) as cluster: cluster.add_worker(1); ... cluster.address`."""
+    """`with LocalRayCluster(head_cpus=1) as cluster: cluster.add_worker(1); ...`, then run drivers with
+    address `cluster.address` and the variables `cluster.driver_env` in their environment."""
 
     def __init__(self, head_cpus: int = 1, env: dict | None = None):
         self.head_cpus = head_cpus
-        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **FAST_FAILURE_DETECTION, **(env or {})}
         # NB: a short root: Ray's unix sockets under it must fit in 107 characters
         self.temp_dir = Path(tempfile.mkdtemp(prefix="zr", dir="/tmp"))
+        # Ray binds its ports on every interface: a token of this cluster's own, which drivers need as well
+        # (Ray >= 2.5x reads these; ~/.ray/auth_token, if any, is not used)
+        token = self.temp_dir / "auth_token"
+        token.write_text(secrets.token_hex(32))
+        token.chmod(0o600)
+        self.driver_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+        inherited = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_TOKEN")}
+        self.env = {**inherited, "RAY_USAGE_STATS_ENABLED": "0", **FAST_FAILURE_DETECTION, **self.driver_env,
+                    **(env or {})}
         self.port = free_port()
         self.address = f"{LOOPBACK}:{self.port}"
         self.nodes: list[Node] = []

@@ -100,9 +100,17 @@ def node_env(kind: str) -> dict:
     return env
 
 
+class EscapedError(RuntimeError):
+    """An exception that escaped run_task on a worker, as text (first line: type and message; then the
+    traceback): not every exception class survives the pickling back to the driver."""
+
+
 def run_on_node(task: Task, macs: int | None) -> dict:
     """`run_task` on a Ray worker, with the node it ran on added to the row's env."""
-    row = run_task(task, macs=macs)
+    try:
+        row = run_task(task, macs=macs)
+    except Exception as e:  # run_task records failed measurements itself; this is anything else
+        raise EscapedError(f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}") from None
     env = row.setdefault("env", {})
     for name, value in node_env(task.kind).items():  # what the measurement itself recorded wins
         env.setdefault(name, value)
@@ -114,6 +122,8 @@ def run_on_node(task: Task, macs: int | None) -> dict:
 def describe_error(error: BaseException) -> str:
     """One line for a failed attempt: the exception that escaped the worker, or why Ray lost the task."""
     cause = getattr(error, "cause", None)  # a RayTaskError wraps what the task raised
+    if isinstance(cause, EscapedError):
+        return str(cause).splitlines()[0][:300]
     shown = cause if isinstance(cause, BaseException) else error
     lines = [line for line in str(shown).strip().splitlines() if line.strip()]
     return f"{type(shown).__name__}: {lines[0][:300] if lines else ''}".rstrip(": ")
@@ -122,10 +132,15 @@ def describe_error(error: BaseException) -> str:
 def failed_row(task: Task, errors: list[str], detail: str = "") -> dict:
     """The row for a task that never produced one; same fields as run_task's rows."""
     from .registry import get_spec
+    from .spec import ZooError
 
+    try:
+        family = get_spec(task.model).family
+    except ZooError:  # e.g. a timm: name this driver cannot resolve; the row must still be written
+        family = None
     row = {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_size": task.img_size,
            "batch_size": task.batch_size, "settings": task.settings, "software": software(),
-           "family": get_spec(task.model).family, "failed": errors[-1], "failed_attempts": errors}
+           "family": family, "failed": errors[-1], "failed_attempts": errors}
     if detail:
         row["traceback"] = detail
     return row
@@ -173,7 +188,14 @@ def run_ray(tasks: Iterable[Task], on_row: OnRow, address: str | None = None, ma
     tasks = list(tasks)
     connected_here = not ray.is_initialized()
     if connected_here:
-        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+        try:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+        except (ConnectionError, RuntimeError) as e:  # reachable, yet refused: e.g. a token is needed
+            chain = f"{e} {e.__cause__ or ''}"
+            hint = ("; the cluster uses token authentication: give this process its token in RAY_AUTH_TOKEN "
+                    "or RAY_AUTH_TOKEN_PATH" if "uthenticat" in chain else
+                    "; run the sweep on a node of the cluster (its head, or with `ray job submit`)")
+            raise UsageError(f"--ray-address {address}: {str(e).strip().splitlines()[0]}{hint}") from e
     try:
         _Sweep(ray, on_row, max_retries).run(tasks)
     finally:
@@ -272,7 +294,9 @@ class _Sweep:
             errors.append(describe_error(e))
             if len(errors) <= self.max_retries:
                 return task
-            self.give_up(task, detail="".join(traceback.format_exception_only(type(e), e))[-4000:])
+            cause = getattr(e, "cause", None)
+            detail = str(cause) if isinstance(cause, EscapedError) else "".join(traceback.format_exception_only(e))
+            self.give_up(task, detail=detail[-4000:])
             return None
         if node:
             self.cpu_nodes.release(node, lost=False)
