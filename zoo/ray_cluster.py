@@ -92,7 +92,11 @@ class LocalRayCluster:
         self.nodes: list[Node] = []
 
     def __enter__(self) -> "LocalRayCluster":
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
