@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from .plan import (DEFAULT_METRICS, FORMATS, METRICS, UsageError, check_device, check_dtype, check_out_dir,
+from .plan import (DEFAULT_METRICS, DEVICES, FORMATS, METRICS, UsageError, check_device, check_dtype, check_out_dir,
                    choice, model_names, plan_tasks, positive_ints, split_list)
 from .spec import ZooError
 
@@ -53,8 +53,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     choice(args.format, FORMATS, "format")
     check_dtype(args.dtype)
     choice(args.executor, ("local", "ray"), "executor")
-    if "throughput" in args.metrics:
-        check_device(args.device)
+    if "throughput" in args.metrics:  # with Ray the GPUs are the workers', not this machine's
+        check_device(args.device) if args.executor == "local" else choice(args.device, DEVICES, "device")
     if not args.no_save:
         args.out = check_out_dir(args.out)
     if args.executor == "ray":
@@ -102,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from .display import merge, to_csv, to_json, to_markdown, to_rich
 
-    records = merge(run(args, plan))
+    try:
+        records = merge(run(args, plan))
+    except UsageError as e:  # found only once work starts, e.g. a Ray cluster that refuses this driver
+        print(f"zoo.compare: error: {e}", file=sys.stderr)
+        return 2
     if args.format == "json":
         sys.stdout.write(to_json(records) + "\n")
     elif args.format == "csv":

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from .executors import OnRow
 from .plan import UsageError
-from .tasks import SCHEMA_VERSION, Task, run_task, software
+from .tasks import Task, base_row, run_task
 
 CONNECT_TIMEOUT_S = 3.0   # check_ray's TCP probe: a wrong address fails in seconds, not after Ray's retries
 # NB: counting on the meta device is single-threaded Python, so more than one task per core gains nothing,
@@ -138,9 +138,7 @@ def failed_row(task: Task, errors: list[str], detail: str = "") -> dict:
         family = get_spec(task.model).family
     except ZooError:  # e.g. a timm: name this driver cannot resolve; the row must still be written
         family = None
-    row = {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_size": task.img_size,
-           "batch_size": task.batch_size, "settings": task.settings, "software": software(),
-           "family": family, "failed": errors[-1], "failed_attempts": errors}
+    row = {**base_row(task), "family": family, "failed": errors[-1], "failed_attempts": errors}
     if detail:
         row["traceback"] = detail
     return row

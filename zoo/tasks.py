@@ -62,23 +62,26 @@ def row_key(row: dict) -> tuple:
 def machine(device: str) -> dict:
     """The fingerprint fields that tell one machine's throughput rows from another's."""
     from analysis.fingerprint import cpu_model_name, gpu_name
-    from analysis.timing import resolve_device
 
-    return {"cpu_model": cpu_model_name(), "gpu_name": gpu_name(resolve_device(device))}
+    # NB: gpu_name is None on a driver without a GPU (a Ray sweep onto GPU workers), not an error
+    return {"cpu_model": cpu_model_name(), "gpu_name": gpu_name(torch.device("cpu" if device == "cpu" else "cuda"))}
 
 
 def task_key(task: Task) -> tuple:
     """The row_key that running `task` here would give, to skip it on --resume."""
     env = machine(task.device) if task.kind == "throughput" else {}
-    return row_key({"kind": task.kind, "model": task.model, "img_size": task.img_size,
-                    "batch_size": task.batch_size, "settings": task.settings, "software": software(),
-                    "env": env})
+    return row_key({**base_row(task), "env": env})
+
+
+def base_row(task: Task) -> dict:
+    """The fields every row of `task` has, whatever became of the measurement."""
+    return {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_size": task.img_size,
+            "batch_size": task.batch_size, "settings": task.settings, "software": software()}
 
 
 def run_task(task: Task, macs: float | None = None) -> dict:
     """Measure one task. Never raises for a failed measurement: the row carries the error."""
-    row = {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_size": task.img_size,
-           "batch_size": task.batch_size, "settings": task.settings, "software": software()}
+    row = base_row(task)
     spec = get_spec(task.model)
     row["family"] = spec.family
     if not spec.rule.accepts(task.img_size):
