@@ -22,6 +22,7 @@ from typing import Callable, Optional
 import torch
 import torch.nn.functional as F
 
+from analysis.contention import ForeignCpuMeter
 from analysis.latency import synchronize
 
 PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -91,7 +92,8 @@ def measure_peak_flops(
 
     The first call probes; later calls return the kept result unless refresh=True, which probes again
     and keeps whichever peak is higher (other load on the machine can only lower a probe).
-    Returns {"peak_flops", "peak_kernel", "peak_dtype", "peak_threads", "probe_flops": {label: FLOP/s}}.
+    Returns {"peak_flops", "peak_kernel", "peak_dtype", "peak_threads", "probe_flops": {label: FLOP/s},
+    "peak_foreign_cpu_share": share of the machine's CPU other processes used during the last probe}.
     """
     torch_device = torch.device(device)
     if dtype not in PEAK_DTYPES:
@@ -104,7 +106,7 @@ def measure_peak_flops(
         torch.set_num_threads(threads)
     try:
         probe_flops = {}
-        with torch.inference_mode():
+        with torch.inference_mode(), ForeignCpuMeter() as foreign_cpu:
             for label, fn, flops in _probes(torch_device, PEAK_DTYPES[dtype]):
                 probe_flops[label] = flops / _seconds_per_call(fn, torch_device, target_seconds, repeats)
         used_threads = torch.get_num_threads()
@@ -119,6 +121,7 @@ def measure_peak_flops(
         "peak_dtype": dtype,
         "peak_threads": used_threads,
         "probe_flops": probe_flops,
+        "peak_foreign_cpu_share": foreign_cpu.share,
     }
     return _BEST_PEAKS[key]
 

@@ -37,32 +37,24 @@ def macs_per_image(models, img_size: int) -> dict:
 
 
 def measure(out_path: Path, isolate: bool, device: str, quiet_timeout_s: float) -> None:
-    """Peak per dtype first (best of two probes), then the sweep with that peak fixed for every record.
+    """One sweep; the peak per dtype is probed at its first use and again at the end, best kept.
 
-    NB: on a shared machine a busy moment lowers the peak probe and inflates MFU; the peak is probed
-    again after the sweep and a warning printed when it came out more than 10% higher.
+    NB: on a shared machine a busy moment lowers a peak probe and inflates MFU, hence the re-probe
+    (analysis.timing.apply_best_peak) and the probe's foreign-CPU share printed below.
     """
     from analysis.fingerprint import available_cores
     from analysis.peak import measure_peak_flops
     from analysis.timing import resolve_device, sweep_throughput
 
     torch_device, threads = str(resolve_device(device)), available_cores()
-    macs_per_model = macs_per_image(MODELS, IMG_SIZE)
-    peaks = {}
+    records = sweep_throughput(MODELS, img_sizes=(IMG_SIZE,), batch_sizes=BATCH_SIZES, dtypes=DTYPES,
+                               macs_per_model=macs_per_image(MODELS, IMG_SIZE), isolate=isolate,
+                               device=torch_device, threads=threads, quiet_timeout_s=quiet_timeout_s,
+                               **SHORT_PROTOCOL)
     for dtype in DTYPES:
-        measure_peak_flops(torch_device, dtype, threads)
-        peaks[dtype] = measure_peak_flops(torch_device, dtype, threads, refresh=True)["peak_flops"]
-    records = []
-    for dtype in DTYPES:
-        records += sweep_throughput(MODELS, img_sizes=(IMG_SIZE,), batch_sizes=BATCH_SIZES, dtypes=(dtype,),
-                                    macs_per_model=macs_per_model, isolate=isolate, device=torch_device,
-                                    threads=threads, peak_flops=peaks[dtype], quiet_timeout_s=quiet_timeout_s,
-                                    **SHORT_PROTOCOL)
-    for dtype in DTYPES:
-        after = measure_peak_flops(torch_device, dtype, threads, refresh=True)["peak_flops"]
-        if after > 1.1 * peaks[dtype]:
-            print(f"WARNING: {dtype} peak probed after the sweep is {after / peaks[dtype] - 1:.0%} higher "
-                  f"({after / 1e9:.0f} vs {peaks[dtype] / 1e9:.0f} GFLOP/s): MFU is overstated", file=sys.stderr)
+        peak = measure_peak_flops(torch_device, dtype, threads)
+        print(f"{dtype} peak {peak['peak_flops'] / 1e9:.0f} GFLOP/s ({peak['peak_kernel']}); others' CPU during "
+              f"the last probe: {peak['peak_foreign_cpu_share']}", file=sys.stderr)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with out_path.open("w", encoding="utf-8") as out:
         for record in records:

@@ -200,6 +200,23 @@ def test_sweep_covers_the_product_and_passes_macs(monkeypatch):
     assert all(r["waited_for_quiet"] is None for r in records)  # no quiet_timeout_s given
 
 
+def test_sweep_recomputes_mfu_with_the_best_peak_of_the_run(monkeypatch):
+    probes = iter([1e9, 4e9])  # first probe on a busy machine, the re-probe after the sweep higher
+
+    def fake_peak(device, dtype, threads, refresh=False):
+        if refresh or not hasattr(fake_peak, "kept"):
+            fake_peak.kept = {"peak_flops": next(probes), "peak_kernel": "mm_fake"}
+        return fake_peak.kept
+
+    monkeypatch.setattr(timing, "build_model", lambda name, img_size, model_kwargs=None: tiny_cnn())
+    monkeypatch.setattr(timing, "measure_peak_flops", fake_peak)
+    records = sweep_throughput(["a"], img_sizes=[16], batch_sizes=[1, 2], macs_per_model={"a": 1e6},
+                               show_progress=False, device="cpu", warmup=0, min_iters=1, min_seconds=0.0)
+    for record in records:
+        assert record["peak_flops"] == 4e9 and record["peak_measured"] is True
+        assert record["mfu"] == pytest.approx(2e6 * record["imgs_per_s"] / 4e9)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_events_time_every_iteration():
     model = CountingModel()
