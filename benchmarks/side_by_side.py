@@ -13,6 +13,7 @@ from typing import Callable
 
 import torch
 
+from analysis.contention import ForeignCpuMeter
 from analysis.latency import synchronize
 
 
@@ -31,18 +32,20 @@ def interleaved_speed_ratio(
     rounds: int = 6,
     warmup: int = 1,
 ) -> dict:
-    """{"speed_ratio": median(reference/candidate), "candidate_s": [...], "reference_s": [...]}."""
+    """{"speed_ratio": median(reference/candidate), "candidate_s": [...], "reference_s": [...],
+    "foreign_cpu_share": share of the machine's CPU other processes used meanwhile}."""
     for _ in range(warmup):
         candidate()
         reference()
     candidate_s, reference_s = [], []
-    for round_index in range(rounds):
-        if round_index % 2 == 0:
-            candidate_s.append(_seconds(candidate, device))
-            reference_s.append(_seconds(reference, device))
-        else:
-            reference_s.append(_seconds(reference, device))
-            candidate_s.append(_seconds(candidate, device))
+    with ForeignCpuMeter() as foreign_cpu:
+        for round_index in range(rounds):
+            if round_index % 2 == 0:
+                candidate_s.append(_seconds(candidate, device))
+                reference_s.append(_seconds(reference, device))
+            else:
+                reference_s.append(_seconds(reference, device))
+                candidate_s.append(_seconds(candidate, device))
     ratios = [ref / cand for ref, cand in zip(reference_s, candidate_s)]
     return {
         "speed_ratio": statistics.median(ratios),
@@ -50,4 +53,5 @@ def interleaved_speed_ratio(
         "speed_ratio_max": max(ratios),
         "candidate_s": candidate_s,
         "reference_s": reference_s,
+        "foreign_cpu_share": foreign_cpu.share,
     }

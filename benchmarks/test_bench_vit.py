@@ -67,4 +67,5 @@ def test_side_by_side_ratio(benchmark, models, images, device, report_ratio, can
         rounds=1, iterations=1)
     benchmark.extra_info.update(result, dtype=dtype, candidate=candidate, reference=reference)
     report_ratio(f"{candidate} / {reference} speed, vit_b16 bs{BATCH_SIZE} {IMG_SIZE}px {dtype} {device.type}: "
-                 f"{result['speed_ratio']:.3f} (rounds {result['speed_ratio_min']:.3f}..{result['speed_ratio_max']:.3f})")
+                 f"{result['speed_ratio']:.3f} (rounds {result['speed_ratio_min']:.3f}..{result['speed_ratio_max']:.3f}, "
+                 f"others' CPU {result['foreign_cpu_share']})")

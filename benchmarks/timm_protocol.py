@@ -5,7 +5,7 @@ reused input, one synchronisation at the end, imgs_per_s = batch x 40 / elapsed.
 (analysis.timing.measure_throughput with its default warm-up / min_iters / min_seconds) must agree
 within 10%. Runs alternate (reference, ours, reference, ours, ...) so machine load hits both alike.
 
-Run: python benchmarks/timm_protocol.py [--model deit_s] [--batch-size 8] [--repeats 3]
+Run: python benchmarks/timm_protocol.py [--model deit_s] [--batch-size 8] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def timm_protocol_imgs_per_s(model, images: torch.Tensor, device: torch.device) 
     return images.shape[0] * PROTOCOL_STEPS / elapsed
 
 
-def agreement(model_name: str = "deit_s", batch_size: int = 8, img_size: int = 224, repeats: int = 3,
+def agreement(model_name: str = "deit_s", batch_size: int = 8, img_size: int = 224, repeats: int = 5,
               device: str = "auto", threads: int | None = None, quiet_timeout_s: float = 10.0) -> dict:
     """Interleave the reference loop and our harness `repeats` times on one model instance.
 
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="deit_s")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--img-size", type=int, default=224)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
