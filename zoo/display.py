@@ -20,7 +20,7 @@ COLUMNS = [
     ("img/s", "imgs_per_s", lambda v: f"{v:.1f}"),
     ("p50 (ms)", "latency_ms_p50", lambda v: f"{v:.1f}"),
     ("MFU", "mfu", lambda v: f"{100 * v:.0f}%"),
-    ("top-1 (paper)", "top1", lambda v: f"{v:.1f}"),
+    ("top-1 (paper)", "top1", lambda v: f"{v:g}"),
     ("pretrained on", "pretraining", str),
 ]
 
