@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from .dispatch import Observer
 from .components import ComponentClassifier, ModuleStack, op_kind
 from .op_rules import is_matmul_or_conv_like, op_name, rule_for
 
 
-class MacCounter(TorchDispatchMode):
+class MacCounter(Observer):
     """Use inside `ModuleStack(model)`; set `phase = "backward"` before calling backward()."""
 
     def __init__(self, classifier: ComponentClassifier, stack: ModuleStack):
@@ -29,12 +29,6 @@ class MacCounter(TorchDispatchMode):
         self.attention_ops: Counter = Counter()                     # ops that produced attn_matmul MACs
         self.uncounted_ops: Counter = Counter()
         self.zero_mac_ops: set[str] = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        self.observe(func, args, kwargs, out)
-        return out
 
     def observe(self, func, args, kwargs, out) -> None:
         """Cost one op that has run (also called by dispatch.ObservingMode)."""

@@ -11,6 +11,19 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .fast_meta import try_fast
 
 
+class Observer(TorchDispatchMode):
+    """A mode on its own, or one of ObservingMode's observers: subclasses define `observe`."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        self.observe(func, args, kwargs, out)
+        return out
+
+    def observe(self, func, args, kwargs, out) -> None:
+        raise NotImplementedError
+
+
 class ObservingMode(TorchDispatchMode):
     def __init__(self, observers, fast_meta: bool = False):
         super().__init__()

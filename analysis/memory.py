@@ -15,8 +15,8 @@ from collections import defaultdict
 from typing import Callable
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from .dispatch import Observer
 from .components import ComponentClassifier, ModuleStack, op_kind
 
 
@@ -43,7 +43,7 @@ def _real_device_outputs(func, args, out):
     return out
 
 
-class ActivationMemoryTracker(TorchDispatchMode):
+class ActivationMemoryTracker(Observer):
     """Tracks live bytes of tensors allocated by ops while active; `peak_bytes` is the maximum."""
 
     def __init__(self, classifier: ComponentClassifier | None = None, stack: ModuleStack | None = None):
@@ -54,12 +54,6 @@ class ActivationMemoryTracker(TorchDispatchMode):
         self.live_by_component: dict[str, int] = defaultdict(int)
         self.peak_by_component: dict[str, int] = {}
         self.allocated_bytes = 0                      # total ever allocated, for reference
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        self.observe(func, args, kwargs, out)
-        return out
 
     def observe(self, func, args, kwargs, out) -> None:
         """Account the outputs of one op that has run (also called by dispatch.ObservingMode)."""
