@@ -22,8 +22,13 @@ def latest(rows: list[dict]) -> list[dict]:
 def load(results_dir: str | Path) -> tuple[list[dict], list[dict]]:
     """(cost rows at batch 1 fp32, throughput rows) from <results_dir>/results."""
     store = ResultStore(results_dir)
-    cost = [r for r in latest(store.rows("cost")) if r["batch_size"] == 1 and r["settings"]["dtype"] == "fp32"]
-    return cost, latest(store.rows("throughput"))
+    cost: dict[tuple, dict] = {}
+    for r in latest(store.rows("cost")):  # one row per model and size: one that counted training wins
+        if r["batch_size"] == 1 and r["settings"]["dtype"] == "fp32":
+            key = (r["model"], r["img_size"])
+            if key not in cost or r["settings"].get("train") or not cost[key]["settings"].get("train"):
+                cost[key] = r
+    return sorted(cost.values(), key=lambda r: (r["model"], r["img_size"])), latest(store.rows("throughput"))
 
 
 def machine_name(row: dict) -> str:
