@@ -113,14 +113,6 @@ FAST_KERNELS = {
 }
 
 
-class FastMetaKernels(TorchDispatchMode):
-    """Enter before (outside) the counting modes; only meta, contiguous, float inputs are answered."""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = try_fast(func, args, kwargs)
-        return func(*args, **(kwargs or {})) if out is None else out
-
-
 def try_fast(func, args, kwargs):
     """The op's outputs from a shape-only kernel, or None where torch must run it."""
     if kwargs:
