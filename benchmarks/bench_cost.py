@@ -18,23 +18,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _records(job: tuple[str, tuple[int, ...], bool]) -> list[dict]:
-    import zoo
-    from analysis.cost import build, cost_record
+    """The rows `zoo.compare --metrics cost,memory[,train]` writes, through the same run_task."""
+    from zoo.runs.tasks import Task, run_task
 
     name, sizes, train = job
-    spec = zoo.get_spec(name)
-    # CNNs take any input size with the same module: build once. ViTs/Swin are rebuilt per size.
-    reusable = None if spec.accepts_img_size else build(name, None, "meta", None)[0]
     out = []
     for size in sizes:
         start = time.perf_counter()
-        try:
-            spec.check_resolution(size)
-            record = cost_record(reusable if reusable is not None else name, img_size=size, train=train, spec=spec)
-        except zoo.ZooError as e:                       # unsupported resolution: recorded, not dropped
-            record = {"model": name, "img_size": size, "skipped": str(e)}
-        record["seconds"] = time.perf_counter() - start
-        out.append(record)
+        row = run_task(Task("cost", name, size, train=train))
+        row["seconds"] = time.perf_counter() - start
+        out.append(row)
     return out
 
 
@@ -68,8 +61,8 @@ def main() -> None:
     print(f"{'model':<20}{'size':>5}{'tokens':>7}{'params':>13}{'GMACs':>10}{'attn%':>7}"
           f"{'act MiB':>9}{'train GMACs':>12}{'train MiB':>10}  uncounted  path")
     for r in rows:
-        if "skipped" in r:
-            print(f"{r['model']:<20}{r['img_size']:>5}  skipped: {r['skipped']}")
+        if r.get("skipped") or r.get("failed"):
+            print(f"{r['model']:<20}{r['img_size']:>5}  {r.get('skipped') or r.get('failed')}")
             continue
         print(f"{r['model']:<20}{r['img_size']:>5}{str(r['tokens'] or '-'):>7}{r['params']:>13,}"
               f"{r['macs'] / 1e9:>10.2f}{100 * r['attn_share']:>7.2f}{r['act_peak_bytes'] / 2**20:>9.1f}"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from analysis.timing import resolve_device
+from analysis.vocab import resolve_device
 
 RATIO_LINES: list[str] = []
 

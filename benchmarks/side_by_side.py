@@ -13,8 +13,8 @@ from typing import Callable
 
 import torch
 
-from analysis.contention import ForeignCpuMeter
-from analysis.latency import synchronize
+from analysis.timing.contention import ForeignCpuMeter
+from analysis.timing.latency import synchronize
 
 
 def _seconds(step: Callable[[], object], device: torch.device) -> float:

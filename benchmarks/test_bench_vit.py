@@ -13,7 +13,7 @@ import timm
 import torch
 
 import zoo
-from analysis.steps import make_inference_step, random_input
+from analysis.timing.steps import make_inference_step, random_input
 from side_by_side import interleaved_speed_ratio
 
 BATCH_SIZE, IMG_SIZE = 8, 224

@@ -21,10 +21,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 import zoo  # noqa: E402
-from analysis.contention import ForeignCpuMeter, wait_for_quiet  # noqa: E402
-from analysis.fingerprint import available_cores  # noqa: E402
-from analysis.latency import synchronize  # noqa: E402
-from analysis.timing import measure_throughput, resolve_device  # noqa: E402
+from analysis.timing.contention import ForeignCpuMeter, wait_for_quiet  # noqa: E402
+from analysis.timing.fingerprint import available_cores  # noqa: E402
+from analysis.timing.harness import measure_throughput  # noqa: E402
+from analysis.timing.latency import synchronize  # noqa: E402
+from analysis.vocab import resolve_device  # noqa: E402
 
 PROTOCOL_WARMUP, PROTOCOL_STEPS = 10, 40
 TOLERANCE = 0.10
@@ -63,7 +64,7 @@ def agreement(model_name: str = "deit_s", batch_size: int = 8, img_size: int = 2
             wait_for_quiet(timeout_s=quiet_timeout_s)
         with ForeignCpuMeter() as foreign_cpu:
             reference.append(timm_protocol_imgs_per_s(model, images, torch_device))
-            ours.append(measure_throughput(model, img_size=img_size, batch_size=batch_size,
+            ours.append(measure_throughput(model, img_size=img_size, batch_size=batch_size,   # default protocol
                                            device=str(torch_device), threads=threads)["imgs_per_s"])
         foreign_cpu_shares.append(foreign_cpu.share)
     ratios = [mine / theirs for mine, theirs in zip(ours, reference)]

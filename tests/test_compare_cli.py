@@ -11,6 +11,7 @@ import torch
 
 from cli import run_cli
 from zoo.compare import main
+from zoo.runs.schema import SCHEMA_VERSION
 
 # ViT-Ti/16 at 224 in closed form (seed notes, ex. 3.5.2 with d = 192, N = 197, 12 layers):
 # 12 * (12 N d^2 + 2 N^2 d) + patch embedding 196 * 768 * d + head d * 1000
@@ -28,13 +29,13 @@ def test_json_contract_end_to_end(tmp_path):
     for field in ("model", "family", "img_size", "batch_size", "tokens", "params", "macs", "attn_macs",
                   "attn_share", "act_peak_bytes", "train_macs", "uncounted_ops", "imgs_per_s", "latency_ms_p50",
                   "latency_ms_p90", "latency_ms_p99", "cv", "device", "dtype", "threads", "peak_flops", "mfu",
-                  "requested_batch_size", "error", "top1", "pretraining"):
+                  "requested_batch_size", "ran_batch_size", "error", "top1", "pretraining"):
         assert field in vit, field
     assert vit["macs"] == VIT_TI16_MACS and vit["tokens"] == 197 and vit["uncounted_ops"] == []
     assert vit["imgs_per_s"] > 0 and vit["threads"] == 1 and records[1]["tokens"] is None
     saved = [json.loads(line) for line in (tmp_path / "results" / "cost.jsonl").read_text().splitlines()]
     assert {r["model"] for r in saved} == {"vit_ti16", "resnet50"}
-    assert all(r["schema"] == 1 and r["software"]["torch"] for r in saved)
+    assert all(r["schema"] == SCHEMA_VERSION and r["software"]["torch"] for r in saved)
     assert (tmp_path / "results" / "throughput.jsonl").exists()
 
 

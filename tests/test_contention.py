@@ -2,14 +2,30 @@
 
 import pytest
 
-from analysis import contention
-from analysis.contention import ForeignCpuMeter, wait_for_quiet
+from analysis.timing import contention
+from analysis.timing.contention import ForeignCpuMeter, wait_for_quiet
 
 
-def test_share_is_a_fraction_or_unknown():
+@pytest.mark.parametrize("machine_busy, own, expected", [
+    (1.0, 1.04, 0.0),     # this process's time read a jiffy later than the machine's: clamped up to 0
+    (8.5, 0.0, 1.0),      # more busy time than wall time on the cores (counter skew): clamped down to 1
+    (4.0, 2.0, 0.25),
+])
+def test_share_is_clamped_only_at_the_edges(monkeypatch, machine_busy, own, expected):
+    readings = iter([(0.0, 0.0), (machine_busy, 8.0)])
+    own_times = iter([0.0, own])
+    monkeypatch.setattr(contention, "_machine_cpu_seconds", lambda: next(readings))
+    monkeypatch.setattr(contention, "_own_cpu_seconds", lambda: next(own_times))
     with ForeignCpuMeter() as meter:
-        sum(range(200_000))
-    assert meter.share is None or 0.0 <= meter.share <= 1.0
+        pass
+    assert meter.share == pytest.approx(expected)
+
+
+def test_share_is_unknown_without_proc_stat(monkeypatch):
+    monkeypatch.setattr(contention, "_machine_cpu_seconds", lambda: None)
+    with ForeignCpuMeter() as meter:
+        pass
+    assert meter.share is None
 
 
 def test_share_from_hand_made_counters(monkeypatch):

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from analysis.fast_meta import FAST_BINARY, FAST_KERNELS, _addmm_eligible, _binary_eligible, _eligible, addmm
+from analysis.count.fast_meta import FAST_BINARY, FAST_KERNELS, _addmm_eligible, _binary_eligible, _eligible, addmm
 
 aten = torch.ops.aten
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]

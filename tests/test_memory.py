@@ -4,10 +4,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from analysis.components import ComponentClassifier
-from analysis.cost import cost_record, max_batch_for_budget, run_forward, run_train_step
-from analysis.memory import ActivationMemoryTracker, largest_batch
-from analysis.meta_sdpa import FusedSdpaOnMeta
+import zoo
+from analysis.count.components import ComponentClassifier
+from analysis.count.cost import max_batch_for_budget, run_forward, run_train_step
+from analysis.count.memory import ActivationMemoryTracker, largest_batch
+from analysis.count.meta_sdpa import FusedSdpaOnMeta
+from zoo_cost import cost_of
 
 FP32 = 4
 
@@ -72,19 +74,19 @@ def test_meta_without_routing_shows_the_math_decomposition():
 def test_vit_attention_maps_show_only_with_math_attention():
     img, heads, tokens = 448, 3, (448 // 16) ** 2 + 1
     one_map = heads * tokens * tokens * FP32
-    math = cost_record("vit_ti16", img_size=img, train=False, attn_impl="math")
-    fused = cost_record("vit_ti16", img_size=img, train=False)
+    math = cost_of("vit_ti16", img_size=img, train=False, attn_impl="math")
+    fused = cost_of("vit_ti16", img_size=img, train=False)
     assert math["act_peak_by_component"]["attn_matmul"] >= 2 * one_map
     assert fused["act_peak_by_component"].get("attn_matmul", 0) < one_map
     assert math["act_peak_bytes"] - fused["act_peak_bytes"] >= one_map
 
 
 def test_peak_is_linear_in_batch_and_halves_in_bfloat16():
-    one = cost_record("resnet50", img_size=64, batch_size=1, train=False)["act_peak_bytes"]
-    four = cost_record("resnet50", img_size=64, batch_size=4, train=False)["act_peak_bytes"]
+    one = cost_of("resnet50", img_size=64, batch_size=1, train=False)["act_peak_bytes"]
+    four = cost_of("resnet50", img_size=64, batch_size=4, train=False)["act_peak_bytes"]
     assert four == 4 * one
-    half = cost_record("vit_ti16", img_size=64, dtype=torch.bfloat16, train=False)["act_peak_bytes"]
-    full = cost_record("vit_ti16", img_size=64, dtype=torch.float32, train=False)["act_peak_bytes"]
+    half = cost_of("vit_ti16", img_size=64, dtype=torch.bfloat16, train=False)["act_peak_bytes"]
+    full = cost_of("vit_ti16", img_size=64, dtype=torch.float32, train=False)["act_peak_bytes"]
     assert full / 2 <= half < full
 
 
@@ -95,7 +97,7 @@ def test_training_step_keeps_saved_activations():
     # At least ReLU's saved output (3 x 16) and the logits (3 x 4) are alive together.
     assert memory.peak_bytes >= (3 * 16 + 3 * 4) * FP32
     assert all(p.grad is None for p in model.parameters())      # pre-allocated grads removed again
-    record = cost_record("vit_ti16", img_size=64)
+    record = cost_of("vit_ti16", img_size=64)
     assert record["train_act_peak_bytes"] > record["act_peak_bytes"]
 
 
@@ -107,8 +109,8 @@ def test_largest_batch_on_an_affine_profile():
 
 def test_max_batch_for_budget_fits_and_one_more_does_not():
     budget = 64 * 2**20
-    found = max_batch_for_budget("vit_ti16", budget, img_size=224)
+    found = max_batch_for_budget(zoo.create_model("vit_ti16", device="meta"), 224, budget)
     assert found["batch"] >= 1 and found["bytes"] <= budget
-    more = cost_record("vit_ti16", img_size=224, batch_size=found["batch"] + 1, train=False)
+    more = cost_of("vit_ti16", img_size=224, batch_size=found["batch"] + 1, train=False)
     input_bytes = (found["batch"] + 1) * 3 * 224 * 224 * FP32
     assert found["weight_bytes"] + more["act_peak_bytes"] + input_bytes > budget

@@ -5,10 +5,10 @@ import torch
 from torch import nn
 
 import zoo
-from analysis.closed_form import ViTShape, vit_params, vit_textbook_params
-from analysis.cost import build
-from analysis.params import param_counts, vit_param_reconciliation
-from analysis.shapes import vit_shape_of
+from analysis.count.closed_form import ViTShape, vit_params, vit_textbook_params
+from analysis.count.params import param_counts, vit_param_reconciliation
+from analysis.count.shapes import vit_shape_of
+from zoo_cost import build
 
 VIT_B16 = ViTShape(embed_dim=768, depth=12, mlp_dim=3072, patch_size=16)
 

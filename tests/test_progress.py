@@ -4,13 +4,15 @@ import io
 
 from rich.console import Console
 
-from analysis.progress import progress_tracker
+from zoo.progress import progress_tracker
 
 
-def test_disabled_tracker_is_a_no_op():
+def test_disabled_tracker_prints_nothing(capsys):
     with progress_tracker(total=3, enabled=False) as advance:
         for _ in range(3):
             advance("item")
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
 
 
 def test_enabled_tracker_reports_completion_and_latest_item():

@@ -15,10 +15,11 @@ import pytest
 pytest.importorskip("ray")
 
 from zoo.compare import main  # noqa: E402
-from zoo.plan import UsageError, plan_tasks  # noqa: E402
-from zoo.ray_cluster import LocalRayCluster  # noqa: E402
-from zoo.ray_executor import check_ray  # noqa: E402
-from zoo.registry import list_models  # noqa: E402
+from ray_cluster import LocalRayCluster  # noqa: E402
+from zoo.errors import UsageError  # noqa: E402
+from zoo.models.registry import list_models  # noqa: E402
+from zoo.runs.plan import plan_tasks  # noqa: E402
+from zoo.runs.ray_executor import check_ray  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = ["--models", "vit_ti16,deit_ti,resnet50", "--metrics", "cost,memory", "--resolutions", "224"]
@@ -132,8 +133,8 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
 
 RUN_RAY = """
 import json, sys
-from zoo.ray_executor import run_ray
-from zoo.tasks import Task
+from zoo.runs.ray_executor import run_ray
+from zoo.runs.tasks import Task
 rows = []
 run_ray([Task("throughput", "vit_ti16", 224, device="cuda"), Task("cost", "no_such_model", 224)],
         rows.append, address=sys.argv[1], max_retries=1)
@@ -186,3 +187,22 @@ def test_bad_address_exits_2_with_one_line(address, tmp_path):
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"zoo.compare: error: --ray-address")
     assert not (tmp_path / "results").exists()
+
+
+def test_a_port_that_is_not_a_ray_head_is_refused_in_seconds(tmp_path):
+    """A plain HTTP server passes a TCP probe, and ray.init would retry it forever: the HTTP/2 probe refuses it."""
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"127.0.0.1:{server.server_address[1]}"
+        started = time.monotonic()
+        result = compare_cli("--models", "vit_ti16", "--metrics", "cost", "--executor", "ray", "--ray-address",
+                             address, "--out", str(tmp_path))
+        assert result.returncode == 2 and time.monotonic() - started < 60       # a hang guard, not a speed target
+        (line,) = result.stderr.strip().splitlines()
+        assert "not as a Ray head" in line and not (tmp_path / "results").exists()
+    finally:
+        server.shutdown()

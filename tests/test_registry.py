@@ -1,9 +1,11 @@
 """The registry's contract: names, specs, wildcards and the errors for bad input."""
+import dataclasses
+
 import pytest
 import timm
 
 import zoo
-from zoo.spec import AtLeast, ModelSpec, MultipleOf
+from zoo.models.spec import AtLeast, ModelSpec, MultipleOf
 
 REQUIRED = (
     "vit_ti16 vit_s16 vit_b16 vit_b32 vit_b8 vit_l16 vit_l32 vit_h14 vit_r50_b16 "
@@ -18,8 +20,9 @@ def test_every_required_name_is_registered():
     assert set(REQUIRED) <= set(zoo.list_models())
 
 
-def test_list_models_is_sorted_and_takes_wildcards():
-    assert zoo.list_models() == sorted(zoo.list_models())
+def test_list_models_is_in_natural_order_and_takes_wildcards():
+    assert zoo.list_models("vit_b*") == ["vit_b8", "vit_b16", "vit_b32"]          # 8 < 16 < 32, not "16" < "32" < "8"
+    assert zoo.list_models("bit_*") == ["bit_r50x1", "bit_r101x1", "bit_r152x2", "bit_r152x4"]
     assert zoo.list_models("swin_*") == ["swin_b", "swin_l", "swin_s", "swin_t"]
     assert zoo.list_models("vit_?16") == ["vit_b16", "vit_l16", "vit_s16"]
     assert zoo.list_models("nothing*") == []
@@ -32,7 +35,7 @@ def test_spec_is_complete_and_frozen(name):
     assert spec.paper and spec.resolution_rule
     assert spec.check_resolution(spec.native_size) is None
     assert timm.is_model(spec.timm_name)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         spec.name = "other"
 
 
@@ -98,6 +101,15 @@ def test_adhoc_timm_models():
     assert spec.source == "timm" and spec.timm_name == "resnet18"
     with pytest.raises(zoo.UnknownModelError, match="timm:resnet18"):
         zoo.get_spec("timm:resnet181")
+
+
+def test_scratch_variants_are_parsed_by_pattern():
+    from zoo.models.catalog import _scratch_vit
+
+    assert _scratch_vit("h14").vit_config.embed_dim == 1280 and _scratch_vit("b8").patch_size == 8
+    for bad in ("x16", "b", "16", "bb16", "b16x"):
+        with pytest.raises(ValueError, match="variant"):
+            _scratch_vit(bad)
 
 
 def test_rules():

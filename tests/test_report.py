@@ -1,4 +1,4 @@
-"""zoo.report: built from results/ alone, --check catches stale rows and reports, the page renders."""
+"""zoo.report: built from results/ alone, --check catches stale rows and every stale file, the page renders."""
 import json
 import re
 import shutil
@@ -8,12 +8,19 @@ import pytest
 
 from zoo.report import build_reports, check, refresh
 from zoo.report import deterministic
-from zoo.report.build import MARKDOWN_FILES, PLOT_FILES
-from zoo.store import ResultStore
-from zoo.tasks import Task
+from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
+from zoo.runs.store import ResultStore
+from zoo.runs.tasks import Task, base_row
 
 SMALL_SET = [Task("cost", m, s, 1, "fp32", train=True)
              for m, s in (("vit_ti16", 224), ("vit_ti16", 384), ("resnet50", 224), ("swin_t", 224))]
+
+
+def timed_row(model="vit_ti16", img_size=224, cpu="Test CPU", imgs=50.0, noisy=False, **extra):
+    return {**base_row(Task("throughput", model, img_size)), "family": "vit", "imgs_per_s": imgs,
+            "latency_ms_p50": 1000 / imgs, "latency_ms_p90": 21.0, "latency_ms_p99": 22.0, "cv": 0.05, "mfu": 0.2,
+            "peak_flops": 2e11, "threads": 2, "ran_batch_size": 1, "noisy": noisy,
+            "env": {"cpu_model": cpu, "gpu_name": None}, **extra}
 
 
 @pytest.fixture
@@ -22,35 +29,57 @@ def small_results(tmp_path, monkeypatch):
     monkeypatch.setattr(deterministic, "deterministic_tasks", lambda: SMALL_SET)
     assert refresh(tmp_path) == len(SMALL_SET)
     assert refresh(tmp_path) == 0          # nothing changed, nothing appended
-    timed = {"schema": 1, "kind": "throughput", "model": "vit_ti16", "img_size": 224, "batch_size": 1,
-             "settings": Task("throughput", "vit_ti16", 224).settings, "software": {}, "imgs_per_s": 50.0,
-             "latency_ms_p50": 20.0, "latency_ms_p90": 21.0, "latency_ms_p99": 22.0, "cv": 0.05, "mfu": 0.2,
-             "peak_flops": 2e11, "env": {"cpu_model": "Test CPU", "threads": 2, "gpu_name": None}}
-    ResultStore(tmp_path).append(timed)
+    ResultStore(tmp_path).append(timed_row())
     return tmp_path
 
 
 def test_reports_are_written_from_results(small_results):
-    from zoo.tasks import run_task
+    from zoo.runs.tasks import run_task
 
     ResultStore(small_results).append(run_task(Task("cost", "vit_ti16", 224)))  # a later run without train
     written = build_reports(small_results)
     names = {p.name for p in written}
-    assert set(MARKDOWN_FILES) | set(PLOT_FILES) | {"index.html"} <= names
+    assert set(MARKDOWN_FILES) | set(PLOT_FILES) | {HTML_FILE, PLOT_DATA_FILE} <= names
     reports = small_results / "reports"
-    lines = [line for line in (reports / "cost.md").read_text().splitlines() if line.startswith("| vit_ti16 | vit | 224 |")]
+    cost = (reports / "cost.md").read_text()
+    lines = [line for line in cost.splitlines() if line.startswith("| vit_ti16 | vit | 224 |")]
     assert len(lines) == 1
     assert lines[0].split("|")[10].strip() != "-"     # train GMACs: the row that counted training is kept
+    assert "GMACs / image" in cost and "MiB" in cost and "MB" not in cost.replace("MiB", "")
     assert "Test CPU (2 threads)" in (reports / "throughput.md").read_text()
     accuracy = (reports / "accuracy.md").read_text()
-    assert "swin_t" in accuracy and "81.30" in accuracy
+    assert "| swin_t | 81.20 | 224 |" in accuracy          # Swin README: Swin-T 81.2 at 224, ImageNet-1k
+    plotted = json.loads((reports / PLOT_DATA_FILE).read_text())
+    assert {row["model"] for row in plotted["macs_vs_resolution.png"]} == {"vit_ti16", "resnet50", "swin_t"}
+
+
+def test_a_same_machine_rerun_replaces_its_row(small_results):
+    ResultStore(small_results).append(timed_row(imgs=80.0))                   # same model, settings and machine
+    ResultStore(small_results).append(timed_row(imgs=30.0, cpu="Other CPU"))  # another machine: kept beside
+    build_reports(small_results)
+    table = (small_results / "reports" / "throughput.md").read_text()
+    test_cpu = [line for line in table.splitlines() if line.startswith("| Test CPU")]
+    assert len(test_cpu) == 1 and "| 80.00 |" in test_cpu[0]
+    assert any(line.startswith("| Other CPU") for line in table.splitlines())
 
 
 def test_check_passes_when_current_and_names_what_is_stale(small_results):
     build_reports(small_results)
     assert check(small_results) == []
-    (small_results / "reports" / "cost.md").write_text("edited by hand\n")
+    reports = small_results / "reports"
+    (reports / "cost.md").write_text("edited by hand\n")
     assert any("cost.md is stale" in p for p in check(small_results))
+    build_reports(small_results)
+    html = (reports / HTML_FILE).read_text()
+    (reports / HTML_FILE).write_text(html.replace("Cost per model", "Cost per modal"))
+    (reports / PLOT_FILES[0]).unlink()
+    data = json.loads((reports / PLOT_DATA_FILE).read_text())
+    data[PLOT_FILES[1]][0]["attn %"] += 1
+    (reports / PLOT_DATA_FILE).write_text(json.dumps(data))
+    problems = check(small_results)
+    assert any(f"{HTML_FILE} is stale" in p for p in problems)
+    assert any(f"{PLOT_FILES[0]} is missing" in p for p in problems)
+    assert any(f"{PLOT_DATA_FILE} is stale" in p for p in problems)
     build_reports(small_results)
     rows_file = small_results / "results" / "cost.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
@@ -59,6 +88,21 @@ def test_check_passes_when_current_and_names_what_is_stale(small_results):
     assert any("vit_ti16 at 224" in p and "macs" in p for p in check(small_results))
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows[1:]))
     assert any("lacks vit_ti16 at 224" in p for p in check(small_results))
+
+
+def test_noisy_rows_are_marked_and_left_out_of_fits(small_results):
+    store = ResultStore(small_results)
+    store.append(timed_row(img_size=384, imgs=10.0))
+    store.append(timed_row(img_size=448, imgs=1.0, noisy=True, cv=0.8))
+    build_reports(small_results)
+    reports = small_results / "reports"
+    assert "noisy" in (reports / "throughput.md").read_text()
+    scaling = (reports / "scaling.md").read_text()
+    assert "vit_ti16 448 px" in scaling                           # named as left out
+    row = next(line for line in scaling.splitlines() if line.startswith("| vit_ti16 |"))
+    # latency 20 ms at 224 and 100 ms at 384 only: k = log(5) / log(384 / 224)
+    import math
+    assert f"{math.log(5) / math.log(384 / 224):.2f}" in row
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -79,7 +123,7 @@ window.addEventListener('load', () => {
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
 def test_html_page_renders_every_table_and_image_without_console_errors(small_results, tmp_path):
     build_reports(small_results)
-    page = (small_results / "reports" / "index.html").read_text()
+    page = (small_results / "reports" / HTML_FILE).read_text()
     probed = tmp_path / "probed.html"
     probed.write_text(page.replace("<head>", "<head>" + PROBE, 1))
     result = subprocess.run(

@@ -1,48 +1,142 @@
-"""The append-only results store: whole lines, torn lines skipped, resume keys, pandas loader."""
+"""The append-only results store: validated rows, whole lines, bad lines named and never measured, the
+run lock, a torn last line never glued to the next row, no partial row on a full disk, the pandas loader."""
+import errno
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from zoo.store import ResultStore, load_frame
-from zoo.tasks import Task, row_key, task_key
+from zoo.errors import UsageError
+from zoo.runs.schema import SCHEMA_VERSION, SchemaError, row_key, validate
+from zoo.runs.store import ResultStore, StoreWriteError, latest, load_frame
+from zoo.runs.tasks import Task, base_row, task_key
 
 
 def row(model, img_size=224, **extra):
-    task = Task("cost", model, img_size)
-    return {"schema": 1, "kind": "cost", "model": model, "img_size": img_size, "batch_size": 1,
-            "settings": task.settings, "software": {"torch": "x"}, "env": {}, "macs": 1, **extra}
+    return {**base_row(Task("cost", model, img_size)), "env": {}, "params": 10, "macs": 1, "act_peak_bytes": 4,
+            **extra}
+
+
+def lines(store, kind="cost"):
+    return store.path(kind).read_bytes().split(b"\n")
 
 
 def test_append_and_read_back(tmp_path):
     store = ResultStore(tmp_path)
     store.append(row("a"))
     store.append(row("b"))
-    lines = (tmp_path / "results" / "cost.jsonl").read_text().splitlines()
-    assert [json.loads(line)["model"] for line in lines] == ["a", "b"]
-    assert [r["model"] for r in store.rows()] == ["a", "b"]
+    text = (tmp_path / "results" / "cost.jsonl").read_text().splitlines()
+    assert [json.loads(line)["model"] for line in text] == ["a", "b"]
+    assert [r["model"] for r in store.rows()] == ["a", "b"] and store.bad_lines == []
 
 
-def test_a_torn_last_line_is_skipped_with_a_warning(tmp_path):
+def test_a_torn_last_line_is_skipped_named_and_never_glued_to_the_next_row(tmp_path):
     store = ResultStore(tmp_path)
     store.append(row("a"))
     with open(store.path("cost"), "a") as f:
         f.write('{"kind": "cost", "model": "b", "img_')   # a crash mid-write
-    with pytest.warns(UserWarning, match="torn"):
+    with pytest.warns(UserWarning, match="torn last line"):
         assert [r["model"] for r in store.rows()] == ["a"]
+    ResultStore(tmp_path).append(row("c"))                # a later run appends
+    reread = ResultStore(tmp_path)
+    with pytest.warns(UserWarning, match="line 2: not JSON"):   # now a middle line: not called torn
+        assert [r["model"] for r in reread.rows()] == ["a", "c"]
 
 
-def test_failed_rows_are_not_resume_keys(tmp_path):
+def test_a_complete_last_row_without_its_newline_is_kept(tmp_path):
     store = ResultStore(tmp_path)
     store.append(row("a"))
-    store.append(row("b", failed="RuntimeError: boom"))
+    store.path("cost").write_bytes(store.path("cost").read_bytes().rstrip(b"\n"))   # a hand edit
+    ResultStore(tmp_path).append(row("b"))
+    assert [r["model"] for r in ResultStore(tmp_path).rows()] == ["a", "b"]
+
+
+@pytest.mark.parametrize("bad, reason", [
+    (b"\xff\xfe not text", "not UTF-8"),
+    (b"null", "JSON object"),
+    (b"[1, 2]", "JSON object"),
+    (json.dumps({**row("x"), "schema": 99}).encode(), "schema 99"),
+    (json.dumps({k: v for k, v in row("x").items() if k != "batch_size"}).encode(), "lacks batch_size"),
+    (json.dumps({**row("x"), "macs": "many"}).encode(), "macs is str"),
+    (json.dumps({**row("x"), "surprise": 1}).encode(), "unknown field"),
+    (json.dumps({**base_row(Task("throughput", "x", 224)), "imgs_per_s": 1.0, "latency_ms_p50": 1.0}).encode(),
+     "in the cost file"),
+])
+def test_bad_lines_are_skipped_counted_and_named(tmp_path, bad, reason):
+    store = ResultStore(tmp_path)
+    store.append(row("a"))
+    with open(store.path("cost"), "ab") as f:
+        f.write(bad + b"\n")
+    store.append(row("b"))
+    with pytest.warns(UserWarning, match="skipped 1 line"):
+        assert [r["model"] for r in store.rows()] == ["a", "b"]
+    (bad_line,) = store.bad_lines
+    assert bad_line.number == 2 and reason in bad_line.reason
+
+
+def test_a_row_of_another_schema_is_never_measured(tmp_path):
+    store = ResultStore(tmp_path)
+    store.dir.mkdir(parents=True)
+    store.path("cost").write_text(json.dumps({**row("vit_h14"), "schema": 99}) + "\n")
+    with pytest.warns(UserWarning, match="schema 99"):
+        assert store.keys() == set()
+
+
+def test_invalid_rows_are_refused_on_write(tmp_path):
+    with pytest.raises(SchemaError, match="lacks macs"):
+        ResultStore(tmp_path).append({k: v for k, v in row("a").items() if k != "macs"})
+    assert not (tmp_path / "results" / "cost.jsonl").exists()
+
+
+def test_failed_and_skipped_rows_are_not_resume_keys(tmp_path):
+    store = ResultStore(tmp_path)
+    store.append(row("a"))
+    store.append({**base_row(Task("cost", "b", 224)), "failed": "RuntimeError: boom"})
+    store.append({**base_row(Task("cost", "c", 224)), "skipped": "rule"})
     assert store.keys() == {row_key(row("a"))}
 
 
 def test_task_key_matches_the_key_of_the_row_it_produces():
-    from zoo.tasks import run_task
+    from zoo.runs.tasks import run_task
 
     task = Task("cost", "vit_ti16", 224)
     assert task_key(task) == row_key(run_task(task))
+
+
+def test_one_run_at_a_time_holds_the_folder(tmp_path):
+    first = ResultStore(tmp_path)
+    with first.locked():
+        with pytest.raises(UsageError, match="in use by another archzoo run"):
+            with ResultStore(tmp_path).locked():
+                pass
+    with ResultStore(tmp_path).locked():      # released after the first run
+        pass
+
+
+def test_a_full_disk_leaves_no_partial_row(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+    store.append(row("a"))
+    before = store.path("cost").read_bytes()
+    real_fsync = __import__("os").fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("zoo.runs.store.os.fsync", full)
+    with pytest.raises(StoreWriteError, match="disk is full"):
+        store.append(row("b"))
+    monkeypatch.setattr("zoo.runs.store.os.fsync", real_fsync)
+    assert store.path("cost").read_bytes() == before      # the partial row was cut back off
+    store.append(row("c"))
+    assert [r["model"] for r in ResultStore(tmp_path).rows()] == ["a", "c"]
+
+
+def test_latest_replaces_the_same_measurement_on_the_same_machine():
+    timed = lambda cpu, imgs: {**base_row(Task("throughput", "m", 224)), "env": {"cpu_model": cpu, "gpu_name": None},
+                               "imgs_per_s": imgs, "latency_ms_p50": 1.0}
+    kept = latest([timed("A", 1.0), timed("B", 2.0), timed("A", 3.0)])
+    assert sorted((r["env"]["cpu_model"], r["imgs_per_s"]) for r in kept) == [("A", 3.0), ("B", 2.0)]
 
 
 def test_unknown_kind_is_rejected(tmp_path):
@@ -52,5 +146,29 @@ def test_unknown_kind_is_rejected(tmp_path):
 
 def test_pandas_loader(tmp_path):
     ResultStore(tmp_path).append(row("a", img_size=384))
+    ResultStore(tmp_path).append(row("a", img_size=384, macs=2))       # the same measurement again
     frame = load_frame(tmp_path, "cost")
-    assert list(frame["model"]) == ["a"] and list(frame["settings.dtype"]) == ["fp32"]
+    assert list(frame["model"]) == ["a"] and list(frame["macs"]) == [2] and list(frame["settings.dtype"]) == ["fp32"]
+    assert len(load_frame(tmp_path, "cost", all_rows=True)) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(cut=st.integers(0, 400), junk=st.binary(max_size=40))
+def test_random_damage_never_loses_a_later_row(tmp_path_factory, cut, junk):
+    """Whatever a crash or an editor leaves at the end of the file, rows appended afterwards are read back whole."""
+    out = tmp_path_factory.mktemp("store")
+    store = ResultStore(out)
+    store.append(row("a"))
+    store.append(row("b"))
+    data = store.path("cost").read_bytes()
+    store.path("cost").write_bytes(data[:min(cut, len(data))] + junk)
+    ResultStore(out).append(row("c"))
+    models = [r["model"] for r in ResultStore(out).rows(warn=False)]
+    assert models[-1] == "c" and models.count("c") == 1
+    assert set(models) <= {"a", "b", "c"}
+
+
+def test_schema_version_is_checked():
+    assert validate(row("a"))["schema"] == SCHEMA_VERSION
+    with pytest.raises(SchemaError, match="schema 1 "):
+        validate({**row("a"), "schema": 1})

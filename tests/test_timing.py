@@ -6,14 +6,13 @@ import pytest
 import torch
 import torch.nn as nn
 
-from analysis import timing
-from analysis.latency import latency_stats, timed_loop
-from analysis.steps import make_inference_step, random_input
-from analysis.timing import is_out_of_memory, measure_throughput, sweep_throughput
+from analysis.timing.harness import is_out_of_memory, measure_throughput
+from analysis.timing.latency import TimingProtocol, latency_stats, timed_loop
+from analysis.timing.steps import make_inference_step, random_input
 
 REQUIRED_FIELDS = ("imgs_per_s", "latency_ms_p50", "latency_ms_p90", "latency_ms_p99", "cv", "device", "dtype",
-                   "threads", "peak_flops", "mfu", "batch_size", "requested_batch_size", "error")
-FAST = dict(img_size=16, device="cpu", warmup=1, min_iters=3, min_seconds=0.0)
+                   "threads", "peak_flops", "mfu", "ran_batch_size", "requested_batch_size", "error", "attn_path", "env")
+FAST = dict(img_size=16, device="cpu", protocol=TimingProtocol(warmup=1, min_iters=3, min_seconds=0.0))
 
 
 def tiny_cnn(classes: int = 10) -> nn.Module:
@@ -59,7 +58,7 @@ class FakeClock:
 ])
 def test_timed_loop_needs_both_min_iters_and_min_seconds(min_iters, min_seconds, expected_iters):
     clock = FakeClock(0.25)
-    run = timed_loop(clock.step, torch.device("cpu"), warmup=2, min_iters=min_iters, min_seconds=min_seconds,
+    run = timed_loop(clock.step, torch.device("cpu"), TimingProtocol(warmup=2, min_iters=min_iters, min_seconds=min_seconds),
                      clock=clock)
     assert run.iters == expected_iters
     assert clock.steps == 2 + expected_iters
@@ -70,14 +69,14 @@ def test_timed_loop_needs_both_min_iters_and_min_seconds(min_iters, min_seconds,
 
 def test_timed_loop_max_iters_caps_a_long_duration():
     clock = FakeClock(0.25)
-    run = timed_loop(clock.step, torch.device("cpu"), warmup=0, min_iters=1, min_seconds=100.0, max_iters=5,
+    run = timed_loop(clock.step, torch.device("cpu"), TimingProtocol(warmup=0, min_iters=1, min_seconds=100.0, max_iters=5),
                      clock=clock)
     assert run.iters == 5
 
 
 def test_timed_loop_rejects_zero_iterations():
     with pytest.raises(ValueError):
-        timed_loop(lambda: None, torch.device("cpu"), warmup=0, min_iters=0, min_seconds=0.0)
+        TimingProtocol(warmup=0, min_iters=0, min_seconds=0.0)
 
 
 def test_latency_stats_hand_computed():
@@ -98,15 +97,15 @@ def test_record_has_every_field_and_counts_steps():
     record = measure_throughput(model, batch_size=2, **FAST)
     for field in REQUIRED_FIELDS:
         assert field in record
-    assert model.calls == 1 + record["iters"] and record["iters"] >= 3
+    assert model.calls == 1 + record["iters"] + 1 and record["iters"] >= 3   # warm-up, timed, attn_path's forward
     assert len(record["latencies_ms"]) == record["iters"]
-    assert record["batch_size"] == record["requested_batch_size"] == 2
+    assert record["ran_batch_size"] == record["requested_batch_size"] == 2
     assert record["error"] is None and record["oom_batch_sizes"] == []
     assert record["device"] == "cpu" and record["dtype"] == "fp32"
     assert record["imgs_per_s"] > 0 and record["mfu"] is None and record["peak_flops"] is None
     assert record["latency_ms_p50"] <= record["latency_ms_p90"] <= record["latency_ms_p99"]
-    assert record["torch_version"] == torch.__version__  # fingerprint merged into the record
-    assert record["foreign_cpu_share"] is None or 0.0 <= record["foreign_cpu_share"] <= 1.0
+    assert record["env"]["torch_version"] == torch.__version__  # the machine's fingerprint, in env only
+    assert "torch_version" not in record and record["attn_path"] == "none"
 
 
 def test_imgs_per_s_is_batch_times_iters_over_span():
@@ -125,7 +124,7 @@ def test_oom_retry_halves_until_it_fits_and_records_the_error():
     model = CountingModel(oom_above_batch=4)
     record = measure_throughput(model, batch_size=16, **FAST)
     assert record["requested_batch_size"] == 16
-    assert record["batch_size"] == 4
+    assert record["ran_batch_size"] == 4
     assert record["oom_batch_sizes"] == [16, 8]
     assert "OutOfMemoryError at batch_size=16" in record["error"]
     assert "batch_size=8" in record["error"]
@@ -134,13 +133,13 @@ def test_oom_retry_halves_until_it_fits_and_records_the_error():
 
 def test_oom_retry_in_train_mode():
     record = measure_throughput(CountingModel(oom_above_batch=2), batch_size=8, mode="train", **FAST)
-    assert record["batch_size"] == 2 and record["oom_batch_sizes"] == [8, 4]
+    assert record["ran_batch_size"] == 2 and record["oom_batch_sizes"] == [8, 4]
     assert record["error"].count("OutOfMemoryError") == 2
 
 
 def test_oom_at_batch_one_gives_an_empty_measurement_not_an_exception():
     record = measure_throughput(CountingModel(oom_above_batch=0), batch_size=4, **FAST)
-    assert record["batch_size"] is None and record["imgs_per_s"] is None
+    assert record["ran_batch_size"] is None and record["imgs_per_s"] is None
     assert record["oom_batch_sizes"] == [4, 2, 1]
     assert "batch_size=1" in record["error"]
 
@@ -166,7 +165,8 @@ def test_train_mode_updates_weights():
 
 @pytest.mark.parametrize("mode, factor", [("inference", 2), ("train", 6)])
 def test_mfu_uses_the_given_macs_and_peak(mode, factor):
-    record = measure_throughput(tiny_cnn(), batch_size=2, mode=mode, macs=1e6, peak_flops=1e9, **FAST)
+    record = measure_throughput(tiny_cnn(), batch_size=2, mode=mode, macs=1e6,
+                                peak={"peak_flops": 1e9, "peak_kernel": "given"}, **FAST)
     assert record["flops_per_img"] == factor * 1e6
     assert record["mfu"] == pytest.approx(factor * 1e6 * record["imgs_per_s"] / 1e9)
     assert record["mfu_above_peak"] == (record["mfu"] > 1)
@@ -186,54 +186,15 @@ def test_invalid_settings_raise():
         measure_throughput(tiny_cnn(), mode="eval", **FAST)
     with pytest.raises(ValueError):
         measure_throughput(tiny_cnn(), dtype="int8", **FAST)
-    with pytest.raises(TypeError):
-        measure_throughput(tiny_cnn(), isolate=True, **FAST)
-
-
-def test_sweep_covers_the_product_and_passes_macs(monkeypatch):
-    monkeypatch.setattr(timing, "build_model", lambda name, img_size, model_kwargs=None: tiny_cnn())
-    records = sweep_throughput(["a", "b"], img_sizes=[16], batch_sizes=[1, 2], macs_per_model={"a": 1e6},
-                               show_progress=False, device="cpu", warmup=0, min_iters=1, min_seconds=0.0,
-                               peak_flops=1e9)
-    assert [(r["model"], r["batch_size"]) for r in records] == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
-    assert [r["mfu"] is not None for r in records] == [True, True, False, False]
-    assert all(r["waited_for_quiet"] is None for r in records)  # no quiet_timeout_s given
-
-
-def test_sweep_recomputes_mfu_with_the_best_peak_of_the_run(monkeypatch):
-    probes = iter([1e9, 4e9])  # first probe on a busy machine, the re-probe after the sweep higher
-
-    def fake_peak(device, dtype, threads, refresh=False):
-        if refresh or not hasattr(fake_peak, "kept"):
-            fake_peak.kept = {"peak_flops": next(probes), "peak_kernel": "mm_fake"}
-        return fake_peak.kept
-
-    monkeypatch.setattr(timing, "build_model", lambda name, img_size, model_kwargs=None: tiny_cnn())
-    monkeypatch.setattr(timing, "measure_peak_flops", fake_peak)
-    records = sweep_throughput(["a"], img_sizes=[16], batch_sizes=[1, 2], macs_per_model={"a": 1e6},
-                               show_progress=False, device="cpu", warmup=0, min_iters=1, min_seconds=0.0)
-    for record in records:
-        assert record["peak_flops"] == 4e9 and record["peak_measured"] is True
-        assert record["mfu"] == pytest.approx(2e6 * record["imgs_per_s"] / 4e9)
+    with pytest.raises(ValueError, match="tpu"):
+        measure_throughput(tiny_cnn(), device="tpu", img_size=16)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_events_time_every_iteration():
     model = CountingModel()
-    record = measure_throughput(model, batch_size=2, img_size=16, device="cuda", warmup=1, min_iters=5,
-                                min_seconds=0.0, dtype="fp16")
-    assert record["device"].startswith("cuda") and record["gpu_name"]
+    record = measure_throughput(model, batch_size=2, img_size=16, device="cuda", dtype="fp16",
+                                protocol=TimingProtocol(warmup=1, min_iters=5, min_seconds=0.0))
+    assert record["device"].startswith("cuda") and record["env"]["gpu_name"]
     assert record["iters"] >= 5 and len(record["latencies_ms"]) == record["iters"]
-    assert model.calls == 1 + record["iters"]
-
-
-def test_isolated_run_returns_the_child_record():
-    record = measure_throughput("timm:resnet10t", batch_size=1, isolate=True, **FAST)
-    assert record["isolated"] is True and record["error"] is None
-    assert record["model"] == "timm:resnet10t" and record["iters"] >= 3 and record["imgs_per_s"] > 0
-
-
-def test_isolated_crash_becomes_a_recorded_error():
-    record = measure_throughput("no_such_model", batch_size=1, isolate=True, **FAST)
-    assert record["isolated"] is True and record["imgs_per_s"] is None
-    assert "exited 1" in record["error"]
+    assert model.calls == 1 + record["iters"] + 1

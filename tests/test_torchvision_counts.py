@@ -8,7 +8,7 @@ three decimals. No weights are downloaded; only the metadata is read.
 import pytest
 import torchvision.models as tvm
 
-from analysis import cost_record
+from zoo_cost import cost_of
 
 PUBLISHED = [  # (registry name, resolution, torchvision weights enum)
     ("vit_b16", 224, tvm.ViT_B_16_Weights.IMAGENET1K_V1),
@@ -27,7 +27,7 @@ PUBLISHED = [  # (registry name, resolution, torchvision weights enum)
 
 @pytest.mark.parametrize("name, img_size, weights", PUBLISHED, ids=[p[0] for p in PUBLISHED])
 def test_counts_match_torchvisions_published_metadata(name, img_size, weights):
-    record = cost_record(name, img_size=img_size, train=False)
+    record = cost_of(name, img_size=img_size, train=False)
     assert record["params"] == weights.meta["num_params"]
     assert round(record["macs"] / 1e9, 3) == pytest.approx(weights.meta["_ops"], abs=1e-9)
     assert record["uncounted_ops"] == []

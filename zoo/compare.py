@@ -3,18 +3,27 @@
 Cost (params, MACs, attention share) and activation memory are counted exactly on the meta device;
 throughput and latency are measured on the chosen device. Every row is appended to
 <out>/results/*.jsonl the moment it is measured; `python -m zoo.report` builds reports from them.
+
+exit status: 0 every requested row measured (rows a model's size rule skips included); 1 some
+measurements failed (one line each on stderr, then a count); 2 bad input (one line, nothing
+written); 130 interrupted (Ctrl-C; every finished row is kept).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 
-from .plan import (DEFAULT_METRICS, DEVICES, FORMATS, METRICS, UsageError, check_device, check_dtype, check_out_dir,
-                   choice, model_names, plan_tasks, positive_ints, split_list)
-from .spec import ZooError
+from analysis.vocab import DEVICES, DTYPES
+
+from .errors import UsageError, ZooError
+from .runs.executors import EXECUTORS
+from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
+                        check_threads, choice, model_names, plan_tasks, positive_ints, split_list)
 
 log = logging.getLogger("zoo.compare")
+FORMATS = ("table", "markdown", "csv", "json")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,22 +32,24 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m zoo.compare", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog="python -m zoo.compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", required=True,
                    help="comma list: registry names, wildcards (swin_*), 'all', or timm:<name>")
-    p.add_argument("--resolutions", help="comma list of input sides (default: each model's native one)")
-    p.add_argument("--batch-sizes", default="1", help="comma list (default 1)")
+    p.add_argument("--resolutions", help=f"comma list of input sides, at most {MAX_SIDE:,} (default: each model's "
+                                         f"native one)")
+    p.add_argument("--batch-sizes", default="1", help=f"comma list, at most {MAX_BATCH:,} (default 1)")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
-    p.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
-    p.add_argument("--dtype", default="fp32", help="fp32, bf16 or fp16 (autocast)")
-    p.add_argument("--threads", help="CPU threads for timing (default: all cores)")
+    p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
+    p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPES)} (timing: autocast; default fp32)")
+    p.add_argument("--threads", help="CPU threads for timing, one number (default: all available cores)")
     p.add_argument("--format", default="table", help=f"stdout format: {', '.join(FORMATS)}")
     p.add_argument("--out", default=".", help="folder for results/ (default: the current one)")
     p.add_argument("--no-save", action="store_true", help="write nothing, only print")
     p.add_argument("--quick", action="store_true", help="short throughput runs")
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
-    p.add_argument("--executor", default="local", help="local (default) or ray")
+    p.add_argument("--reprobe-peak", action="store_true",
+                   help="probe the GEMM peak again instead of using the one kept in results/peaks.json")
+    p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
 
@@ -46,80 +57,101 @@ def build_parser() -> argparse.ArgumentParser:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     args = build_parser().parse_args(argv)
     args.models = model_names(args.models)
-    args.resolutions = positive_ints(args.resolutions, "resolutions") if args.resolutions is not None else None
-    args.batch_sizes = positive_ints(args.batch_sizes, "batch-sizes")
-    args.metrics = [choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")]
-    args.threads = positive_ints(args.threads, "threads")[0] if args.threads is not None else None
+    args.resolutions = (positive_ints(args.resolutions, "resolutions", MAX_SIDE)
+                        if args.resolutions is not None else None)
+    args.batch_sizes = positive_ints(args.batch_sizes, "batch-sizes", MAX_BATCH)
+    args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
+    args.threads = check_threads(args.threads)
     choice(args.format, FORMATS, "format")
     check_dtype(args.dtype)
-    choice(args.executor, ("local", "ray"), "executor")
-    if "throughput" in args.metrics:  # with Ray the GPUs are the workers', not this machine's
-        check_device(args.device) if args.executor == "local" else choice(args.device, DEVICES, "device")
+    choice(args.executor, EXECUTORS, "executor")
+    check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
+    if args.ray_address is not None and args.executor != "ray":
+        raise UsageError("--ray-address: only used with --executor ray")
+    if args.no_save and (args.resume or args.reprobe_peak):
+        raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if not args.no_save:
         args.out = check_out_dir(args.out)
     if args.executor == "ray":
-        from .ray_executor import check_ray
+        from .runs.ray_executor import check_ray
 
         check_ray(args.ray_address)
     return args
 
 
 def run(args: argparse.Namespace, plan) -> list[dict]:
-    from analysis.progress import progress_tracker
-
-    from .executors import executor
-    from .store import ResultStore
-    from .tasks import row_key, task_key
+    from .progress import progress_tracker
+    from .runs.executors import executor
+    from .runs.peaks import PeakCache
+    from .runs.schema import is_measured, row_key
+    from .runs.store import ResultStore
+    from .runs.tasks import task_key
 
     store = None if args.no_save else ResultStore(args.out)
-    tasks = plan.tasks
     rows: list[dict] = list(plan.skipped)
-    if args.resume and store:
-        previous = {row_key(r): r for r in store.rows() if "failed" not in r}
-        kept = [t for t in tasks if task_key(t) not in previous]
-        rows += [previous[task_key(t)] for t in tasks if task_key(t) in previous]
-        log.info("resume: %d of %d rows already measured", len(tasks) - len(kept), len(tasks))
-        tasks = kept
-    with progress_tracker(total=len(tasks), description="measuring", enabled=None) as advance:
-        def on_row(row: dict) -> None:
-            if store:
-                store.append(row)
-            rows.append(row)
-            advance(f"{row['kind']} {row['model']} {row['img_size']}px")
+    with store.locked() if store else contextlib.nullcontext():
+        tasks = plan.tasks
+        if args.resume:
+            previous = {row_key(r): r for r in store.rows() if is_measured(r)}
+            kept = [t for t in tasks if task_key(t) not in previous]
+            rows += [previous[task_key(t)] for t in tasks if task_key(t) in previous]
+            log.info("resume: %d of %d rows already measured", len(tasks) - len(kept), len(tasks))
+            tasks = kept
+        peaks = PeakCache(store.dir if store else None, reprobe=args.reprobe_peak)
+        with progress_tracker(total=len(tasks), description="measuring", enabled=None) as advance:
+            def on_row(row: dict) -> None:
+                if store:
+                    store.append(row)
+                rows.append(row)
+                advance(f"{row['kind']} {row['model']} {row['img_size']}px")
 
-        executor(args.executor, args.ray_address)(tasks, on_row)
+            executor(args.executor, args.ray_address)(tasks, on_row, peaks)
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    try:
-        args = parse(argv)
-        plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, args.dtype,
-                          args.device, args.threads, args.quick)
-    except (UsageError, ZooError) as e:
-        print(f"zoo.compare: error: {e}", file=sys.stderr)
-        return 2
-    from .display import merge, to_csv, to_json, to_markdown, to_rich
+def print_records(records: list[dict], fmt: str) -> None:
+    from .display import to_csv, to_json, to_markdown, to_rich
 
-    try:
-        records = merge(run(args, plan))
-    except UsageError as e:  # found only once work starts, e.g. a Ray cluster that refuses this driver
-        print(f"zoo.compare: error: {e}", file=sys.stderr)
-        return 2
-    if args.format == "json":
+    if fmt == "json":
         sys.stdout.write(to_json(records) + "\n")
-    elif args.format == "csv":
+    elif fmt == "csv":
         sys.stdout.write(to_csv(records))
-    elif args.format == "markdown":
+    elif fmt == "markdown":
         sys.stdout.write(to_markdown(records))
     else:
         from rich.console import Console
 
         Console(width=max(160, Console().width)).print(to_rich(records))
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    args = None
+    try:
+        args = parse(argv)
+        plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, args.dtype,
+                          args.device, args.threads, args.quick)
+        rows = run(args, plan)
+    except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
+        print(f"zoo.compare: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        where = "" if args is None or args.no_save else f" in {args.out / 'results'}"
+        print(f"zoo.compare: interrupted; every row finished before it is kept{where}", file=sys.stderr)
+        return 130
+    from .display import merge
+
+    print_records(merge(rows), args.format)
+    failed = [r for r in rows if r.get("failed")]
+    for row in failed:
+        print(f"zoo.compare: failed: {row['kind']} {row['model']} {row['img_size']}px "
+              f"batch {row['batch_size']}: {row['failed']}", file=sys.stderr)
     if not args.no_save:
         log.info("rows appended under %s; `python -m zoo.report --results %s` builds the reports",
                  args.out / "results", args.out)
+    if failed:
+        print(f"zoo.compare: {len(failed)} of {len(rows)} measurements failed", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,80 +1,137 @@
-"""Turning result rows into the comparison people read: merged records, a table, JSON, CSV."""
+"""Turning result rows into the comparison people read: merged records, a table, JSON, CSV.
+
+Every header states its unit: MACs per image, memory in MiB per batch, latency in ms per step of the
+batch, img/s from the mean rate and from the median step. A top-1 is shown only at the resolution it
+was measured at. Skipped and failed rows are listed under the table, not inside it.
+"""
 from __future__ import annotations
 
 import csv
 import io
 import json
 
-from .cards import card
+from .markdown import markdown_table
+from .models.accuracy import top1_at
 
-# (header, record field, formatter) for the printed comparison
+
+def _mib(v) -> str:
+    return f"{v / 2**20:,.1f}"
+
+
+def _mfu(record: dict, prefix: str = "") -> str | None:
+    mfu = record.get(f"{prefix}mfu")
+    if mfu is None:
+        return None
+    return f"{100 * mfu:.0f}%{' (above peak)' if record.get(f'{prefix}mfu_above_peak') else ''}"
+
+
+# (header, record field, formatter); a column shows only when some record has its field
 COLUMNS = [
     ("model", "model", str),
-    ("res", "img_size", str),
+    ("res (px)", "img_size", str),
     ("batch", "batch_size", str),
     ("tokens", "tokens", str),
     ("params (M)", "params", lambda v: f"{v / 1e6:.1f}"),
-    ("GMACs", "macs_per_image", lambda v: f"{v / 1e9:.2f}"),
-    ("attn %", "attn_share", lambda v: f"{100 * v:.1f}"),
-    ("act mem (MB)", "act_peak_bytes", lambda v: f"{v / 2**20:.0f}"),
-    ("img/s", "imgs_per_s", lambda v: f"{v:.1f}"),
-    ("p50 (ms)", "latency_ms_p50", lambda v: f"{v:.1f}"),
-    ("MFU", "mfu", lambda v: f"{100 * v:.0f}%"),
-    ("top-1 (paper)", "top1", lambda v: f"{v:g}"),
-    ("pretrained on", "pretraining", str),
+    ("GMACs / image", "macs", lambda v: f"{v / 1e9:.2f}"),
+    ("attn % of MACs", "attn_share", lambda v: f"{100 * v:.1f}"),
+    ("act peak (MiB / batch)", "act_peak_bytes", _mib),
+    ("train GMACs / image", "train_macs", lambda v: f"{v / 1e9:.2f}"),
+    ("train act peak (MiB / batch)", "train_act_peak_bytes", _mib),
+    ("img/s (mean)", "imgs_per_s", lambda v: f"{v:.1f}"),
+    ("img/s (at p50)", "imgs_per_s_p50", lambda v: f"{v:.1f}"),
+    ("p50 (ms / batch)", "latency_ms_p50", lambda v: f"{v:.1f}"),
+    ("MFU", "mfu", None),
+    ("train img/s (mean)", "train_imgs_per_s", lambda v: f"{v:.1f}"),
+    ("train p50 (ms / batch)", "train_latency_ms_p50", lambda v: f"{v:.1f}"),
+    ("train MFU", "train_mfu", None),
+    ("noisy", "noisy", lambda v: "noisy" if v else ""),
+    ("top-1 % (at this res)", "top1", lambda v: f"{v:.2f}"),
+    ("pretraining", "pretraining", str),
 ]
+TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
+         "noisy", "peak_flops", "foreign_cpu_share", "ran_batch_size")
 
 
 def merge(rows: list[dict]) -> list[dict]:
-    """One record per model x resolution x batch: its cost row, its (inference) throughput row, its card."""
+    """One record per model x resolution x batch: its cost row, its timed rows (training prefixed
+    train_), and the accuracy entry measured at exactly that resolution."""
     merged: dict[tuple, dict] = {}
+    not_measured = []
     for row in rows:
-        key = (row["model"], row["img_size"], row.get("batch_size"))
-        record = merged.setdefault(key, {"model": row["model"], "img_size": row["img_size"],
-                                         "batch_size": row.get("batch_size")})
-        if row.get("kind") == "throughput" and row["settings"].get("train"):
-            record.update({f"train_{k}": row.get(k) for k in ("imgs_per_s", "latency_ms_p50", "mfu")})
+        if row.get("skipped") or row.get("failed"):
+            not_measured.append(row)
             continue
-        record.update({k: v for k, v in row.items() if k not in ("kind", "settings", "software", "traceback")})
-        if "failed" in row:
-            record.setdefault("failures", []).append(f"{row['kind']}: {row['failed']}")
-            record.pop("failed")
+        key = (row["model"], row["img_size"], row["batch_size"])
+        record = merged.setdefault(key, {"model": row["model"], "img_size": row["img_size"],
+                                         "batch_size": row["batch_size"]})
+        if row["kind"] == "throughput" and row["settings"].get("train"):
+            record.update({f"train_{k}": row.get(k) for k in TIMED})
+            continue
+        record.update({k: v for k, v in row.items() if k not in ("kind", "settings", "software", "schema")})
     for record in merged.values():
-        found = card(record["model"])
-        record.update({"top1": found["top1"], "top1_resolution": found["resolution"],
-                       "pretraining": found["pretraining"], "top1_source": found["source"]} if found else
-                      {"top1": None, "pretraining": None})
-    return list(merged.values())
+        entry = top1_at(record["model"], record["img_size"])
+        record.update(top1=entry["top1"] if entry else None, top1_resolution=entry["img_size"] if entry else None,
+                      pretraining=entry["pretraining"] if entry else None,
+                      top1_source=f"{entry['source']}: {entry['citation']}" if entry else None)
+    records = list(merged.values())
+    for row in not_measured:
+        records.append({"model": row["model"], "img_size": row["img_size"], "batch_size": row["batch_size"],
+                        "kind": row["kind"], "skipped": row.get("skipped"), "failed": row.get("failed")})
+    return records
 
 
-def cells(record: dict) -> list[str]:
-    if "skipped" in record:
-        return [record["model"], str(record["img_size"]), "", "", "", "", "", "", "", "", "",
-                f"skipped: {record['skipped']}", ""]
+def _measured(records: list[dict]) -> list[dict]:
+    return [r for r in records if not r.get("skipped") and not r.get("failed")]
+
+
+def _columns(records: list[dict]) -> list[tuple]:
+    return [c for c in COLUMNS if any(r.get(c[1]) is not None for r in records) or c[1] in ("model", "img_size")]
+
+
+def cells(record: dict, columns: list[tuple]) -> list[str]:
     out = []
-    for _, field, fmt in COLUMNS:
+    for _, field, fmt in columns:
+        if fmt is None:     # MFU columns
+            out.append(_mfu(record, "train_" if field.startswith("train_") else "") or "-")
+            continue
         value = record.get(field)
         out.append("-" if value is None else fmt(value))
-    if record.get("failures"):
-        out[-1] = f"{out[-1]} (failed: {'; '.join(record['failures'])})"
     return out
 
 
-def to_rich(records: list[dict]):
-    from rich.table import Table
+def not_measured_lines(records: list[dict]) -> list[str]:
+    return [f"{r['model']} {r['img_size']} px batch {r['batch_size']} ({r['kind']}): "
+            f"{'skipped: ' + r['skipped'] if r.get('skipped') else 'failed: ' + r['failed']}"
+            for r in records if r.get("skipped") or r.get("failed")]
 
-    table = Table(title="archzoo comparison (MACs per image; FLOPs = 2 x MACs)", title_justify="left")
-    for header, *_ in COLUMNS:
-        table.add_column(header, justify="left" if header in ("model", "pretrained on") else "right")
-    for record in records:
-        table.add_row(*cells(record))
-    return table
+
+TITLE = "archzoo comparison (MACs per image; FLOPs = 2 x MACs; MiB = 2^20 bytes)"
+
+
+def to_rich(records: list[dict]):
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    measured = _measured(records)
+    columns = _columns(measured)
+    table = Table(title=TITLE, title_justify="left")
+    for header, field, _ in columns:
+        table.add_column(header, justify="left" if field in ("model", "pretraining") else "right",
+                         no_wrap=field == "model", min_width=max((len(r["model"]) for r in measured), default=5)
+                         if field == "model" else None)
+    for record in measured:
+        table.add_row(*cells(record, columns))
+    lines = not_measured_lines(records)
+    return Group(table, *(Text(f"not measured: {line}") for line in lines))
 
 
 def to_markdown(records: list[dict]) -> str:
-    lines = ["| " + " | ".join(h for h, *_ in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cells(r)) + " |" for r in records]
-    return "\n".join(lines) + "\n"
+    measured = _measured(records)
+    columns = _columns(measured)
+    text = markdown_table([h for h, *_ in columns], [cells(r, columns) for r in measured])
+    lines = not_measured_lines(records)
+    return text + ("\nNot measured:\n" + "".join(f"- {line}\n" for line in lines) if lines else "")
 
 
 def to_csv(records: list[dict]) -> str:

@@ -1,15 +1,26 @@
-"""`python -m zoo.report [--results DIR] [--out DIR] [--refresh] [--check]`."""
+"""`python -m zoo.report [--results DIR] [--out DIR] [--refresh] [--check]`: reports from results/ alone.
+
+exit status: 0 done (or, with --check, everything current); 1 --check found stale rows or files;
+2 bad input (a --results folder that does not exist, an --out that cannot be written), nothing written.
+"""
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from pathlib import Path
 
-from .build import build_reports
-from .deterministic import check, deterministic_tasks, refresh
+from ..errors import UsageError
+from ..runs.plan import check_out_dir
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m zoo.report", description=__doc__)
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = _Parser(prog="python -m zoo.report", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--results", default=".", help="folder holding results/ (default: the current one)")
     p.add_argument("--out", default=None, help="where to write the reports (default: <results>/reports)")
     p.add_argument("--refresh", action="store_true",
@@ -17,21 +28,54 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true",
                    help="fail (exit 1) when committed results/ or reports/ differ from a fresh count")
     args = p.parse_args(argv)
-    from analysis.progress import progress_tracker
+    results = Path(args.results)
+    if not results.is_dir():
+        raise UsageError(f"--results: {results} is not a folder" if results.exists() else
+                         f"--results: {results} does not exist")
+    if not args.refresh and not (results / "results").is_dir():
+        raise UsageError(f"--results: {results} has no results/ folder (run `python -m zoo.compare --out "
+                         f"{results}` first)")
+    if args.out is not None:
+        args.out = check_out_dir(args.out)
+    elif not args.check:
+        check_out_dir(str(results / "reports"))
+    return args
 
-    if args.refresh or args.check:
-        with progress_tracker(total=len(deterministic_tasks()), description="counting") as advance:
-            if args.check:
-                problems = check(args.results, advance)
-            else:
-                print(f"{refresh(args.results, advance)} rows appended", file=sys.stderr)
-        if args.check:
-            for problem in problems:
-                print(f"zoo.report --check: {problem}", file=sys.stderr)
-            print("reports are current" if not problems else f"{len(problems)} problems", file=sys.stderr)
-            return 1 if problems else 0
-    for path in build_reports(args.results, args.out):
-        print(path)
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse(argv)
+    except UsageError as e:
+        print(f"zoo.report: error: {e}", file=sys.stderr)
+        return 2
+    from ..progress import progress_tracker
+    from .build import build_reports
+    from .deterministic import check, deterministic_tasks, refresh
+
+    with warnings.catch_warnings(record=True) as caught:  # bad lines: named once, on one line each
+        warnings.simplefilter("always")
+        try:
+            if args.refresh or args.check:
+                with progress_tracker(total=len(deterministic_tasks()), description="counting") as advance:
+                    if args.check:
+                        problems = check(args.results, advance)
+                    else:
+                        print(f"{refresh(args.results, advance)} rows appended", file=sys.stderr)
+                if args.check:
+                    for problem in problems:
+                        print(f"zoo.report --check: {problem}", file=sys.stderr)
+                    print("reports are current" if not problems else f"{len(problems)} problems", file=sys.stderr)
+                    return 1 if problems else 0
+            for path in build_reports(args.results, args.out):
+                print(path)
+        except UsageError as e:   # e.g. another run holds results/ during --refresh
+            print(f"zoo.report: error: {e}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("zoo.report: interrupted", file=sys.stderr)
+            return 130
+    for warning in {str(w.message) for w in caught}:
+        print(f"zoo.report: warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -1,69 +1,124 @@
-"""Write reports/: one markdown file per table, PNG plots, and index.html with everything."""
+"""Write reports/: one markdown file per table, PNG plots with the data behind them (plots.json),
+and index.html with everything. Built from results/ alone; any subset of rows, or none, gives a
+report, and the page says what it left out and why."""
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import plots, tables
+from .accuracy import accuracy_points, accuracy_table
 from .html import page
-from .rows import load
+from .rows import ReportRows, load
 from .textbook import textbook_table
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "accuracy.md",
-                  "textbook.md")
+                  "textbook.md", "not_measured.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
-              "components_stacked.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png")
+              "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png")
+PLOT_DATA_FILE = "plots.json"
+HTML_FILE = "index.html"
 
 
-def sections(cost: list[dict], throughput: list[dict]) -> dict[str, tuple[str, str, str]]:
-    """file name -> (heading, what it shows, markdown table)."""
-    points = tables.accuracy_points(cost, throughput)
+@dataclass
+class Section:
+    heading: str
+    intro: str
+    table: str
+    notes: list[str] = field(default_factory=list)      # what was left out, and why
+
+    def markdown(self) -> str:
+        notes = "".join(f"\nNB: {n}\n" for n in self.notes)
+        return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}"
+
+
+def _unless_empty(rows: list, what: str) -> list[str]:
+    return [] if rows else [f"no {what} in results/"]
+
+
+def sections(data: ReportRows) -> dict[str, Section]:
+    cost, throughput = data.cost, data.throughput
+    points, accuracy_notes = accuracy_points(cost, throughput)
+    size = tables.components_size(cost)
+    attention, attention_notes = tables.attention_table(cost)
+    scaling, scaling_notes = tables.scaling_table(cost, throughput)
+    other_batches = sorted({f"batch {r['batch_size']} {r['settings']['dtype']}" for r in data.cost_all} -
+                           {"batch 1 fp32"})
+    cost_notes = _unless_empty(cost, "batch-1 fp32 cost rows") + (
+        [f"cost rows at {', '.join(other_batches)} are in results/ but this table shows batch 1, fp32"]
+        if other_batches else [])
     return {
-        "cost.md": ("Cost per model and resolution",
-                    f"Counted on the meta device at batch 1, fp32. {tables.CONVENTION} Activation peak: live "
-                    "tensors during one forward (train: forward + backward), parameters excluded.",
-                    tables.cost_table(cost)),
-        "components.md": ("MACs per component at 224",
-                          "attn_matmul is attention's QK^T + AV; attn_proj the qkv and output projections.",
-                          tables.component_table(cost)),
-        "attention.md": ("Attention share against tokens",
-                         "Share of MACs in attention matmuls; N* = 6d is where one layer's quadratic term "
-                         "2N^2 d equals its linear terms 12Nd^2 (MLP ratio 4).", tables.attention_table(cost)),
-        "scaling.md": ("Scaling with resolution",
-                       "Exponent k of a log-log least-squares fit, quantity ~ side^k (k = 2 is linear in tokens, "
-                       "k = 4 quadratic).", tables.scaling_table(cost, throughput)),
-        "throughput.md": ("Throughput, latency and MFU (measured)",
-                          "Each row names its machine; MFU = 2 x MACs x img/s / measured peak FLOP/s.",
-                          tables.throughput_table(throughput)),
-        "accuracy.md": ("Reported accuracy beside cost",
-                        "Top-1 as each paper reports it (pretraining data differs: compare within a column "
-                        "of it); GMACs counted at that resolution; Pareto = no model is both cheaper and "
-                        "more accurate.", tables.accuracy_table(points)),
-        "textbook.md": ("Textbook check (seed notes, ViT-B/16)",
-                        "The seed notes' worked examples, recomputed from results/.", textbook_table(cost)),
+        "cost.md": Section("Cost per model and resolution",
+                           f"Counted on the meta device at batch 1, fp32. {tables.CONVENTION} Activation peak: "
+                           "live tensors during one forward (train: forward + backward), weights and input "
+                           "excluded; weights: parameters and buffers at fp32. MiB = 2^20 bytes.",
+                           tables.cost_table(cost), cost_notes),
+        "components.md": Section(f"MACs per component at {size} px",
+                                 "attn_matmul is attention's QK^T + AV; attn_proj the qkv and output projections.",
+                                 tables.component_table(cost, size), _unless_empty(cost, "cost rows")),
+        "attention.md": Section("Attention share against tokens",
+                                "Share of MACs in attention matmuls; N* = 6d is where one layer's quadratic term "
+                                "2N^2 d equals its linear terms 12Nd^2 (MLP ratio 4).", attention, attention_notes),
+        "scaling.md": Section("Scaling with resolution",
+                              "Exponent k of a log-log least-squares fit, quantity ~ side^k (k = 2 is linear in "
+                              "tokens, k = 4 quadratic). Latency fits join only rows of one machine and one "
+                              "setting, and leave noisy timings out.", scaling,
+                              scaling_notes + _unless_empty(cost, "cost rows")),
+        "throughput.md": Section("Throughput, latency and MFU (measured)",
+                                 "Each row names its machine. img/s (mean) = batch x steps / timed span; img/s "
+                                 "(at p50) = batch / median step latency; latencies are per step of the whole "
+                                 "batch. MFU = 2 x MACs x img/s / the machine's measured GEMM peak (x3 for a "
+                                 "training step); above 100% is kept and marked. 'noisy': step latencies' cv "
+                                 "above 0.2 or other processes above 15% of the CPU while timing.",
+                                 tables.throughput_table(throughput), _unless_empty(throughput, "timed rows")),
+        "accuracy.md": Section("Accuracy beside cost",
+                               "Top-1 on ImageNet-1k val at the resolution it was measured at, with its pretraining "
+                               "data, crops and source (paper table or timm's evaluation of its released "
+                               "weights); GMACs counted at that same resolution. Pareto = no single-crop model "
+                               "of the same pretraining group is both cheaper and more accurate; across groups "
+                               "the numbers are not comparable.", accuracy_table(points),
+                               accuracy_notes + _unless_empty(points, "model with accuracy at a counted size")),
+        "textbook.md": Section("Textbook check: the ViT-B/16 worked figures",
+                               "Reference figures from the closed forms of the ViT paper (Dosovitskiy et al. 2021, "
+                               "Sec. 3.1, Eq. 1-4: N = HW/P^2 tokens; per layer 3Nd^2 qkv + N^2 d QK^T + N^2 d AV "
+                               "+ Nd^2 projection + 8Nd^2 MLP) as a textbook tabulates them (its parameter table "
+                               "leaves out biases, the class token and the final norm: 86,482,408 for ViT-B/16), "
+                               "and Swin's windowed form 4hwC^2 + 2M^2 hwC (Liu et al. 2021, Eq. 1); the "
+                               "'reference' column is computed by analysis.count.closed_form, 'ours' is counted "
+                               "from results/.", textbook_table(cost)),
+        "not_measured.md": Section("Rows not measured",
+                                   "The latest row of each measurement that was skipped by a model's size rule or "
+                                   "failed; tables above never show them.", tables.not_measured_table(data.not_measured),
+                                   [f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
+                                    f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
+                                   if data.bad_lines else []),
     }
 
 
-def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None,
-                  with_plots: bool = True) -> list[Path]:
-    cost, throughput = load(results_dir)
+def draw(data: ReportRows, out: Path) -> dict[str, list[dict]]:
+    points, _ = accuracy_points(data.cost, data.throughput)
+    size = tables.components_size(data.cost)
+    drawn = [plots.macs_vs_resolution(data.cost, out / PLOT_FILES[0]),
+             plots.attention_share_vs_tokens(data.cost, out / PLOT_FILES[1]),
+             plots.throughput_vs_resolution(data.throughput, out / PLOT_FILES[2]),
+             plots.component_shares(data.cost, out / PLOT_FILES[3], size),
+             plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
+             plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1")]
+    return dict(zip(PLOT_FILES, drawn))
+
+
+def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None) -> list[Path]:
+    data = load(results_dir)
     out = Path(reports_dir) if reports_dir else Path(results_dir) / "reports"
     out.mkdir(parents=True, exist_ok=True)
+    content = sections(data)
     written = []
-    content = sections(cost, throughput)
-    for name, (heading, intro, table) in content.items():
-        path = out / name
-        path.write_text(f"# {heading}\n\n{intro}\n\n{table}", encoding="utf-8")
-        written.append(path)
-    if with_plots:
-        points = tables.accuracy_points(cost, throughput)
-        figures = [
-            plots.macs_vs_resolution(cost, out / PLOT_FILES[0]),
-            plots.attention_share_vs_tokens(cost, out / PLOT_FILES[1]),
-            plots.throughput_vs_resolution(throughput, out / PLOT_FILES[2]),
-            plots.stacked_components(cost, out / PLOT_FILES[3]),
-            plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image (log)"),
-            plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1 (log)"),
-        ]
-        (out / "index.html").write_text(page("archzoo report", list(content.values()), figures), encoding="utf-8")
-        written += figures + [out / "index.html"]
-    return written
+    for name, section in content.items():
+        (out / name).write_text(section.markdown(), encoding="utf-8")
+        written.append(out / name)
+    plotted = draw(data, out)
+    (out / PLOT_DATA_FILE).write_text(json.dumps(plotted, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out / HTML_FILE).write_text(page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES]),
+                                 encoding="utf-8")
+    return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

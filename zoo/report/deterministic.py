@@ -1,33 +1,35 @@
 """The deterministic part of the committed results, and the check that keeps it (and reports/) true.
 
 Cost and memory are counted, not timed, so they must come out the same on any machine: every
-registry model at 224, 384, its native resolution and the one its accuracy is reported at, plus
-ViT-B/16 at 512 and 1024 for the textbook's attention-share examples.
+registry model at 224, 384, its native resolution and every resolution an accuracy entry of it
+was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples.
+`check` recounts them and rebuilds every report file in a scratch folder: markdown, the data
+behind each plot (plots.json), the HTML page (its inlined PNG bytes aside) and each PNG's presence.
 """
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
-from ..cards import CARDS
-from ..registry import get_spec, list_models
-from ..store import ResultStore
-from ..tasks import Task, run_task
-from .build import MARKDOWN_FILES, build_reports
-from .rows import latest
+from ..models.accuracy import accuracy_entries
+from ..models.registry import get_spec, list_models
+from ..runs.store import ResultStore, latest
+from ..runs.tasks import Task, run_task
+from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES, build_reports
+from .html import without_images
 
 EXTRA = {"vit_b16": (512, 1024)}
 MEASURED = ("params", "trainable_params", "params_by_component", "tokens", "macs", "attn_macs",
-            "macs_by_component", "act_peak_bytes", "train_macs", "train_act_peak_bytes", "uncounted_ops")
+            "macs_by_component", "act_peak_bytes", "train_macs", "train_act_peak_bytes", "weight_bytes",
+            "uncounted_ops")
 
 
 def deterministic_tasks() -> list[Task]:
     tasks = []
     for model in list_models():
         spec = get_spec(model)
-        sizes = {224, 384, spec.native_size, *EXTRA.get(model, ())}
-        if model in CARDS:
-            sizes.add(CARDS[model].resolution)
+        sizes = {224, 384, spec.native_size, *EXTRA.get(model, ()),
+                 *(e["img_size"] for e in accuracy_entries(model) if isinstance(e["img_size"], int))}
         tasks += [Task("cost", model, s, 1, "fp32", train=True) for s in sorted(sizes) if spec.rule.accepts(s)]
     return tasks
 
@@ -43,20 +45,21 @@ def _measured(row: dict) -> dict:
 def refresh(out_dir: str | Path = ".", progress=None) -> int:
     """Append the deterministic rows that results/ lacks or holds with other numbers; returns how many."""
     store = ResultStore(out_dir)
-    have = {(r["model"], r["img_size"]): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
-    written = 0
-    for task in deterministic_tasks():
-        row = run_task(task)
-        if have.get((task.model, task.img_size)) != _measured(row):
-            store.append(row)
-            written += 1
-        if progress:
-            progress(f"{task.model} {task.img_size}")
+    with store.locked():
+        have = {(r["model"], r["img_size"]): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
+        written = 0
+        for task in deterministic_tasks():
+            row = run_task(task)
+            if have.get((task.model, task.img_size)) != _measured(row):
+                store.append(row)
+                written += 1
+            if progress:
+                progress(f"{task.model} {task.img_size}")
     return written
 
 
 def check(out_dir: str | Path = ".", progress=None) -> list[str]:
-    """Problems found: a deterministic row missing or different from a fresh count, or a stale report."""
+    """Problems found: a deterministic row missing or different from a fresh count, or a stale report file."""
     problems = []
     store = ResultStore(out_dir)
     committed = {(r["model"], r["img_size"]): r for r in latest(store.rows("cost")) if _is_deterministic(r)}
@@ -73,12 +76,24 @@ def check(out_dir: str | Path = ".", progress=None) -> list[str]:
             problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a fresh count")
         if progress:
             progress(f"{task.model} {task.img_size}")
+    return problems + stale_reports(out_dir)
+
+
+def stale_reports(out_dir: str | Path) -> list[str]:
+    problems = []
+    reports = Path(out_dir) / "reports"
     with tempfile.TemporaryDirectory() as tmp:
-        build_reports(out_dir, tmp, with_plots=False)
-        for name in MARKDOWN_FILES:
-            committed_md = Path(out_dir) / "reports" / name
-            if not committed_md.exists():
+        build_reports(out_dir, tmp)
+        for name in (*MARKDOWN_FILES, PLOT_DATA_FILE, HTML_FILE):
+            fresh = (Path(tmp) / name).read_text(encoding="utf-8")
+            committed = reports / name
+            if not committed.exists():
                 problems.append(f"reports/{name} is missing")
-            elif committed_md.read_text(encoding="utf-8") != (Path(tmp) / name).read_text(encoding="utf-8"):
+                continue
+            old = committed.read_text(encoding="utf-8")
+            if name == HTML_FILE:
+                old, fresh = without_images(old), without_images(fresh)
+            if old != fresh:
                 problems.append(f"reports/{name} is stale: regenerate with `python -m zoo.report`")
+        problems += [f"reports/{name} is missing" for name in PLOT_FILES if not (reports / name).is_file()]
     return problems

@@ -1,29 +1,39 @@
-"""One self-contained HTML page: every markdown table as an HTML table, every plot inlined."""
+"""One self-contained HTML page: every markdown table as an HTML table, its notes, every plot inlined."""
 from __future__ import annotations
 
 import base64
 import html
+import re
 from pathlib import Path
 
-STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;"
+STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1500px}table{border-collapse:collapse;"
          "margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}"
-         "td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #eee}")
+         "td:first-child,th:first-child{text-align:left;white-space:nowrap}img{max-width:100%;border:1px solid #eee}"
+         ".note{color:#8a4b00}")
+IMAGE_DATA = re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]*"')
+
+
+def _cells(line: str) -> list[str]:
+    """Split a markdown row on unescaped pipes."""
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
 def table_html(markdown: str) -> str:
-    lines = [line.strip().strip("|").split("|") for line in markdown.strip().splitlines()]
+    lines = [_cells(line) for line in markdown.strip().splitlines()]
     head, body = lines[0], lines[2:]
-    out = ["<table><thead><tr>", *(f"<th>{html.escape(c.strip())}</th>" for c in head), "</tr></thead><tbody>"]
+    out = ["<table><thead><tr>", *(f"<th>{html.escape(c)}</th>" for c in head), "</tr></thead><tbody>"]
     for row in body:
-        out += ["<tr>", *(f"<td>{html.escape(c.strip())}</td>" for c in row), "</tr>"]
+        out += ["<tr>", *(f"<td>{html.escape(c)}</td>" for c in row), "</tr>"]
     return "".join(out + ["</tbody></table>"])
 
 
-def page(title: str, sections: list[tuple[str, str, str]], plots: list[Path]) -> str:
-    """sections: (heading, intro text, markdown table)."""
+def page(title: str, sections, plots: list[Path]) -> str:
+    """sections: objects with heading, intro, table (markdown) and notes."""
     body = [f"<h1>{html.escape(title)}</h1>"]
-    for heading, intro, table in sections:
-        body += [f"<h2>{html.escape(heading)}</h2>", f"<p>{html.escape(intro)}</p>", table_html(table)]
+    for s in sections:
+        body += [f"<h2>{html.escape(s.heading)}</h2>", f"<p>{html.escape(s.intro)}</p>"]
+        body += [f'<p class="note">NB: {html.escape(n)}</p>' for n in s.notes]
+        body.append(table_html(s.table))
     body.append("<h2>Plots</h2>")
     for plot in plots:
         data = base64.b64encode(plot.read_bytes()).decode()
@@ -31,3 +41,8 @@ def page(title: str, sections: list[tuple[str, str, str]], plots: list[Path]) ->
                     f"<figcaption>{plot.stem}</figcaption></figure>")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def without_images(text: str) -> str:
+    """The page with its inlined PNG bytes blanked: what --check compares (plots.json covers the data)."""
+    return IMAGE_DATA.sub('src="data:image/png;base64,"', text)

@@ -1,4 +1,7 @@
-"""Seaborn plots (PNG) from result rows; each function writes one figure and returns its path."""
+"""Seaborn plots (PNG) from result rows. Each function draws one figure from the rows it is given and
+returns the data it plotted (rounded), which `zoo.report --check` compares, since PNG bytes are not
+stable across matplotlib versions. With nothing to draw, the figure says so instead of failing.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +13,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from .rows import machine_name  # noqa: E402
+from analysis.count.closed_form import attention_crossover_tokens, global_attention_layer_macs  # noqa: E402
+from analysis.vocab import COMPONENTS  # noqa: E402
+
+from .rows import machine_name, main_machine  # noqa: E402
+
+Plotted = list[dict]
 
 
 def _save(fig, path: Path) -> Path:
@@ -20,20 +28,48 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def macs_vs_resolution(cost: list[dict], path: Path) -> Path:
-    df = pd.DataFrame([{"model": r["model"], "family": r["family"], "res": r["img_size"], "GMACs": r["macs"] / 1e9}
+def _empty(path: Path, title: str, why: str) -> Plotted:
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.set_axis_off()
+    ax.set_title(title)
+    ax.text(0.5, 0.5, f"nothing to plot: {why}", ha="center", va="center")
+    _save(fig, path)
+    return []
+
+
+def _rounded(df: pd.DataFrame) -> Plotted:
+    return [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}
+            for row in df.to_dict("records")]
+
+
+def _label_line_ends(ax, df: pd.DataFrame, x: str, y: str, by: str) -> None:
+    """One label per line at its right end, instead of a legend over the data."""
+    for name, part in df.sort_values(x).groupby(by):
+        last = part.iloc[-1]
+        ax.annotate(name, (last[x], last[y]), fontsize=6, xytext=(3, 0), textcoords="offset points", va="center")
+
+
+def macs_vs_resolution(cost: list[dict], path: Path) -> Plotted:
+    title = "MACs per image against input side (log-log), one line per model"
+    df = pd.DataFrame([{"model": r["model"], "family": r.get("family"), "res": r["img_size"], "GMACs": r["macs"] / 1e9}
                        for r in cost])
-    fig, ax = plt.subplots(figsize=(8, 5))
-    sns.lineplot(df, x="res", y="GMACs", hue="family", units="model", estimator=None, marker="o", ax=ax)
-    ax.set(xscale="log", yscale="log", title="MACs per image against input side (log-log)", xlabel="input side (px)")
-    return _save(fig, path)
+    if df.empty:
+        return _empty(path, title, "no cost rows")
+    fig, ax = plt.subplots(figsize=(9, 7))
+    sns.lineplot(df, x="res", y="GMACs", hue="family", units="model", estimator=None, marker="o", ax=ax, lw=1)
+    _label_line_ends(ax, df, "res", "GMACs", "model")
+    ax.set(xscale="log", yscale="log", title=title, xlabel="input side (px)", ylabel="GMACs per image")
+    ax.legend(fontsize=7, title="family", loc="upper left")
+    _save(fig, path)
+    return _rounded(df.sort_values(["model", "res"]))
 
 
-def attention_share_vs_tokens(cost: list[dict], path: Path) -> Path:
-    from analysis.closed_form import attention_crossover_tokens, global_attention_layer_macs
-
+def attention_share_vs_tokens(cost: list[dict], path: Path) -> Plotted:
+    title = "Attention matmul share of MACs against sequence length"
     df = pd.DataFrame([{"model": r["model"], "tokens": r["tokens"], "attn %": 100 * r["attn_share"]}
                        for r in cost if r.get("tokens")])
+    if df.empty:
+        return _empty(path, title, "no rows of a model with one global token sequence")
     fig, ax = plt.subplots(figsize=(8, 5))
     sns.scatterplot(df, x="tokens", y="attn %", hue="model", ax=ax, s=40)
     n = [2 ** (k / 4) for k in range(20, 60)]
@@ -41,50 +77,70 @@ def attention_share_vs_tokens(cost: list[dict], path: Path) -> Path:
     ax.plot(n, [100 * m["quadratic"] / (m["quadratic"] + m["linear"]) for m in layer], "k--", lw=1,
             label="one ViT-B layer, closed form")
     ax.axvline(attention_crossover_tokens(768), color="red", lw=1, label="N* = 6d (d = 768)")
-    ax.set(xscale="log", title="Attention matmul share of MACs against sequence length", xlabel="tokens N")
-    ax.legend(fontsize=7, ncol=2)
-    return _save(fig, path)
+    ax.set(xscale="log", title=title, xlabel="tokens N")
+    ax.legend(fontsize=6, ncol=2, loc="upper left")
+    _save(fig, path)
+    return _rounded(df.sort_values(["model", "tokens"]))
 
 
-def throughput_vs_resolution(throughput: list[dict], path: Path) -> Path:
+def throughput_vs_resolution(throughput: list[dict], path: Path) -> Plotted:
+    """One machine (the one with most rows), fp32 batch-1 inference only, one line per model; noisy
+    measurements drawn hollow and named."""
+    machine = main_machine(throughput)
+    title = "Throughput against input side (fp32, batch 1, inference)"
+    rows = [r for r in throughput if machine_name(r) == machine and r["batch_size"] == 1
+            and r["settings"]["dtype"] == "fp32" and not r["settings"].get("train")]
     df = pd.DataFrame([{"model": r["model"], "res": r["img_size"], "img/s": r["imgs_per_s"],
-                        "setting": f"{r['settings']['dtype']} bs{r['batch_size']}", "machine": machine_name(r)}
-                       for r in throughput if not r["settings"].get("train")])
+                        "noisy": bool(r.get("noisy"))} for r in rows])
+    if df.empty:
+        return _empty(path, title, "no fp32 batch-1 inference timings")
     fig, ax = plt.subplots(figsize=(8, 5))
-    if not df.empty:
-        sns.lineplot(df, x="res", y="img/s", hue="model", style="setting", marker="o", ax=ax)
-        ax.set(yscale="log", title=f"Throughput against input side\n{df['machine'].iloc[0]}")
-    return _save(fig, path)
+    sns.lineplot(df, x="res", y="img/s", hue="model", marker="o", ax=ax, estimator=None)
+    noisy = df[df["noisy"]]
+    if not noisy.empty:
+        ax.scatter(noisy["res"], noisy["img/s"], s=120, facecolors="none", edgecolors="red", label="noisy (cv or load)")
+    _label_line_ends(ax, df, "res", "img/s", "model")
+    ax.set(yscale="log", title=f"{title}\non {machine}", xlabel="input side (px)", ylabel="images / s (mean)")
+    ax.legend(fontsize=7)
+    _save(fig, path)
+    return _rounded(df.sort_values(["model", "res"]))
 
 
-def stacked_components(cost: list[dict], path: Path, img_size: int = 224) -> Path:
-    parts = ["patch_embed", "attn_proj", "attn_matmul", "mlp", "conv", "head", "other"]
-    df = pd.DataFrame([{"model": r["model"], **{p: r["macs_by_component"].get(p, 0) / 1e9 for p in parts}}
-                       for r in cost if r["img_size"] == img_size]).set_index("model").sort_values("mlp")
-    fig, ax = plt.subplots(figsize=(9, 6))
+def component_shares(cost: list[dict], path: Path, img_size: int | None) -> Plotted:
+    """Stacked shares of MACs per component (linear axis: stacked bars on a log axis mislead)."""
+    title = f"Share of MACs per component at {img_size} px"
+    rows = [r for r in cost if r["img_size"] == img_size and r["macs"]]
+    if not rows:
+        return _empty(path, title, "no cost rows")
+    df = pd.DataFrame([{"model": r["model"], **{c: 100 * r["macs_by_component"].get(c, 0) / r["macs"]
+                                                 for c in COMPONENTS}} for r in rows]).set_index("model")
+    df = df.sort_values(["attn_matmul", "mlp"])
+    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.28 * len(df) + 1)))
     df.plot.barh(stacked=True, ax=ax, colormap="tab10", width=0.8)
-    ax.set(xscale="log", xlabel="GMACs", title=f"MACs per component at {img_size}px")
-    return _save(fig, path)
+    ax.set(xlim=(0, 100), xlabel="% of the model's MACs", ylabel="", title=title)
+    ax.legend(fontsize=7, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.05))
+    _save(fig, path)
+    return _rounded(df.reset_index().sort_values("model"))
 
 
-def accuracy_vs(points: list[dict], x: str, path: Path, xlabel: str) -> Path:
+def accuracy_vs(points: list[dict], x: str, path: Path, xlabel: str) -> Plotted:
+    """One panel per pretraining group, each with its own Pareto front (single-crop entries only)."""
+    title = f"Top-1 at its own resolution against {xlabel}"
     df = pd.DataFrame([p for p in points if p.get(x)])
-    fig, ax = plt.subplots(figsize=(8, 5))
-    if not df.empty:
-        sns.scatterplot(df, x=x, y="top1", hue="family", style="pretraining", s=60, ax=ax)
-        for _, p in df.iterrows():
-            ax.annotate(p["model"], (p[x], p["top1"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
-        front = _front(df, x, lower_is_better=(x == "gmacs"))
-        ax.step(front[x], front["top1"], "k--", where="post", lw=1, label="Pareto front")
-        ax.set(xscale="log", xlabel=xlabel, ylabel="reported ImageNet top-1 (%)")
-        ax.legend(fontsize=6, ncol=2)
-    return _save(fig, path)
-
-
-def _front(df: pd.DataFrame, x: str, lower_is_better: bool) -> pd.DataFrame:
-    ordered = df.sort_values(x, ascending=lower_is_better)
-    best, keep = -1.0, []
-    for i, row in ordered.iterrows():
-        if row["top1"] > best:
-            best, keep = row["top1"], keep + [i]
-    return ordered.loc[keep].sort_values(x)
+    if df.empty:
+        return _empty(path, title, f"no model with both an accuracy entry and {xlabel} at the same resolution")
+    groups = sorted(df["pretraining"].unique())
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 4.5), squeeze=False)
+    for ax, group in zip(axes[0], groups):
+        part = df[df["pretraining"] == group]
+        sns.scatterplot(part, x=x, y="top1", hue="family", style="crops", s=50, ax=ax, legend=False)
+        for i, (_, p) in enumerate(part.sort_values(x).iterrows()):
+            ax.annotate(f"{p['model']} @{p['img_size']}", (p[x], p["top1"]), fontsize=6,
+                        xytext=(3, 3 + 7 * (i % 3)), textcoords="offset points")   # staggered against overlaps
+        front = part[part[f"pareto_{x}"]].sort_values(x)
+        ax.step(front[x], front["top1"], "k--", where="post", lw=1)
+        ax.set(xscale="log", xlabel=xlabel, ylabel="top-1 % (ImageNet-1k)", title=f"pretraining: {group}")
+    fig.suptitle(f"{title} (dashed: Pareto front within the group)")
+    _save(fig, path)
+    return _rounded(df[["model", "img_size", "pretraining", "crops", "top1", x, f"pareto_{x}"]]
+                    .sort_values(["pretraining", "model", "img_size"]))

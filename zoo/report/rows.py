@@ -1,38 +1,64 @@
-"""Reading results/ for reporting: the latest good row per measurement, as plain dicts."""
+"""Reading results/ for reporting: the latest good row per measurement, grouped the way tables need them."""
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store import ResultStore
+from ..runs.store import BadLine, ResultStore, latest
 
 
-def latest(rows: list[dict]) -> list[dict]:
-    """Later rows replace earlier ones of the same measurement; failed and skipped rows are dropped."""
-    kept: dict[tuple, dict] = {}
+@dataclass
+class ReportRows:
+    cost: list[dict]                  # one row per (model, size): batch 1, fp32, a row that counted training preferred
+    cost_all: list[dict]              # every latest measured cost row (other batches, dtypes)
+    throughput: list[dict]            # every latest measured timed row, each naming its machine
+    not_measured: list[dict]          # latest failed or skipped rows (shown as a short list, never in tables)
+    bad_lines: list[BadLine] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.cost_all or self.throughput)
+
+
+def _latest_unmeasured(rows: list[dict]) -> list[dict]:
+    """Failed/skipped rows whose measurement has no later good row."""
+    from ..runs.schema import is_measured, measurement_key
+
+    last: dict[tuple, dict] = {}
     for row in rows:
-        if "failed" in row or "skipped" in row:
-            continue
-        machine = tuple(sorted((row.get("env") or {}).items())) if row["kind"] == "throughput" else ()
-        key = (row["kind"], row["model"], row["img_size"], row["batch_size"],
-               tuple(sorted(row["settings"].items())), machine)
-        kept[key] = row
-    return sorted(kept.values(), key=lambda r: (r["model"], r["img_size"], r["batch_size"]))
+        last[measurement_key(row)] = row
+    return [r for r in last.values() if not is_measured(r)]
 
 
-def load(results_dir: str | Path) -> tuple[list[dict], list[dict]]:
-    """(cost rows at batch 1 fp32, throughput rows) from <results_dir>/results."""
+def load(results_dir: str | Path) -> ReportRows:
     store = ResultStore(results_dir)
+    cost_rows, timed_rows = store.rows("cost", warn=False), store.rows("throughput", warn=False)
+    cost_all = latest(cost_rows)
     cost: dict[tuple, dict] = {}
-    for r in latest(store.rows("cost")):  # one row per model and size: one that counted training wins
+    for r in cost_all:
         if r["batch_size"] == 1 and r["settings"]["dtype"] == "fp32":
             key = (r["model"], r["img_size"])
             if key not in cost or r["settings"].get("train") or not cost[key]["settings"].get("train"):
                 cost[key] = r
-    return sorted(cost.values(), key=lambda r: (r["model"], r["img_size"])), latest(store.rows("throughput"))
+    return ReportRows(cost=sorted(cost.values(), key=lambda r: (r["model"], r["img_size"])), cost_all=cost_all,
+                      throughput=latest(timed_rows), not_measured=_latest_unmeasured(cost_rows + timed_rows),
+                      bad_lines=store.bad_lines)
 
 
 def machine_name(row: dict) -> str:
     env = row.get("env") or {}
     gpu = env.get("gpu_name")
-    cpu = f"{env.get('cpu_model', '?')} ({env.get('threads', '?')} threads)"
+    cpu = f"{env.get('cpu_model') or '?'} ({row.get('threads') or '?'} threads)"
     return f"{gpu} / {cpu}" if gpu else cpu
+
+
+def setting_name(row: dict) -> str:
+    s = row["settings"]
+    return f"{s['dtype']} bs{row['batch_size']} {'train' if s.get('train') else 'inference'}"
+
+
+def main_machine(throughput: list[dict]) -> str | None:
+    """The machine with the most timed rows: plots draw one machine only."""
+    counts = Counter(machine_name(r) for r in throughput)
+    return counts.most_common(1)[0][0] if counts else None

@@ -1,57 +1,81 @@
-"""Markdown tables from result rows: cost, components, attention, scaling, throughput, accuracy."""
+"""Markdown tables from result rows: cost, components, attention, scaling, throughput, accuracy.
+
+Units are in every header: MACs per image (FLOPs = 2 x MACs), memory in MiB (2^20 bytes) per batch,
+latency in ms per step of the batch. Each table builds from whatever rows exist; what it had to
+leave out is returned beside it, and the page says so.
+"""
 from __future__ import annotations
 
 import math
 from collections import defaultdict
 
-from ..cards import CARDS
-from ..registry import get_spec
-from .rows import machine_name
+from analysis.count.closed_form import attention_crossover_tokens
+from analysis.vocab import COMPONENTS
+
+from ..errors import ZooError
+from ..markdown import markdown_table as markdown
+from ..models.registry import get_spec
+from .rows import machine_name, setting_name
 
 CONVENTION = ("MACs = multiply-accumulates of matmuls, linear layers, convolutions and attention's QK^T "
               "and AV; biases, norms, softmax, activations and pooling are not counted. FLOPs = 2 x MACs.")
-
-
-def markdown(headers: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join("-" if c is None else str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+MIB = 2**20
 
 
 def g(v: float | None, digits: int = 2) -> str | None:
     return None if v is None else f"{v / 1e9:,.{digits}f}"
 
 
+def mib(v: int | None) -> str | None:
+    return None if v is None else f"{v / MIB:,.1f}"
+
+
+def spec_or_none(model: str):
+    try:
+        return get_spec(model)
+    except ZooError:    # a row of a model no longer in the registry: shown from its own fields
+        return None
+
+
 def cost_table(cost: list[dict]) -> str:
-    rows = [[r["model"], r["family"], r["img_size"], r.get("tokens"), f"{r['params']:,}", g(r["macs"]),
-             g(2 * r["macs"]), f"{100 * r['attn_share']:.2f}", f"{r['act_peak_bytes'] / 2**20:,.1f}",
-             g(r.get("train_macs")), f"{r['train_act_peak_bytes'] / 2**20:,.1f}" if r.get("train_act_peak_bytes") else None,
-             ", ".join(r["uncounted_ops"]) or "none"] for r in cost]
-    return markdown(["model", "family", "res", "tokens", "params", "GMACs", "GFLOPs", "attn %",
-                     "act peak (MiB)", "train GMACs", "train act peak (MiB)", "uncounted ops"], rows)
+    rows = [[r["model"], r.get("family"), r["img_size"], r.get("tokens"), f"{r['params'] / 1e6:,.2f}", g(r["macs"]),
+             g(2 * r["macs"]), f"{100 * r['attn_share']:.2f}", mib(r["act_peak_bytes"]), g(r.get("train_macs")),
+             mib(r.get("train_act_peak_bytes")), mib(r.get("weight_bytes")), ", ".join(r["uncounted_ops"]) or "none"]
+            for r in cost]
+    return markdown(["model", "family", "res (px)", "tokens", "params (M)", "GMACs / image", "GFLOPs / image",
+                     "attn % of MACs", "act peak (MiB, batch 1)", "train GMACs / image",
+                     "train act peak (MiB, batch 1)", "weights (MiB)", "uncounted ops"], rows)
 
 
-def component_table(cost: list[dict], img_size: int = 224) -> str:
-    components = ["patch_embed", "attn_proj", "attn_matmul", "mlp", "conv", "head", "other"]
-    rows = [[r["model"]] + [g(r["macs_by_component"].get(c, 0), 3) for c in components] + [g(r["macs"], 3)]
+def components_size(cost: list[dict]) -> int | None:
+    """224 when there are rows at 224, else the size with most rows."""
+    sizes = [r["img_size"] for r in cost]
+    if not sizes:
+        return None
+    return 224 if 224 in sizes else max(set(sizes), key=sizes.count)
+
+
+def component_table(cost: list[dict], img_size: int | None) -> str:
+    rows = [[r["model"]] + [g(r["macs_by_component"].get(c, 0), 3) for c in COMPONENTS] + [g(r["macs"], 3)]
             for r in cost if r["img_size"] == img_size]
-    return markdown(["model (GMACs at %d)" % img_size] + components + ["total"], rows)
+    return markdown([f"model (GMACs / image at {img_size} px)"] + list(COMPONENTS) + ["total"], rows)
 
 
-def attention_table(cost: list[dict]) -> str:
-    from analysis.closed_form import attention_crossover_tokens
-
-    rows = []
+def attention_table(cost: list[dict]) -> tuple[str, list[str]]:
+    rows, left_out = [], set()
     for r in cost:
-        spec = get_spec(r["model"])
-        if not r.get("tokens") or spec.vit_config is None and spec.family not in ("deit", "beit", "eva"):
+        spec = spec_or_none(r["model"])
+        width = spec.vit_config.embed_dim if spec and spec.vit_config else None
+        if not r.get("tokens"):
             continue
-        width = spec.vit_config.embed_dim if spec.vit_config else None
+        if width is None:
+            left_out.add(r["model"])
         n_star = attention_crossover_tokens(width) if width else None
         rows.append([r["model"], r["img_size"], r["tokens"], f"{100 * r['attn_share']:.2f}",
-                     f"{n_star:,.0f}" if n_star else None,
-                     f"{r['tokens'] / n_star:.3f}" if n_star else None])
-    return markdown(["model", "res", "tokens N", "attn share %", "N* = 6d", "N / N*"], rows)
+                     f"{n_star:,.0f}" if n_star else None, f"{r['tokens'] / n_star:.3f}" if n_star else None])
+    notes = [f"N* left blank for {', '.join(sorted(left_out))}: their width is not in the registry's ViT table"] \
+        if left_out else []
+    return markdown(["model", "res (px)", "tokens N", "attn % of MACs", "N* = 6d", "N / N*"], rows), notes
 
 
 def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
@@ -64,59 +88,75 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
-def scaling_table(cost: list[dict], throughput: list[dict]) -> str:
+def latency_series(throughput: list[dict]) -> dict[tuple[str, str, str], list[dict]]:
+    """(model, machine, setting) -> rows at several sizes: the only rows a curve or a fit may join."""
+    series: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for r in throughput:
+        series[(r["model"], machine_name(r), setting_name(r))].append(r)
+    return series
+
+
+def scaling_table(cost: list[dict], throughput: list[dict]) -> tuple[str, list[str]]:
     by_model: dict[str, list[dict]] = defaultdict(list)
     for r in cost:
         by_model[r["model"]].append(r)
-    latency: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    for r in throughput:
-        if r["batch_size"] == 1 and not r["settings"].get("train") and r["settings"]["dtype"] == "fp32":
-            latency[r["model"]].append((r["img_size"], r["latency_ms_p50"]))
+    latency: dict[str, tuple[float | None, str]] = {}
+    noisy_left_out = []
+    for (model, machine, setting), rs in latency_series(throughput).items():
+        if setting != "fp32 bs1 inference":
+            continue
+        clean = [r for r in rs if not r.get("noisy")]
+        noisy_left_out += [f"{model} {r['img_size']} px" for r in rs if r.get("noisy")]
+        exp = fit_exponent([r["img_size"] for r in clean], [r["latency_ms_p50"] for r in clean])
+        if exp is not None and (model not in latency or len(clean) > 1):
+            latency[model] = (exp, machine)
     rows = []
     for model, rs in sorted(by_model.items()):
         sizes = [r["img_size"] for r in rs]
-        macs_exp = fit_exponent(sizes, [r["macs"] for r in rs])
-        mem_exp = fit_exponent(sizes, [r["act_peak_bytes"] for r in rs])
-        lat_exp = fit_exponent(*zip(*latency[model])) if len(latency[model]) > 1 else None
-        rows.append([model, ", ".join(map(str, sorted(sizes))), _fmt(macs_exp), _fmt(mem_exp), _fmt(lat_exp)])
-    return markdown(["model", "resolutions", "MACs ~ side^k", "act memory ~ side^k", "latency ~ side^k"], rows)
+        lat, machine = latency.get(model, (None, None))
+        rows.append([model, ", ".join(map(str, sorted(sizes))), _fmt(fit_exponent(sizes, [r["macs"] for r in rs])),
+                     _fmt(fit_exponent(sizes, [r["act_peak_bytes"] for r in rs])), _fmt(lat), machine])
+    notes = [f"noisy timings left out of the latency fits: {', '.join(sorted(noisy_left_out))}"] if noisy_left_out else []
+    return markdown(["model", "resolutions (px)", "MACs ~ side^k", "act memory ~ side^k",
+                     "latency p50 ~ side^k (fp32, batch 1)", "latency measured on"], rows), notes
 
 
 def _fmt(v: float | None) -> str | None:
     return None if v is None else f"{v:.2f}"
 
 
+def mfu_cell(r: dict) -> str | None:
+    if r.get("mfu") is None:
+        return None
+    return f"{100 * r['mfu']:.1f}{' (above peak)' if r.get('mfu_above_peak') else ''}"
+
+
 def throughput_table(throughput: list[dict]) -> str:
-    rows = [[machine_name(r), r["model"], r["img_size"], r["batch_size"], r["settings"]["dtype"],
-             "train" if r["settings"].get("train") else "inference", f"{r['imgs_per_s']:.2f}",
-             f"{r['latency_ms_p50']:.1f}", f"{r['latency_ms_p90']:.1f}", f"{r['latency_ms_p99']:.1f}",
-             f"{r['cv']:.3f}", f"{100 * r['mfu']:.1f}" if r.get("mfu") is not None else None,
-             g(r.get("peak_flops"), 0)]
-            for r in sorted(throughput, key=lambda r: (machine_name(r), r["model"], r["img_size"], r["batch_size"]))]
-    return markdown(["machine", "model", "res", "batch", "dtype", "mode", "img/s", "p50 ms", "p90 ms", "p99 ms",
-                     "cv", "MFU %", "peak GFLOP/s"], rows)
+    ordered = sorted(throughput, key=lambda r: (machine_name(r), r["model"], r["img_size"], r["batch_size"],
+                                                setting_name(r)))
+    rows = [[machine_name(r), r["model"], r["img_size"], f"{r.get('ran_batch_size') or r['batch_size']}",
+             r["settings"]["dtype"], "train" if r["settings"].get("train") else "inference",
+             f"{r['imgs_per_s']:.2f}", _imgs_at_p50(r), f"{r['latency_ms_p50']:.1f}",
+             _opt(r.get("latency_ms_p99"), ".1f"), _opt(r.get("cv"), ".3f"), _opt(r.get("foreign_cpu_share"), ".0%"),
+             mfu_cell(r), g(r.get("peak_flops"), 0), "noisy" if r.get("noisy") else ""]
+            for r in ordered]
+    return markdown(["machine", "model", "res (px)", "batch", "dtype", "mode", "img/s (mean)", "img/s (at p50)",
+                     "p50 (ms / batch)", "p99 (ms / batch)", "cv", "others' CPU", "MFU %", "GEMM peak (GFLOP/s)",
+                     "flag"], rows)
 
 
-def accuracy_points(cost: list[dict], throughput: list[dict]) -> list[dict]:
-    """Each carded model at the resolution its accuracy was reported at (when that row exists)."""
-    macs = {(r["model"], r["img_size"]): r["macs"] for r in cost}
-    speed = {(r["model"], r["img_size"]): r["imgs_per_s"] for r in throughput
-             if r["batch_size"] == 1 and not r["settings"].get("train") and r["settings"]["dtype"] == "fp32"}
-    points = []
-    for model, c in sorted(CARDS.items()):
-        if (model, c.resolution) in macs:
-            points.append({"model": model, "family": get_spec(model).family, "top1": c.top1,
-                           "resolution": c.resolution, "pretraining": c.pretraining, "source": c.source,
-                           "gmacs": macs[(model, c.resolution)] / 1e9,
-                           "imgs_per_s": speed.get((model, c.resolution))})
-    for p in points:
-        p["pareto_gmacs"] = not any(q["gmacs"] <= p["gmacs"] and q["top1"] > p["top1"] for q in points)
-    return points
+def _imgs_at_p50(r: dict) -> str | None:
+    batch = r.get("ran_batch_size") or r["batch_size"]
+    return f"{batch / (r['latency_ms_p50'] / 1e3):.2f}" if r.get("latency_ms_p50") else None
 
 
-def accuracy_table(points: list[dict]) -> str:
-    rows = [[p["model"], f"{p['top1']:.2f}", p["resolution"], p["pretraining"], f"{p['gmacs']:.2f}",
-             f"{p['imgs_per_s']:.2f}" if p["imgs_per_s"] else None, "yes" if p["pareto_gmacs"] else "",
-             p["source"]] for p in sorted(points, key=lambda p: p["gmacs"])]
-    return markdown(["model", "top-1 %", "res", "pretraining", "GMACs", "img/s (bs 1)", "Pareto (GMACs)",
-                     "source"], rows)
+def _opt(v, spec: str) -> str | None:
+    return None if v is None else format(v, spec)
+
+
+def not_measured_table(rows: list[dict]) -> str:
+    listed = sorted(rows, key=lambda r: (r["kind"], r["model"], r["img_size"], r["batch_size"]))
+    return markdown(["kind", "model", "res (px)", "batch", "settings", "why"],
+                    [[r["kind"], r["model"], r["img_size"], r["batch_size"], setting_name(r) if r["kind"] ==
+                      "throughput" else r["settings"]["dtype"], f"skipped: {r['skipped']}" if r.get("skipped")
+                      else f"failed: {r['failed']}"] for r in listed])

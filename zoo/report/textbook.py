@@ -1,96 +1,93 @@
-"""The textbook check: the seed notes' worked examples for ViT-B/16, recomputed from results/.
+"""The textbook check: ViT-B/16's worked figures, as closed forms give them, against the counted rows.
 
-Seed values are the notes' own figures (ViT chapter, ex. 3.5.1 and 3.5.2; Swin, prop. 3.5.2);
-"ours" comes from the counted rows; each row says why the two differ where they do.
+Reference values are computed here from analysis.count.closed_form (the ViT paper's Eq. 1-4 with
+N = HW/P^2; Swin's Eq. 1), never typed in; "ours" comes from results/. Each row says why the two
+differ where they do.
 """
 from __future__ import annotations
 
-from .tables import markdown
+from analysis.count.closed_form import (ViTShape, attention_crossover_tokens, global_attention_layer_macs,
+                                        vit_macs, vit_params_beyond_textbook, vit_textbook_params)
 
-D, LAYERS = 768, 12
-SEED_PARAMS = [  # (component, seed value, how the implementation differs)
-    ("patch embedding 16*16*3*768 + 768", 590_592, "patch_embed", 1, ""),
-    ("QKV projection, per layer (3 x 768^2)", 1_769_472, None, None, "seed leaves out the 2,304 qkv biases"),
-    ("output projection, per layer (768^2)", 589_824, None, None, "seed leaves out the 768 proj biases"),
-    ("attention projections, per layer (QKV + out)", 2_359_296, "attn_proj", LAYERS,
-     "ours adds the 3,072 qkv + proj biases"),
-    ("MLP d->4d->d, per layer (2 x 768 x 3072)", 4_718_592, "mlp", LAYERS, "ours adds the 3,840 fc1 + fc2 biases"),
-    ("classifier head 768x1000 + 1000", 769_000, "head", 1, ""),
-]
-SEED_MACS = [  # (component, seed value in MACs, our component, divide by, reason)
-    ("QKV + output projection, per layer (4Nd^2)", 348_585_984 + 116_195_328, "attn_proj", LAYERS, ""),
-    ("QK^T + AV, per layer (2N^2 d)", 2 * 29_805_312, "attn_matmul", LAYERS, ""),
-    ("MLP, per layer (8Nd^2)", 929_562_624, "mlp", LAYERS, ""),
-    ("patch embedding (196 x 16*16*3 x 768)", 115_605_504, "patch_embed", 1, ""),
-]
-SEED_SHARE = {197: 4.1, 576: 11.1, 1024: 18.2, 4096: 47.1}   # ex. 3.5.1, quadratic share of one layer
-SHARE_SIZES = {197: 224, 576: 384, 1024: 512, 4096: 1024}       # ViT-B/16 input side giving those N
+from ..markdown import markdown_table
 
-
-def _row(rows: dict, model: str, size: int) -> dict | None:
-    return rows.get((model, size))
+VIT_B16 = ViTShape(embed_dim=768, depth=12, mlp_dim=3072, patch_size=16)
+D, LAYERS = VIT_B16.embed_dim, VIT_B16.depth
 
 
 def textbook_rows(cost: list[dict]) -> list[list]:
     rows = {(r["model"], r["img_size"]): r for r in cost}
-    vit = _row(rows, "vit_b16", 224)
-    out: list[list] = []
+    vit = rows.get(("vit_b16", 224))
     if vit is None:
-        return [["ViT-B/16 at 224", "-", "missing from results/", "run the deterministic refresh"]]
-    pc, mc = vit["params_by_component"], vit["macs_by_component"]
-    for label, seed, comp, per, why in SEED_PARAMS:
-        ours = pc.get(comp, 0) // per if comp else None
-        out.append([f"params: {label}", f"{seed:,}", f"{ours:,}" if ours is not None else "(in the row above)",
-                    why or ("equal" if ours == seed else "differs")])
-    out.append(["params: total (ex. 3.5.2)", "86,482,408", f"{vit['params']:,}",
-                f"+{vit['params'] - 86_482_408:,}: 12 x 6,912 block biases, the class token (768) and the final "
-                "LayerNorm (1,536), which the seed's table leaves out"])
-    for label, seed, comp, per, why in SEED_MACS:
-        ours = mc.get(comp, 0) // per
-        out.append([f"MACs: {label}", f"{seed:,}", f"{ours:,}", why or ("equal" if ours == seed else "differs")])
-    per_layer = (mc["attn_proj"] + mc["attn_matmul"] + mc["mlp"]) // LAYERS
-    out.append(["MACs: one layer (ex. 3.5.2: 1,454 M)", "1,453,954,560", f"{per_layer:,}",
-                "equal" if per_layer == 1_453_954_560 else "differs"])
-    out.append(["MACs: total (17.56 G)", "17,563,060,224 (12 layers + patch embedding)", f"{vit['macs']:,}",
-                f"+{vit['macs'] - 17_563_060_224:,}: the 768x1000 classifier head, which the seed's sum leaves out"])
-    for n, seed in SEED_SHARE.items():
-        r = _row(rows, "vit_b16", SHARE_SIZES[n])
+        return [["ViT-B/16 at 224", "-", "missing from results/", "run `python -m zoo.report --refresh`"]]
+    out: list[list] = []
+    params = vit_textbook_params(VIT_B16, 224)
+    beyond = vit_params_beyond_textbook(VIT_B16)
+    pc = vit["params_by_component"]
+    out.append(["params: patch embedding 16*16*3*768 + 768", f"{params['patch_embed']:,}",
+                f"{pc.get('patch_embed', 0):,}", _same(params["patch_embed"], pc.get("patch_embed", 0))])
+    out.append(["params: classifier head 768*1000 + 1000", f"{params['head']:,}", f"{pc.get('head', 0):,}",
+                _same(params["head"], pc.get("head", 0))])
+    out.append(["params: total, textbook convention", f"{params['total']:,}", f"{vit['params']:,}",
+                f"+{vit['params'] - params['total']:,} = " + " + ".join(f"{v:,} {k}" for k, v in beyond.items())])
+    macs = vit_macs(VIT_B16, 224)
+    mc = vit["macs_by_component"]
+    n = VIT_B16.tokens(224)
+    for label, part in (("QKV + output projection (4Nd^2)", "attn_proj"), ("QK^T + AV (2N^2 d)", "attn_matmul"),
+                        ("MLP (8Nd^2)", "mlp")):
+        out.append([f"MACs per layer: {label}, N = {n}", f"{macs[part] // LAYERS:,}", f"{mc.get(part, 0) // LAYERS:,}",
+                    _same(macs[part], mc.get(part, 0))])
+    layer = global_attention_layer_macs(n, D)
+    counted_layer = sum(mc.get(p, 0) for p in ("attn_proj", "attn_matmul", "mlp")) // LAYERS
+    out.append([f"MACs: one layer 12Nd^2 + 2N^2 d, N = {n}", f"{layer['linear'] + layer['quadratic']:,}",
+                f"{counted_layer:,}", _same(layer["linear"] + layer["quadratic"], counted_layer)])
+    out.append(["MACs: patch embedding 196 x 768 x 768", f"{macs['patch_embed']:,}", f"{mc.get('patch_embed', 0):,}",
+                _same(macs["patch_embed"], mc.get("patch_embed", 0))])
+    out.append(["MACs: whole model (12 layers + patch embedding + head)", f"{macs['total']:,}", f"{vit['macs']:,}",
+                _same(macs["total"], vit["macs"])])
+    for side in (224, 384, 512, 1024):
+        patches = (side // 16) ** 2
+        one = global_attention_layer_macs(patches, D)
+        share = 100 * one["quadratic"] / (one["quadratic"] + one["linear"])
+        r = rows.get(("vit_b16", side))
         ours = f"{100 * r['attn_share']:.2f}% (N = {r['tokens']})" if r else "(not in results/)"
-        out.append([f"attention share at N = {n}", f"{seed}%", ours,
-                    "seed: one layer's 2N^2 d / (12Nd^2 + 2N^2 d) with N patches; ours: whole model (patch "
-                    "embedding and head in the denominator) and N + 1 tokens with the class token"])
-    out.append(["crossover N* = 6d", "4,608", f"{6 * D:,} (analysis.closed_form.attention_crossover_tokens)",
-                "equal: 2N^2 d = 12 N d^2 at N = 6d"])
-    r50 = _row(rows, "resnet50", 224)
+        out.append([f"attention share at {side} px (N = {patches} patches)", f"{share:.2f}% (one layer)", ours,
+                    "reference: one layer's 2N^2 d / (12Nd^2 + 2N^2 d); ours: the whole model (patch embedding "
+                    "and head in the denominator) with the class token in N"])
+    out.append(["crossover N* where 2N^2 d = 12Nd^2", f"{attention_crossover_tokens(D):,.0f} (= 6d)", "-",
+                "closed form only"])
+    r50 = rows.get(("resnet50", 224))
     if r50:
-        out.append(["ViT-B/16 / ResNet-50 MACs", "about 4.3 (17.6 / 4.1 G)",
-                    f"{vit['macs'] / r50['macs']:.2f} ({vit['macs'] / 1e9:.2f} / {r50['macs'] / 1e9:.2f} G)",
-                    "counted, timm's ResNet-50"])
-        out.append(["ViT-B/16 / ResNet-50 params", "about 3.4", f"{vit['params'] / r50['params']:.2f}", ""])
-    for patch, seed in ((8, 784), (16, 196), (32, 49)):
-        r = _row(rows, f"vit_b{patch}", 224)
-        out.append([f"tokens at 224, patch {patch}", f"{seed} (+1 class token)",
-                    f"{r['tokens']}" if r else "(not in results/)", "ours counts the class token"])
-    out += _swin_rows(rows)
-    return out
+        out.append(["ViT-B/16 / ResNet-50 MACs at 224", "-", f"{vit['macs'] / r50['macs']:.2f} "
+                    f"({vit['macs'] / 1e9:.2f} / {r50['macs'] / 1e9:.2f} G)", "both counted"])
+    for patch in (8, 16, 32):
+        r = rows.get((f"vit_b{patch}", 224))
+        out.append([f"tokens at 224, patch {patch}: HW/P^2 + class token", f"{(224 // patch) ** 2 + 1}",
+                    f"{r['tokens']}" if r else "(not in results/)", "" if not r else _same((224 // patch) ** 2 + 1,
+                                                                                          r["tokens"])])
+    return out + _swin_rows(rows)
+
+
+def _same(reference: int, ours: int) -> str:
+    return "equal" if reference == ours else f"differs by {ours - reference:+,}"
 
 
 def _swin_rows(rows: dict) -> list[list]:
-    swin = _row(rows, "swin_t", 224)
+    swin = rows.get(("swin_t", 224))
     if swin is None:
         return []
-    # global attention over each stage's whole grid, at swin_t's widths (96, 192, 384, 768) and depths
-    grids, widths, depths = (56, 28, 14, 7), (96, 192, 384, 768), (2, 2, 6, 2)
-    global_macs = sum(d * 2 * (s * s) ** 2 * c for s, c, d in zip(grids, widths, depths))
+    # Swin-T at 224: stage grids 56, 28, 14, 7; widths 96..768; depths 2, 2, 6, 2; window M = 7
+    grids, widths, depths, window = (56, 28, 14, 7), (96, 192, 384, 768), (2, 2, 6, 2), 7
+    windowed = sum(d * 2 * window**2 * s * s * c for s, c, d in zip(grids, widths, depths))
+    global_ = sum(d * 2 * (s * s) ** 2 * c for s, c, d in zip(grids, widths, depths))
     return [
-        ["Swin: window vs global interactions at N = 196, M = 7", "M^2 N / N^2 = 1/4", f"1/{196 // 49}",
-         "closed form (prop. 3.5.2)"],
-        ["Swin: at N = 3136 (stage 1 of Swin-T at 224)", "about 1/64", f"1/{3136 // 49}", "closed form"],
-        ["Swin-T at 224: counted windowed attention matmuls vs global", "-",
-         f"{swin['attn_macs'] / 1e6:,.1f} M vs {global_macs / 1e6:,.1f} M (1/{global_macs / swin['attn_macs']:.1f})",
-         "ours: counted W-MSA QK^T + AV against 2(hw)^2 C per block on each stage's full grid"],
+        ["Swin-T at 224: windowed attention 2M^2 hwC per block", f"{windowed:,}", f"{swin['attn_macs']:,}",
+         _same(windowed, swin["attn_macs"])],
+        ["Swin-T at 224: windowed vs global attention 2(hw)^2 C", f"1/{global_ / windowed:.1f}",
+         f"1/{global_ / swin['attn_macs']:.1f}", "global attention on each stage's full grid, closed form"],
     ]
 
 
 def textbook_table(cost: list[dict]) -> str:
-    return markdown(["check", "seed notes", "ours", "why they differ"], textbook_rows(cost))
+    return markdown_table(["check", "reference (closed form)", "ours (counted)", "why they differ"],
+                          textbook_rows(cost))

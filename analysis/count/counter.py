@@ -1,0 +1,56 @@
+"""MAC counter at the dispatcher (a TorchDispatchMode): every aten op that runs is costed by op_rules.
+
+Dispatcher level means functional calls, `@`, einsum and every attention kernel are seen, not just
+nn.Linear/nn.Conv modules (the gap of hook-based counters such as ptflops). Matmul- or conv-like
+ops without a rule are listed in `uncounted_ops` (a bug to fix); any other op without a rule costs
+0 MACs by the convention stated in op_rules. Each MAC is attributed to the innermost running module
+(`macs_by_module`) and from there to a component (components.py); backward MACs are counted in total only.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from .dispatch import Observer
+from .components import ComponentClassifier, ModuleStack, op_kind
+from .op_rules import is_matmul_or_conv_like, op_name, rule_for
+
+
+class MacCounter(Observer):
+    """Use inside `ModuleStack(model)`; set `phase = "backward"` before calling backward()."""
+
+    def __init__(self, classifier: ComponentClassifier, stack: ModuleStack):
+        super().__init__()
+        self.classifier, self.stack = classifier, stack
+        self.phase = "forward"
+        self.macs_by_phase: Counter = Counter()
+        self.macs_by_component: dict[str, int] = defaultdict(int)   # forward only
+        self.macs_by_module: dict[str, int] = defaultdict(int)      # forward only, innermost module
+        self.fused_attention_ops: set[str] = set()                 # SDPA kernels that produced attn_matmul MACs
+        self.math_attention_ops: set[str] = set()                  # plain matmuls that did (explicit QK^T, AV)
+        self.uncounted_ops: Counter = Counter()
+
+    def observe(self, func, args, kwargs, out) -> None:
+        """Cost one op that has run (also called by dispatch.ObservingMode)."""
+        rule = rule_for(func)
+        name = op_name(func)
+        if rule is None:
+            if is_matmul_or_conv_like(name):
+                self.uncounted_ops[name] += 1
+            return
+        macs = int(rule(*args, out=out, **kwargs))
+        self.macs_by_phase[self.phase] += macs
+        if self.phase == "forward":
+            path, kind = self.stack.current, op_kind(func)
+            component = self.classifier.component(path, kind)
+            self.macs_by_component[component] += macs
+            self.macs_by_module[path] += macs
+            if component == "attn_matmul":
+                (self.fused_attention_ops if kind == "attention" else self.math_attention_ops).add(name)
+
+    @property
+    def forward_macs(self) -> int:
+        return self.macs_by_phase["forward"]
+
+    @property
+    def backward_macs(self) -> int:
+        return self.macs_by_phase["backward"]

@@ -1,0 +1,109 @@
+"""Environment fingerprint attached to every throughput record: the machine and its library versions.
+
+A number without the machine and settings that produced it cannot be reproduced or compared.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from functools import lru_cache
+from typing import Optional
+
+import torch
+
+FINGERPRINT_FIELDS = (
+    "cpu_model",
+    "cpu_cores",
+    "cpu_cores_available",
+    "gpu_name",
+    "torch_version",
+    "timm_version",
+    "cuda_version",
+    "cudnn_version",
+    "python_version",
+    "platform",
+    "sdpa_backends",
+    "tf32",
+    "load_avg_1m",
+)
+
+
+@lru_cache(maxsize=1)
+def cpu_model_name() -> str:
+    """'model name' from /proc/cpuinfo (Linux), else platform.processor(), else 'unknown'."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def available_cores() -> int:
+    """Cores this process may run on (respects taskset / cgroup affinity where the OS reports it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def timm_version() -> Optional[str]:
+    try:
+        import timm
+    except ImportError:
+        return None
+    return timm.__version__
+
+
+def gpu_name(device: torch.device) -> Optional[str]:
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    return torch.cuda.get_device_name(device)
+
+
+def tf32_setting() -> str:
+    """TF32 state for fp32 work: cuBLAS matmul and cuDNN conv flags, plus the float32 matmul precision."""
+    matmul = torch.backends.cuda.matmul.allow_tf32
+    cudnn = torch.backends.cudnn.allow_tf32
+    precision = torch.get_float32_matmul_precision()
+    return f"matmul={'on' if matmul else 'off'},cudnn={'on' if cudnn else 'off'},precision={precision}"
+
+
+def sdpa_backends(device: torch.device) -> str:
+    """Which scaled_dot_product_attention kernels are enabled (CUDA); on CPU torch picks its own."""
+    if device.type != "cuda":
+        return "cpu"
+    enabled = [
+        name
+        for name, is_enabled in (
+            ("flash", torch.backends.cuda.flash_sdp_enabled()),
+            ("mem_efficient", torch.backends.cuda.mem_efficient_sdp_enabled()),
+            ("cudnn", torch.backends.cuda.cudnn_sdp_enabled()),
+            ("math", torch.backends.cuda.math_sdp_enabled()),
+        )
+        if is_enabled
+    ]
+    return "+".join(enabled) or "none"
+
+
+def environment_fingerprint(device: torch.device | str = "cpu") -> dict:
+    """All FINGERPRINT_FIELDS of this machine for a measurement on `device`."""
+    device = torch.device(device)
+    return {
+        "cpu_model": cpu_model_name(),
+        "cpu_cores": os.cpu_count(),
+        "cpu_cores_available": available_cores(),
+        "gpu_name": gpu_name(device),
+        "torch_version": torch.__version__,
+        "timm_version": timm_version(),
+        "cuda_version": torch.version.cuda,
+        "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "python_version": platform.python_version(),
+        "platform": platform.platform(),
+        "sdpa_backends": sdpa_backends(device),
+        "tf32": tf32_setting(),
+        # NB: other processes on the machine share its cores; a high load explains a slow number.
+        "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+    }

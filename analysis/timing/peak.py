@@ -1,0 +1,118 @@
+"""Device dense-compute peak (measured GEMM rate, per dtype and thread count; datasheet for known GPUs)
+and model FLOP utilisation (MFU).
+
+Definition (also in the README):
+  peak_flops is the best sustained dense GEMM rate, in FLOP/s (FLOPs = 2 x MACs), that this software
+  stack reaches on this device for the dtype and thread count: torch.mm (BLAS / cuBLAS) on square
+  matrices of a few sizes, each timed by a short calibrated loop, best of `repeats`. Only GEMM: a
+  3x3 convolution run by a Winograd kernel does ~2.25x fewer multiplies than its nominal MAC count,
+  so its nominal rate is not a hardware peak (on the 2-core EPYC dev box it read 495 GFLOP/s fp32
+  against 222 for torch.mm). It is an achieved peak, not a datasheet one; on GPUs whose datasheet we
+  know, `datasheet_peak_flops` gives that one too and MFU is reported against both.
+  MFU = 2 x macs x imgs_per_s / peak_flops for inference (x3 for training: forward + backward ~ 3
+  forwards), following the PaLM paper (Chowdhery et al. 2022, appendix B) and nanoGPT's
+  `estimate_mfu`. MFU is never clipped: a value above 1 (a kernel faster than the GEMM probe, or an
+  algorithm doing fewer multiplies than the nominal MAC count, e.g. Winograd) is kept and flagged.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Optional
+
+import torch
+
+from ..vocab import DTYPES
+from .contention import ForeignCpuMeter
+from .latency import synchronize
+
+CPU_GEMM_SIZES = (512, 1024, 2048)
+CUDA_GEMM_SIZES = (4096, 8192)
+TRAINING_FLOPS_FACTOR = 3  # backward costs ~2 forwards
+
+# Dense (no structured sparsity) tensor-core peaks from NVIDIA's datasheets, FLOP/s. The H100 and
+# H200 SXM datasheets list TF32 989, BF16/FP16 1,979 TFLOPS "with sparsity": dense is half of that;
+# FP32 (no tensor cores) is 67 TFLOPS. Keys match torch.cuda.get_device_name() substrings.
+DATASHEET_PEAKS: dict[str, dict[str, float]] = {
+    "H100 80GB HBM3": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12, "fp16": 989.4e12},
+    "H200": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12, "fp16": 989.4e12},
+}
+
+
+def datasheet_peak_flops(gpu_name: Optional[str], dtype: str, tf32: bool = False) -> Optional[dict]:
+    """{"peak_flops", "peak_source"} from the datasheet table for a known GPU, else None.
+
+    fp32 work runs on TF32 tensor cores when TF32 is allowed (torch.backends.cuda.matmul.allow_tf32).
+    """
+    if not gpu_name:
+        return None
+    for key, peaks in DATASHEET_PEAKS.items():
+        if key in gpu_name:
+            column = "tf32" if dtype == "fp32" and tf32 else dtype
+            return {"peak_flops": peaks[column], "peak_source": f"datasheet {key} {column} dense"}
+    return None
+
+
+def _seconds_per_call(fn: Callable[[], object], device: torch.device, target_seconds: float, repeats: int) -> float:
+    """Best-of-`repeats` seconds per call; each repeat runs enough calls to last ~target_seconds."""
+    fn()  # warm-up: allocation, kernel selection
+    synchronize(device)
+    start = time.perf_counter()
+    fn()
+    synchronize(device)
+    one_call = max(time.perf_counter() - start, 1e-6)
+    calls = max(1, math.ceil(target_seconds / one_call))
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        synchronize(device)
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best
+
+
+def _gemm_probe(n: int, device: torch.device, dtype: torch.dtype):
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    return (lambda: torch.mm(a, b)), 2 * n**3
+
+
+def measure_peak_flops(device: str = "cpu", dtype: str = "fp32", threads: Optional[int] = None,
+                       target_seconds: float = 0.1, repeats: int = 5) -> dict:
+    """Measured dense GEMM peak for (device, dtype, threads).
+
+    Returns {"peak_flops", "peak_kernel", "peak_dtype", "peak_threads", "probe_flops": {label: FLOP/s},
+    "peak_foreign_cpu_share": share of the machine's CPU other processes used during the probes}.
+    Callers keep it: the zoo caches one per machine in the results folder (zoo.runs.peaks).
+    """
+    torch_device = torch.device(device)
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        probe_flops = {}
+        sizes = CUDA_GEMM_SIZES if torch_device.type == "cuda" else CPU_GEMM_SIZES
+        with torch.inference_mode(), ForeignCpuMeter() as foreign_cpu:
+            for n in sizes:
+                fn, flops = _gemm_probe(n, torch_device, DTYPES[dtype])
+                probe_flops[f"mm_{n}"] = flops / _seconds_per_call(fn, torch_device, target_seconds, repeats)
+        used_threads = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(previous_threads)
+    peak_kernel = max(probe_flops, key=probe_flops.get)
+    return {"peak_flops": probe_flops[peak_kernel], "peak_kernel": peak_kernel, "peak_dtype": dtype,
+            "peak_threads": used_threads, "probe_flops": probe_flops,
+            "peak_foreign_cpu_share": foreign_cpu.share}
+
+
+def flops_per_image(macs: float, mode: str) -> float:
+    """FLOPs per image of one timed step: 2 x MACs forward, x3 for a training step."""
+    return 2 * macs * (TRAINING_FLOPS_FACTOR if mode == "train" else 1)
+
+
+def model_flops_utilisation(macs: float, imgs_per_s: float, peak_flops: float, mode: str = "inference") -> float:
+    """MFU = flops_per_image x imgs_per_s / peak_flops; deliberately not clipped to 1."""
+    return flops_per_image(macs, mode) * imgs_per_s / peak_flops

@@ -1,0 +1,60 @@
+"""The words every layer shares, defined once: dtypes, devices, attention paths, components.
+
+Rows, the command line, the harness and the reports all spell a dtype as "fp32" / "bf16" / "fp16"
+and a device as "cpu" / "cuda" (with "auto" on the command line); nothing else is ever written.
+"""
+from __future__ import annotations
+
+import torch
+
+# dtype name -> torch dtype. Timing applies bf16/fp16 through autocast (weights stay fp32);
+# counting builds the model in that dtype.
+DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+DEVICES = ("auto", "cpu", "cuda")
+
+# Where a model's MACs go (analysis.count.components classifies module paths into these).
+COMPONENTS = ("patch_embed", "attn_proj", "attn_matmul", "mlp", "conv", "head", "other")
+
+
+def dtype_name(dtype: torch.dtype | str) -> str:
+    """torch.bfloat16 -> "bf16"; a name is checked and returned."""
+    if isinstance(dtype, str):
+        if dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+        return dtype
+    for name, value in DTYPES.items():
+        if value == dtype:
+            return name
+    raise ValueError(f"unsupported dtype {dtype}; expected one of {', '.join(DTYPES)}")
+
+
+def torch_dtype(dtype: torch.dtype | str) -> torch.dtype:
+    return DTYPES[dtype_name(dtype)]
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """"auto" is cuda when a GPU is visible, else cpu; "cuda" without a GPU raises ValueError."""
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except RuntimeError:
+        resolved = None
+    if resolved is None or resolved.type not in ("cpu", "cuda", "meta"):
+        raise ValueError(f"unsupported device {str(device)!r}; expected one of {', '.join(DEVICES)}")
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {str(device)!r}: no CUDA GPU is available on this machine")
+    return resolved
+
+
+def attention_path(fused_ops: set[str], math_ops: set[str]) -> str:
+    """The one format for how attention ran: "fused:<ops>", "math:<ops>", "mixed:<ops>" or "none".
+
+    Ops are aten op names seen computing attention's QK^T and AV (analysis.count reads them off the
+    dispatcher), e.g. "fused:_scaled_dot_product_flash_attention_for_cpu" or "math:bmm".
+    """
+    ops = sorted(fused_ops | math_ops)
+    if not ops:
+        return "none"
+    kind = "fused" if not math_ops else "math" if not fused_ops else "mixed"
+    return f"{kind}:{'+'.join(ops)}"

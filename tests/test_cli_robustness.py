@@ -1,0 +1,227 @@
+"""What a user types or a results file holds never crashes archzoo, loses a row, or exits 0 on failure.
+
+Each case runs the real command in a subprocess, as a user would, in a fresh folder: bad input exits 2
+with one line and writes nothing; failures exit 1 with one line each and a count; Ctrl-C exits 130
+keeping every finished row; damaged results files are reported, never fatal.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zoo
+from cli import run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+COST = ["--metrics", "cost"]
+
+
+def assert_usage_error(result: subprocess.CompletedProcess, expected: str, out: Path | None = None) -> None:
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0], result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    if out is not None:
+        assert not (out / "results").exists() or not any((out / "results").iterdir())
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--models", "vit_ti16", "--resolutions", "99999999984"], "bound of 65,536"),
+    (["--models", "vit_ti16", "--batch-sizes", "99999999999999999999"], "bound of 1,048,576"),
+    (["--models", "vit_ti16", *COST, "--device", "tpu"], "unknown device 'tpu'"),
+    (["--models", "vit_ti16", *COST, "--device", "banana"], "unknown device 'banana'"),
+    (["--models", "vit_ti16", *COST, "--threads", "999"], "--threads 999"),
+    (["--models", "vit_ti16", *COST, "--threads", "1,2"], "not a list"),
+    (["--models", "vit_ti16", *COST, "--ray-address", "127.0.0.1:6379"], "only used with --executor ray"),
+    (["--models", "vit_ti16", *COST, "--resume", "--no-save"], "--no-save"),
+    (["--models", "vit_h14", *COST, "--resolutions", "224,225"], "--resolutions 225"),
+    (["--models", "timm:maxvit_tiny_tf_224", *COST, "--resolutions", "225"], "cannot take 225x225"),
+    (["--models", "vit_ti16", *COST, "--executor", "dask"], "unknown executor"),
+])
+def test_bad_input_exits_2_before_any_work(tmp_path, args, expected):
+    assert_usage_error(run_cli("zoo.compare", *args, "--out", str(tmp_path), cwd=tmp_path), expected, tmp_path)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_a_gpu_is_refused_even_when_only_counting(tmp_path):
+    assert_usage_error(run_cli("zoo.compare", "--models", "vit_ti16", *COST, "--device", "cuda", "--out",
+                               str(tmp_path)), "no CUDA GPU", tmp_path)
+
+
+def _results_is_a_file(tmp: Path) -> str:
+    (tmp / "results").write_text("a file")
+    return str(tmp)
+
+
+def _rows_file_is_a_folder(tmp: Path) -> str:
+    (tmp / "results" / "cost.jsonl").mkdir(parents=True)
+    return str(tmp)
+
+
+@pytest.mark.parametrize("make_out, expected", [
+    (lambda tmp: "/proc/archzoo-nope", "--out"),
+    (lambda tmp: "/sys/archzoo-nope", "--out"),
+    (_results_is_a_file, "is a file"),
+    (_rows_file_is_a_folder, "is a folder"),
+])
+def test_an_out_that_cannot_take_rows_is_refused_before_measuring(tmp_path, make_out, expected):
+    out = make_out(tmp_path)
+    result = run_cli("zoo.compare", "--models", "vit_ti16", *COST, "--out", out, cwd=tmp_path)
+    assert_usage_error(result, expected)
+
+
+def test_an_adhoc_timm_model_is_built_at_the_size_asked_for(tmp_path):
+    result = run_cli("zoo.compare", "--models", "timm:vit_base_patch16_clip_224", *COST, "--resolutions", "384",
+                     "--format", "json", "--no-save")
+    assert result.returncode == 0, result.stderr
+    (record,) = json.loads(result.stdout)
+    # ViT-B/16 at 384: 24 x 24 patches + the class token, as the closed form's N = HW/P^2 + 1
+    assert record["img_size"] == 384 and record["macs"] > 3 * 17.5e9
+
+
+INJECT_FAILURE = """
+import sys
+import zoo.runs.tasks as tasks
+real = tasks._cost
+def sometimes_broken(task):
+    if task.model in sys.argv[1].split(","):
+        raise RuntimeError("injected failure\\n  frame 1 (C++)\\n  frame 2 (C++)")
+    return real(task)
+tasks._cost = sometimes_broken
+from zoo.compare import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("broken, expected_failures", [("deit_ti", 1), ("deit_ti,vit_ti16", 2)])
+def test_failed_measurements_exit_1_with_one_line_each_and_a_count(tmp_path, broken, expected_failures):
+    result = subprocess.run([sys.executable, "-c", INJECT_FAILURE, broken, "--models", "vit_ti16,deit_ti", *COST,
+                             "--out", str(tmp_path), "--format", "json"], capture_output=True, text=True,
+                            timeout=300, cwd=REPO)
+    assert result.returncode == 1, result.stderr
+    failures = [line for line in result.stderr.splitlines() if line.startswith("zoo.compare: failed: ")]
+    assert len(failures) == expected_failures
+    assert all(line.endswith("RuntimeError: injected failure") for line in failures)   # no C++ frames
+    assert f"{expected_failures} of 2 measurements failed" in result.stderr
+    assert "Traceback" not in result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "results" / "cost.jsonl").read_text().splitlines()]
+    assert sum(1 for r in rows if r.get("failed")) == expected_failures and len(rows) == 2
+
+
+def _wait_for_rows(path: Path, count: int, proc: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text().count("\n") >= count):
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, "no rows appeared"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_exits_130_with_one_line_and_keeps_every_finished_row(tmp_path):
+    cmd = [sys.executable, "-m", "zoo.compare", "--models", "vit_ti16,deit_ti,deit_s,resnet50,convnext_t,swin_t",
+           *COST, "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    rows_file = tmp_path / "results" / "cost.jsonl"
+    _wait_for_rows(rows_file, 2, proc)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "Traceback" not in stderr and stderr.strip().splitlines()[-1].startswith("zoo.compare: interrupted")
+    kept = [json.loads(line) for line in rows_file.read_text().splitlines()]   # every line whole
+    assert 2 <= len(kept) < 6
+
+
+def test_a_second_run_into_the_same_folder_is_refused_while_the_first_runs(tmp_path):
+    cmd = [sys.executable, "-m", "zoo.compare", "--models", "all", *COST, "--out", str(tmp_path)]
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        _wait_for_rows(tmp_path / "results" / "cost.jsonl", 1, first)
+        second = run_cli("zoo.compare", *cmd[3:], cwd=tmp_path)
+        assert_usage_error(second, "in use by another archzoo run")
+    finally:
+        first.wait(timeout=300)
+    assert first.returncode == 0
+    models = [json.loads(line)["model"] for line in (tmp_path / "results" / "cost.jsonl").read_text().splitlines()]
+    assert sorted(models) == sorted(set(models)) and len(models) == len(zoo.list_models())   # no row twice
+
+
+def test_resume_after_damage_keeps_every_row_and_names_the_bad_lines(tmp_path):
+    args = ["--models", "vit_ti16,deit_ti", *COST, "--out", str(tmp_path), "--format", "json"]
+    assert run_cli("zoo.compare", *args, cwd=tmp_path).returncode == 0
+    rows_file = tmp_path / "results" / "cost.jsonl"
+    good = rows_file.read_bytes()
+    rows_file.write_bytes(good + b"\xff\xfe\nnull\n[1, 2]\n" + json.dumps({"schema": 99, "macs": 1}).encode()
+                          + b"\n" + good.splitlines()[0][:40])              # ends torn, without a newline
+    result = run_cli("zoo.compare", *args, "--resume", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "skipped 5 line(s)" in result.stderr
+    assert len(json.loads(result.stdout)) == 2                             # both rows found again, none re-measured
+    assert rows_file.read_bytes().startswith(good)
+    report = run_cli("zoo.report", "--results", str(tmp_path), cwd=tmp_path)
+    assert report.returncode == 0 and "Traceback" not in report.stderr
+    assert "5 line(s) of results/ are not valid rows" in (tmp_path / "reports" / "not_measured.md").read_text()
+
+
+def test_report_arguments_that_cannot_work_exit_2_and_create_nothing(tmp_path):
+    missing = tmp_path / "does" / "not" / "exist"
+    assert_usage_error(run_cli("zoo.report", "--results", str(missing)), "does not exist")
+    assert not (tmp_path / "does").exists()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert_usage_error(run_cli("zoo.report", "--results", str(a_file)), "is not a folder")
+    (tmp_path / "results").mkdir()
+    assert_usage_error(run_cli("zoo.report", "--results", str(tmp_path), "--out", "/proc/archzoo-nope"), "--out")
+    assert_usage_error(run_cli("zoo.report", "--results", str(tmp_path), "--out", str(a_file)), "is a file")
+
+
+def _report_exit(results: Path) -> tuple[int, str]:
+    """zoo.report's main in this process (fast enough for many hypothesis examples)."""
+    import contextlib
+    import io
+
+    from zoo.report.__main__ import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        return main(["--results", str(results)]), err.getvalue()
+
+
+def _real_rows() -> list[dict]:
+    rows = [json.loads(line) for line in (REPO / "results" / "cost.jsonl").read_text().splitlines()]
+    picked = [r for r in rows if r["model"] in ("vit_b16", "resnet50", "swin_t", "deit_ti", "vit_h14", "effnet_l2")]
+    from zoo.runs.tasks import Task, base_row
+
+    timed = [{**base_row(Task("throughput", m, s, b, d)), "family": "x", "imgs_per_s": 10.0 * b / s,
+              "latency_ms_p50": 100.0 * s / 224, "cv": 0.5 if b == 4 else 0.01, "noisy": b == 4, "threads": 2,
+              "ran_batch_size": b, "env": {"cpu_model": cpu, "gpu_name": None}}
+             for m in ("vit_b16", "resnet50") for s in (224, 384) for b in (1, 4) for d in ("fp32", "bf16")
+             for cpu in ("CPU A", "CPU B")]
+    unknown = {**picked[0], "model": "gone_from_the_registry"}
+    failed = {**base_row(Task("throughput", "swin_t", 224)), "failed": "MemoryError: out of memory at batch 1"}
+    return picked + timed + [unknown, failed]
+
+
+REAL_ROWS = _real_rows()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(subset=st.lists(st.sampled_from(range(len(REAL_ROWS))), unique=True, max_size=25),
+       damage=st.sampled_from([b"", b"{\"torn", b"\xff\n", b"null\n", b"[]\n"]))
+def test_report_builds_from_any_subset_of_rows_and_any_damage(tmp_path_factory, subset, damage):
+    folder = tmp_path_factory.mktemp("results")
+    (folder / "results").mkdir()
+    for kind in ("cost", "throughput"):
+        lines = [json.dumps(REAL_ROWS[i]) + "\n" for i in subset if REAL_ROWS[i]["kind"] == kind]
+        (folder / "results" / f"{kind}.jsonl").write_bytes("".join(lines).encode() + damage)
+    code, err = _report_exit(folder)
+    assert code == 0, err
+    assert all((folder / "reports" / name).exists() for name in ("index.html", "cost.md", "plots.json"))

@@ -1,0 +1,2 @@
+"""The package version, stamped on every results row."""
+__version__ = "0.2.0"

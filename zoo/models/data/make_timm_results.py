@@ -1,0 +1,114 @@
+"""Regenerate timm_results.csv from timm's published result tables (a developer tool, never imported at run time).
+
+    python zoo/models/data/make_timm_results.py [FOLDER_WITH_TIMM_RESULTS]   # default /work/shared/data/timm-results
+
+Keeps every row whose architecture starts with one the registry maps to (zoo.models.cards.TIMM_WEIGHTS)
+plus the TOP_N best rows of results-imagenet.csv, joins the robustness tables on (model.tag, img_size),
+and labels each row's pretraining (see README.md in this folder for the rules).
+"""
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_SOURCE = Path("/work/shared/data/timm-results")
+TOP_N = 100
+# column of ours -> timm's file (its top1 column)
+ROBUSTNESS = {"real": "results-imagenet-real.csv", "imagenet_v2": "results-imagenetv2-matched-frequency.csv",
+              "sketch": "results-sketch.csv", "imagenet_r": "results-imagenet-r.csv",
+              "imagenet_a": "results-imagenet-a.csv"}
+COLUMNS = ["model_tag", "img_size", "top1", "top5", "real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a",
+           "param_count", "pretraining", "pretraining_from", "crop_pct"]
+# timm's model_metadata vocabulary -> ours (zoo.models.cards.PRETRAINING)
+METADATA_VOCAB = {"in1k": "in1k", "in1k-dist": "in1k", "in1k-ap": "in1k", "in1k-adv": "in1k", "in21k": "in21k",
+                  "in21k-selfsl": "in21k-selfsup", "jft300m-ns": "jft300m-unlabelled", "ig1b-wsl": "web-weak",
+                  "ig1b-swsl": "web-weak", "yfc-semisl": "web-weak"}
+# The weight tag (and for BEiT the architecture) -> pretraining, first match wins.
+TAG_RULES = [
+    ("image-text", r"clip|laion|openai|webli|siglip|dfn|metaclip|datacomp|merged2b"),
+    ("jft300m-unlabelled", r"ns_jft"),
+    ("jft300m", r"jft"),
+    ("web-weak", r"swag|ig1b|ig3b|swsl|wsl|yfcc"),
+    ("other", r"m38m|m30m|lvd\d|^beit3"),          # merged collections; BEiT-3 is multimodal
+    ("in21k-selfsup", r"^beit.*\.(.*_)?in2[12]k|\.(.*_)?(mim|mae|fcmae)_(.*_)?in2[12]k"),
+    ("in21k", r"in21k|in22k|in12k"),
+    ("in1k", r"in1k"),
+]
+
+
+def tag_pretraining(model_tag: str) -> str:
+    for group, pattern in TAG_RULES:
+        if re.search(pattern, model_tag):
+            return group
+    return "other"
+
+
+def read(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def metadata_by_tag(source: Path, evaluated: set[str]) -> dict[str, str]:
+    """model.tag -> timm's pretraining label, where model_metadata's (pre-tag) name names one set of weights:
+    a deprecated name timm maps to a model.tag, or an architecture with a single evaluated tag."""
+    from timm.models._registry import _deprecated_models
+
+    tags_of: dict[str, list[str]] = {}
+    for model_tag in evaluated:
+        tags_of.setdefault(model_tag.split(".")[0], []).append(model_tag)
+    found = {}
+    for row in read(source / "model_metadata-in1k.csv"):
+        name, label = row["model"], row["pretrain"]
+        target = _deprecated_models.get(name)
+        if target and "." in target:
+            found[target] = label
+        elif len(tags_of.get(name, [])) == 1:
+            found[tags_of[name][0]] = label
+    return found
+
+
+def build(source: Path) -> list[dict]:
+    sys.path.insert(0, str(HERE.parents[2]))
+    from zoo.models.cards import TIMM_WEIGHTS
+
+    archs = sorted({a for names, _ in TIMM_WEIGHTS.values() for a in names})
+    main = read(source / "results-imagenet.csv")
+    best = {r["model"] for r in sorted(main, key=lambda r: -float(r["top1"]))[:TOP_N]}
+    kept = [r for r in main if r["model"] in best or any(r["model"].startswith(a) for a in archs)]
+    robust = {col: {(r["model"], r["img_size"]): r["top1"] for r in read(source / name)}
+              for col, name in ROBUSTNESS.items()}
+    metadata = metadata_by_tag(source, {r["model"] for r in main})
+    rows = []
+    for r in kept:
+        key = (r["model"], r["img_size"])
+        by_tag = tag_pretraining(r["model"])
+        label = metadata.get(r["model"])
+        if label in METADATA_VOCAB and METADATA_VOCAB[label] != by_tag:
+            print(f"note: {r['model']}: metadata says {label}, the tag rule {by_tag}; keeping the metadata's",
+                  file=sys.stderr)
+        rows.append({"model_tag": r["model"], "img_size": r["img_size"], "top1": r["top1"], "top5": r["top5"],
+                     **{col: robust[col].get(key, "") for col in ROBUSTNESS},
+                     "param_count": r["param_count"].replace(",", ""),
+                     "pretraining": METADATA_VOCAB.get(label, by_tag),
+                     "pretraining_from": "metadata" if label in METADATA_VOCAB else "tag",
+                     "crop_pct": r["crop_pct"]})
+    return sorted(rows, key=lambda r: (r["model_tag"], int(r["img_size"])))
+
+
+def main(argv: list[str]) -> int:
+    source = Path(argv[0]) if argv else DEFAULT_SOURCE
+    rows = build(source)
+    out = HERE / "timm_results.csv"
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"{out}: {len(rows)} rows, {out.stat().st_size / 1024:.0f} KB", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

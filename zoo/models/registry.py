@@ -1,0 +1,116 @@
+"""One interface for every model: list, describe, create (at any supported resolution, on any device)."""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import re
+from contextlib import nullcontext
+
+import torch
+from torch import nn
+
+from .catalog import catalog
+from .features import build_scratch_features, build_timm_features
+from .hybrid import hybrid_vit
+from ..errors import DuplicateModelError, UnknownModelError, ZooError
+from .spec import AnySize, ModelSpec, Size, canonical_size
+from .vit import VisionTransformer
+
+TIMM_PREFIX = "timm:"
+_REGISTRY: dict[str, ModelSpec] = {}
+
+
+def register(spec: ModelSpec) -> ModelSpec:
+    if spec.name in _REGISTRY:
+        raise DuplicateModelError(f"model {spec.name!r} is already registered")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def natural_key(name: str) -> list:
+    """"vit_b8" < "vit_b16" < "vit_b32": digit runs compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def list_models(pattern: str = "*") -> list[str]:
+    """Registered names matching an fnmatch pattern (`swin_*`, `vit_?16`), in natural order."""
+    return sorted((n for n in _REGISTRY if fnmatch.fnmatchcase(n, pattern)), key=natural_key)
+
+
+def get_spec(name: str) -> ModelSpec:
+    if name.startswith(TIMM_PREFIX):
+        return _adhoc_timm_spec(name)
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownModelError(name, list(_REGISTRY)) from None
+
+
+def _adhoc_timm_spec(name: str) -> ModelSpec:
+    import timm
+
+    timm_name = name[len(TIMM_PREFIX):]
+    if not timm.is_model(timm_name):
+        raise UnknownModelError(name, [TIMM_PREFIX + n for n in timm.list_models()])
+    cfg = timm.get_pretrained_cfg(timm_name)
+    native = cfg.input_size[-1] if cfg and cfg.input_size else 224
+    return ModelSpec(name=name, family="timm", source="timm", native_size=native, paper="(ad hoc timm model)",
+                     rule=AnySize(), timm_name=timm_name)
+
+
+def create_model(name: str, img_size: Size | None = None, num_classes: int = 1000,
+                 device: torch.device | str | None = None, dtype: torch.dtype | None = None,
+                 *, features: bool = False, **kwargs) -> nn.Module:
+    """Build `name` with random weights at `img_size`, an int (square) or (H, W) (default: its native one).
+
+    device="meta" allocates nothing (for counting). Extra keyword arguments go to the ViT config
+    for scratch models (attn_impl="math", pool="gap", pre_logits_dim=768) and to timm otherwise.
+    features=True builds the backbone as a feature extractor (no pooling, no head; `num_classes`
+    is ignored) whose forward returns a list of NCHW maps; `out_indices` picks stages or blocks
+    (see zoo/models/features.py).
+    """
+    spec = get_spec(name)
+    img_size = spec.native_size if img_size is None else img_size
+    spec.check_resolution(img_size)
+    img_size = canonical_size(img_size)      # (s, s) builds exactly what s does
+    from analysis.count.fast_meta import MetaInitShortcut
+
+    # NB: on meta, in-place weight initialisation changes nothing; skipping it makes building ~2x faster
+    with torch.device(device or "cpu"), MetaInitShortcut() if str(device) == "meta" else nullcontext():
+        if features:
+            build = build_scratch_features if spec.source == "scratch" else build_timm_features
+            model = build(spec, img_size, kwargs)
+        elif spec.source == "scratch":
+            model = _build_scratch(spec, img_size, num_classes, kwargs)
+        else:
+            model = _build_timm(spec, img_size, num_classes, kwargs)
+    model.eval()
+    return model.to(dtype=dtype) if dtype is not None else model
+
+
+def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> VisionTransformer:
+    try:
+        cfg = dataclasses.replace(spec.vit_config, img_size=img_size, num_classes=num_classes, **overrides)
+    except TypeError as e:  # an override the config does not have
+        raise ZooError(f"{spec.name}: {e}") from None
+    return hybrid_vit(cfg) if spec.family == "hybrid" else VisionTransformer(cfg)
+
+
+def _build_timm(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> nn.Module:
+    import timm
+
+    args = dict(spec.timm_kwargs, num_classes=num_classes, **overrides)
+    if isinstance(spec.rule, AnySize):       # an ad-hoc timm: model: give timm the size where it takes one
+        try:
+            return timm.create_model(spec.timm_name, pretrained=False, img_size=img_size, **args)
+        except TypeError as e:               # a CNN's constructor has no img_size: it takes any input size
+            if "img_size" not in str(e):
+                raise
+        return timm.create_model(spec.timm_name, pretrained=False, **args)
+    if spec.accepts_img_size:
+        args["img_size"] = img_size          # timm ViT-likes and Swin take an int or (H, W)
+    return timm.create_model(spec.timm_name, pretrained=False, **args)
+
+
+for _spec in catalog():
+    register(_spec)

@@ -1,0 +1,173 @@
+"""Checking a comparison's options and turning them into tasks; every error is a UsageError (exit 2).
+
+Everything is checked before any work starts and before anything is written, including options
+that only matter for some metrics (a device is checked even when only counting).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from analysis.timing.fingerprint import available_cores
+from analysis.vocab import DEVICES, DTYPES
+
+from ..errors import UsageError, ZooError
+from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
+from .tasks import Task, run_task
+
+METRICS = ("cost", "memory", "throughput", "train")
+DEFAULT_METRICS = ("cost", "memory", "throughput")
+# Bounds: an input side past 65,536 px or a batch past 2^20 is no image batch, and their product
+# must stay inside what torch can index (numel < 2^63).
+MAX_SIDE = 65_536
+MAX_BATCH = 1 << 20
+
+
+def split_list(text: str, what: str) -> list[str]:
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise UsageError(f"--{what}: expected a comma-separated list with no empty items, got {text!r}")
+    return items
+
+
+def positive_int(item: str, what: str, limit: int) -> int:
+    try:
+        value = int(item)
+    except ValueError:
+        raise UsageError(f"--{what}: {item!r} is not an integer") from None
+    if value <= 0:
+        raise UsageError(f"--{what}: {value} is not positive")
+    if value > limit:
+        raise UsageError(f"--{what}: {value} is larger than archzoo's bound of {limit:,}")
+    return value
+
+
+def positive_ints(text: str, what: str, limit: int) -> list[int]:
+    return list(dict.fromkeys(positive_int(item, what, limit) for item in split_list(text, what)))
+
+
+def model_names(text: str) -> list[str]:
+    names: list[str] = []
+    for item in split_list(text, "models"):
+        if item == "all":
+            names += list_models()
+        elif any(c in item for c in "*?[") and not item.startswith(TIMM_PREFIX):
+            matched = list_models(item)
+            if not matched:
+                raise UsageError(f"--models: {item!r} matches no registered model")
+            names += matched
+        else:
+            get_spec(item)  # raises UnknownModelError naming the closest names
+            names.append(item)
+    return list(dict.fromkeys(names))
+
+
+def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise UsageError(f"--{what}: unknown {what} {value!r}; expected one of {', '.join(allowed)}")
+    return value
+
+
+def check_device(device: str, local: bool = True) -> str:
+    """A known device name; with the local executor, one this machine has (Ray: the workers' GPUs)."""
+    choice(device, DEVICES, "device")
+    if local and device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA GPU is available on this machine (use cpu or auto)")
+    return device
+
+
+def check_threads(text: str | None) -> int | None:
+    if text is None:
+        return None
+    if "," in text:
+        raise UsageError(f"--threads: one number of CPU threads, not a list ({text!r})")
+    cores = available_cores()
+    threads = positive_int(text.strip(), "threads", MAX_BATCH)
+    if threads > cores:
+        raise UsageError(f"--threads {threads}: this machine lets archzoo use {cores} cores")
+    return threads
+
+
+def check_dtype(dtype: str) -> str:
+    return choice(dtype, tuple(DTYPES), "dtype")
+
+
+def check_out_dir(out: str) -> Path:
+    """`out` (made if missing) must take results/<kind>.jsonl: probed by creating and removing a file in
+    its nearest existing folder, so /proc, read-only mounts and files in the way are found before any
+    work; nothing is left behind."""
+    path = Path(out).expanduser().resolve()
+    for blocker in (path, path / "results"):
+        if blocker.exists() and not blocker.is_dir():
+            raise UsageError(f"--out: {blocker} is a file, not a folder")
+    for name in ("cost.jsonl", "throughput.jsonl"):
+        if (path / "results" / name).is_dir():
+            raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
+    probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
+    if not probe_dir.is_dir():
+        raise UsageError(f"--out: cannot write under {out!r} ({probe_dir} is not a folder)")
+    try:
+        with tempfile.NamedTemporaryFile(dir=probe_dir, prefix=".archzoo-probe-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"--out: cannot write under {out!r} ({probe_dir}: {e.strerror or e})") from None
+    for existing in (path / "results" / n for n in ("cost.jsonl", "throughput.jsonl")):
+        if existing.exists() and not os.access(existing, os.W_OK):
+            raise UsageError(f"--out: {existing} is not writable")
+    return path
+
+
+def check_timm_size(model: str, img_size: int) -> None:
+    """An ad-hoc timm model has no recorded rule: build it at `img_size` and run it on meta, and
+    refuse the size up front if timm does (its constructor's or forward's own check)."""
+    try:
+        module = create_model(model, img_size=img_size, device="meta")
+        module(torch.empty(1, 3, img_size, img_size, device="meta"))
+    except ZooError:
+        raise
+    except Exception as e:  # noqa: BLE001 - timm's own size checks raise AssertionError, ValueError, ...
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise UsageError(f"{model} cannot take {img_size}x{img_size}: timm says {type(e).__name__}: {first}") from None
+
+
+@dataclass
+class Plan:
+    tasks: list[Task]
+    skipped: list[dict]       # rows for (model, size) pairs a model's rule refuses (`skipped` says why)
+
+
+def plan_tasks(models: list[str], resolutions: list[int] | None, batch_sizes: list[int], metrics: list[str],
+               dtype: str, device: str, threads: int | None, quick: bool) -> Plan:
+    if resolutions:
+        for size in resolutions:
+            if not any(get_spec(m).rule.accepts(size) for m in models):
+                rules = "; ".join(f"{m}: {get_spec(m).rule.describe()}, nearest "
+                                  f"{', '.join(map(str, get_spec(m).rule.nearest(size)))}" for m in models)
+                raise UsageError(f"--resolutions {size}: no requested model can take it ({rules})")
+    for model in models:
+        if model.startswith(TIMM_PREFIX):
+            for size in resolutions or [get_spec(model).native_size]:
+                check_timm_size(model, size)
+    tasks, skipped = [], []
+    count = bool({"cost", "memory", "train"} & set(metrics))
+    for model in models:
+        spec = get_spec(model)
+        for img_size in resolutions or [spec.native_size]:
+            if not spec.rule.accepts(img_size):
+                kind = "cost" if count else "throughput"
+                skipped.append(run_task(Task(kind, model, img_size, batch_sizes[0], dtype)))  # a skipped row
+                continue
+            for batch in batch_sizes:
+                if count:
+                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics))
+                if "throughput" in metrics:
+                    tasks.append(Task("throughput", model, img_size, batch, dtype, device=device,
+                                      threads=threads, quick=quick))
+                if "throughput" in metrics and "train" in metrics:
+                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True, device=device,
+                                      threads=threads, quick=quick))
+    return Plan(tasks, skipped)

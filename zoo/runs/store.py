@@ -1,0 +1,162 @@
+"""The results store: append-only JSON Lines under <out>/results/, one file per kind of row.
+
+Writing: a run holds the folder's lock (filelock) from start to end, so two runs into one folder
+cannot interleave; each row is validated against the schema, then written whole with one write
+of one line, flushed and fsync'd, as soon as it is measured. Before the first append a file that
+does not end with a newline (a torn write, a hand edit) gets one, so the new row is never glued
+to it; a write that fails (disk full) is cut back off, so no partial row is left.
+
+Reading: every line that is not valid UTF-8 JSON of a known schema is skipped, counted and named
+(file, line number, reason) and never treated as measured.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from ..errors import UsageError
+from .schema import KINDS, SchemaError, is_measured, measurement_key, row_key, validate
+
+LOCK_FILE = ".lock"
+
+
+class StoreWriteError(UsageError):
+    """The results folder cannot take a row (disk full, not writable): one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class BadLine:
+    path: Path
+    number: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.number}: {self.reason}"
+
+
+class ResultStore:
+    def __init__(self, out_dir: str | os.PathLike):
+        self.dir = Path(out_dir) / "results"
+        self.bad_lines: list[BadLine] = []
+        self._checked_ends: set[Path] = set()
+
+    def path(self, kind: str) -> Path:
+        if kind not in KINDS:
+            raise ValueError(f"unknown row kind {kind!r}; expected one of {KINDS}")
+        return self.dir / f"{kind}.jsonl"
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Hold the folder's lock for a whole run; another run into the same folder is a UsageError."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.dir / LOCK_FILE))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise UsageError(f"{self.dir} is in use by another archzoo run; wait for it to finish or use "
+                             f"another --out") from None
+        try:
+            yield self
+        finally:
+            lock.release()
+
+    def append(self, row: dict) -> None:
+        validate(row)
+        line = (json.dumps(row, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
+        path = self.path(row["kind"])
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as f:
+            start = f.seek(0, os.SEEK_END)
+            if path not in self._checked_ends:
+                if start and _last_byte(path) != b"\n":
+                    line = b"\n" + line       # end the torn line; it stays a bad line, the new row is whole
+                self._checked_ends.add(path)
+            try:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError as e:
+                with contextlib.suppress(OSError):
+                    f.truncate(start)         # no partial row left for the next append to glue onto
+                reason = "the disk is full" if e.errno == errno.ENOSPC else (e.strerror or str(e))
+                raise StoreWriteError(f"cannot write to {path}: {reason}; rows written before are kept") from None
+
+    def rows(self, kind: str | None = None, warn: bool = True) -> list[dict]:
+        """The valid rows, in file order; bad lines go to `bad_lines` (and one warning per file)."""
+        rows: list[dict] = []
+        for k in ([kind] if kind else KINDS):
+            path = self.path(k)
+            if not path.is_file():
+                continue
+            found, bad = _read(path, k)
+            rows += found
+            self.bad_lines += bad
+            if bad and warn:
+                shown = "; ".join(f"line {b.number}: {b.reason}" for b in bad[:3])
+                warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not valid rows ({shown}"
+                              f"{'; ...' if len(bad) > 3 else ''})", stacklevel=2)
+        return rows
+
+    def keys(self) -> set[tuple]:
+        """Keys of the rows already measured (failed and skipped ones excluded, so --resume retries them)."""
+        return {row_key(r) for r in self.rows() if is_measured(r)}
+
+
+def _last_byte(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1)
+
+
+def _read(path: Path, kind: str) -> tuple[list[dict], list[BadLine]]:
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    rows, bad = [], []
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        torn = number == len(lines)          # the last line has no newline after it
+        try:
+            row = validate(json.loads(raw.decode("utf-8")))
+            if row["kind"] != kind:
+                raise SchemaError(f"a {row['kind']} row in the {kind} file")
+        except UnicodeDecodeError:
+            bad.append(BadLine(path, number, "not UTF-8 text"))
+        except json.JSONDecodeError as e:
+            bad.append(BadLine(path, number, "a torn last line (no newline: an interrupted write)" if torn
+                               else f"not JSON ({e.msg} at column {e.colno})"))
+        except SchemaError as e:
+            bad.append(BadLine(path, number, str(e)))
+        else:
+            rows.append(row)
+    return rows, bad
+
+
+def latest(rows: list[dict]) -> list[dict]:
+    """One row per measurement (schema.measurement_key): later rows replace earlier ones; failed and
+    skipped rows are dropped."""
+    kept: dict[tuple, dict] = {}
+    for row in rows:
+        if is_measured(row):
+            kept[measurement_key(row)] = row
+    return sorted(kept.values(), key=lambda r: (r["model"], r["img_size"], r["batch_size"]))
+
+
+def load_frame(out_dir: str | os.PathLike = ".", kind: str = "cost", all_rows: bool = False):
+    """The rows of one kind as a pandas DataFrame, nested settings flattened (`settings.dtype`).
+
+    By default the latest measured row per measurement (as the reports show them); all_rows=True
+    gives every valid row, failed and superseded ones included.
+    """
+    import pandas as pd
+
+    rows = ResultStore(out_dir).rows(kind)
+    rows = rows if all_rows else latest(rows)
+    return pd.json_normalize(rows, max_level=1) if rows else pd.DataFrame()

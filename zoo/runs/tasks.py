@@ -1,0 +1,138 @@
+"""One unit of measurement (model x resolution x batch x setting) and the function that runs it.
+
+Tasks are plain, picklable data, so any executor (in-process, a subprocess, a Ray worker) can run
+them; `run_task` turns the model's name into a module (zoo.models), measures it (analysis) and
+returns one row of the schema (zoo.runs.schema), failures included. Every path that measures goes
+through here: the CLI, Ray, the benchmarks and the report's deterministic refresh.
+"""
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
+from analysis.vocab import DTYPES
+
+from .._version import __version__
+from ..models.registry import create_model, get_spec
+from .schema import SCHEMA_VERSION, row_key, validate
+
+OnRow = Callable[[dict], None]   # what executors hand each finished row to
+# A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
+# spread by more than a fifth of their mean, or other processes using over 15% of the machine's CPU.
+NOISY_CV = 0.2
+NOISY_FOREIGN_CPU_SHARE = 0.15
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: str                 # "cost": params, MACs, attention, activation memory (meta); "throughput": timed
+    model: str
+    img_size: int
+    batch_size: int = 1
+    dtype: str = "fp32"
+    train: bool = False       # cost: also count the training step; throughput: time a training step
+    device: str = "cpu"       # throughput only; cost always counts on "meta"
+    threads: Optional[int] = None
+    quick: bool = False       # throughput: short runs (QUICK_PROTOCOL)
+
+    @property
+    def settings(self) -> dict:
+        """What, besides model, resolution and batch, makes two rows comparable."""
+        fields = dataclasses.asdict(self)
+        for name in ("kind", "model", "img_size", "batch_size"):
+            fields.pop(name)
+        if self.kind == "cost":
+            for name in ("device", "threads", "quick"):
+                fields.pop(name)
+        return fields
+
+
+def software() -> dict:
+    import timm
+
+    return {"archzoo": __version__, "torch": torch.__version__.split("+")[0], "timm": timm.__version__}
+
+
+def base_row(task: Task) -> dict:
+    """The fields every row of `task` has, whatever became of the measurement."""
+    return {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_size": task.img_size,
+            "batch_size": task.batch_size, "settings": task.settings, "software": software()}
+
+
+def machine(device: str) -> dict:
+    """The fingerprint fields that tell one machine's timed rows from another's (part of their key)."""
+    from analysis.timing.fingerprint import cpu_model_name, gpu_name
+
+    # NB: gpu_name is None on a driver without a GPU (a Ray sweep onto GPU workers), not an error
+    return {"cpu_model": cpu_model_name(), "gpu_name": gpu_name(torch.device("cpu" if device == "cpu" else "cuda"))}
+
+
+def task_key(task: Task) -> tuple:
+    """The row_key that running `task` here would give, to skip it on --resume."""
+    env = machine(task.device) if task.kind == "throughput" else {}
+    return row_key({**base_row(task), "env": env})
+
+
+def one_line(error: BaseException) -> str:
+    """'Type: first line of the message', short: C++ stack frames and long dumps stay out of rows."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    text = f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def failed_row(task: Task, error: str, family: str | None = None, detail: str | None = None) -> dict:
+    """The one failed-row format, whatever failed (the measurement, a subprocess, a Ray worker)."""
+    row = {**base_row(task), "family": family, "failed": error}
+    if detail:
+        row["traceback"] = detail
+    return validate(row)
+
+
+def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> dict:
+    """Measure one task. Never raises for a failed measurement: the row carries the error.
+
+    macs: per-image MACs of the model at this size (timed rows' MFU; counted here when None).
+    peak: a GEMM peak for this device, dtype and threads (zoo.runs.peaks); probed when None.
+    """
+    spec = get_spec(task.model)
+    if not spec.rule.accepts(task.img_size):
+        return validate({**base_row(task), "family": spec.family,
+                         "skipped": f"{task.model} takes sides {spec.rule.describe()}"})
+    try:
+        measured = _cost(task) if task.kind == "cost" else _throughput(task, macs, peak)
+    except Exception as e:  # recorded, never swallowed: the row says what went wrong
+        return failed_row(task, one_line(e), spec.family, "".join(traceback.format_tb(e.__traceback__, limit=-5)))
+    return validate({**base_row(task), "family": spec.family, **measured})
+
+
+def count(model: str, img_size: int, batch_size: int = 1, dtype: str = "fp32", train: bool = True, **overrides) -> dict:
+    """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
+    from analysis.count.cost import cost_record
+
+    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], **overrides)
+    record = cost_record(module, img_size, batch_size=batch_size, dtype=DTYPES[dtype], train=train)
+    return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
+
+
+def _cost(task: Task) -> dict:
+    return count(task.model, task.img_size, task.batch_size, task.dtype, task.train)
+
+
+def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
+    from analysis.timing.harness import measure_throughput
+
+    macs = macs if macs is not None else count(task.model, task.img_size, train=False)["macs"]
+    model = create_model(task.model, img_size=task.img_size)
+    record = measure_throughput(model, task.img_size, batch_size=task.batch_size, device=task.device,
+                                dtype=task.dtype, mode="train" if task.train else "inference",
+                                protocol=QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL,
+                                threads=task.threads, macs=macs, peak=peak)
+    if record["imgs_per_s"] is None:   # out of memory at every batch down to 1
+        raise MemoryError(record["error"])
+    record["noisy"] = bool(record["cv"] > NOISY_CV or (record["foreign_cpu_share"] or 0) > NOISY_FOREIGN_CPU_SHARE)
+    return record
