@@ -108,8 +108,8 @@ def print_plan(out: str, python: str) -> None:
     print(f"estimated total: {total} s ({total / 60:.1f} min; must stay under {BUDGET_S} s)")
     print(f"hard limit: each step stops at its timeout (SIGINT {GRACE_S} s before it, then SIGKILL), and none runs "
           f"past {DEADLINE_S} s overall; steps with under {MIN_STEP_S} s left are skipped and recorded")
-    print(f"then: OUTDIR/summary.md (machine, each step's exit status and seconds, the compare tables, each "
-          f"CUDA test's outcome, the tail of every failed step's log) and OUTDIR/summary.json")
+    print("then: OUTDIR/summary.md (machine, each step's exit status and seconds, the compare tables, each "
+          "CUDA test's outcome, the tail of every failed step's log) and OUTDIR/summary.json")
     print(LEFT_OUT)
 
 

@@ -5,12 +5,10 @@ Every expected number below is typed from the source named beside it, not from t
 import csv
 import importlib.util
 import pathlib
-import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the working tree, not an older archzoo installed in the environment
 
 import zoo  # noqa: E402
 from zoo.models.accuracy import accuracy_entries, pareto_front, timm_table, top1_at  # noqa: E402

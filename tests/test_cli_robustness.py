@@ -7,7 +7,6 @@ keeping every finished row; damaged results files are reported, never fatal.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -1,6 +1,5 @@
 """`python -m zoo.compare` end to end, as a subprocess: output contracts, bad input, resuming."""
 import json
-import os
 import signal
 import subprocess
 import sys

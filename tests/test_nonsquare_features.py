@@ -12,7 +12,7 @@ import zoo
 from analysis.count.closed_form import swin_macs, vit_macs, vit_params, vit_textbook_params
 from analysis.count.cost import cost_record
 from analysis.count.shapes import swin_shape_of, vit_shape_of
-from zoo.models.features import feature_shapes
+from zoo.models.registry import feature_shapes
 from zoo.models.spec import AtLeast, MultipleOf, as_hw, size_label
 
 DETECTION = (800, 1344)   # a typical detection input, H x W

@@ -185,7 +185,7 @@ def test_bad_address_exits_2_with_one_line(address, tmp_path):
                          "--ray-address", address, "--out", str(tmp_path))
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith(f"zoo.compare: error: --ray-address")
+    assert line.startswith("zoo.compare: error: --ray-address")
     assert not (tmp_path / "results").exists()
 
 

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the working tree, not an older archzoo installed in the environment
 
 import zoo  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
-from zoo.select import limit, main, num, select  # noqa: E402
+from zoo.select import main, select  # noqa: E402
+from zoo.shortlist import limit, num  # noqa: E402
 
 MIB = 2 ** 20
 

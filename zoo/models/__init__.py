@@ -1,7 +1,6 @@
 """The model zoo: one registry for every architecture of the comparison (specs, cards, the scratch ViT)."""
 from .accuracy import accuracy_entries, top1_at
-from .features import feature_shapes
-from .registry import TIMM_PREFIX, create_model, get_spec, list_models, register
+from .registry import TIMM_PREFIX, create_model, feature_shapes, get_spec, list_models, register
 from .spec import ModelSpec, size_label
 from .vit import ViTConfig, VisionTransformer, resample_pos_embed
 from .weights import load_weights

@@ -18,7 +18,7 @@ from torch import nn
 
 from ..errors import ZooError
 from .hybrid import hybrid_vit
-from .spec import AnySize, ModelSpec, Size, as_hw
+from .spec import AnySize, ModelSpec, Size
 from .vit import ViTFeatureMaps
 
 LAST_BLOCK = (-1,)
@@ -69,15 +69,3 @@ def build_timm_features(spec: ModelSpec, img_size: Size, overrides: dict) -> nn.
     if Format(getattr(model, "output_fmt", "NCHW")) is Format.NHWC:
         model = ChannelsFirst(model)
     return model
-
-
-def feature_shapes(model_name: str, img_size: Size | None = None, **kwargs) -> list[list[int]]:
-    """[C, H, W] of each map of `create_model(model_name, img_size, features=True)`, from a forward
-    on the meta device (nothing is allocated or computed)."""
-    from .registry import create_model, get_spec
-
-    img_size = get_spec(model_name).native_size if img_size is None else img_size
-    model = create_model(model_name, img_size=img_size, device="meta", features=True, **kwargs)
-    x = torch.empty(1, kwargs.get("in_chans", 3), *as_hw(img_size), device="meta")
-    with torch.no_grad():
-        return [list(f.shape[1:]) for f in model(x)]

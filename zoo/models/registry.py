@@ -13,7 +13,7 @@ from .catalog import catalog
 from .features import build_scratch_features, build_timm_features
 from .hybrid import hybrid_vit
 from ..errors import DuplicateModelError, UnknownModelError, ZooError
-from .spec import AnySize, ModelSpec, Size, canonical_size
+from .spec import AnySize, ModelSpec, Size, as_hw, canonical_size
 from .vit import VisionTransformer
 
 TIMM_PREFIX = "timm:"
@@ -110,6 +110,16 @@ def _build_timm(spec: ModelSpec, img_size: Size, num_classes: int, overrides: di
     if spec.accepts_img_size:
         args["img_size"] = img_size          # timm ViT-likes and Swin take an int or (H, W)
     return timm.create_model(spec.timm_name, pretrained=False, **args)
+
+
+def feature_shapes(model_name: str, img_size: Size | None = None, **kwargs) -> list[list[int]]:
+    """[C, H, W] of each map of `create_model(model_name, img_size, features=True)`, from a forward
+    on the meta device (nothing is allocated or computed)."""
+    img_size = get_spec(model_name).native_size if img_size is None else img_size
+    model = create_model(model_name, img_size=img_size, device="meta", features=True, **kwargs)
+    x = torch.empty(1, kwargs.get("in_chans", 3), *as_hw(img_size), device="meta")
+    with torch.no_grad():
+        return [list(f.shape[1:]) for f in model(x)]
 
 
 for _spec in catalog():
