@@ -120,8 +120,7 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
     after = results.read_text()
     assert after.startswith(before_kill)               # every finished row is still there, byte for byte
     finished = [json.loads(line) for line in after.splitlines()]   # and every row is whole
-    planned = {(t.model, t.img_size) for t in plan_tasks(list_models(), [224], [1], ["cost"], "fp32", "cpu",
-                                                         None, False).tasks}
+    planned = {(t.model, t.img_size) for t in plan_tasks(list_models(), [224], [1], ["cost"]).tasks}
     assert len(before_kill.splitlines()) < len(finished) == len(planned)   # the kill came mid-sweep
     assert {(r["model"], r["img_size"]) for r in finished} == planned      # one row per task
     for row in finished:  # measured (maybe after a retry elsewhere), or failed with every attempt's error

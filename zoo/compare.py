@@ -20,10 +20,33 @@ from analysis.vocab import DEVICES, DTYPES
 from .errors import UsageError, ZooError
 from .runs.executors import EXECUTORS
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
-                        check_threads, choice, model_names, plan_tasks, positive_ints, split_list)
+                        check_threads, choice, model_names, plan_tasks, positive_ints, sizes, split_list)
 
 log = logging.getLogger("zoo.compare")
 FORMATS = ("table", "markdown", "csv", "json")
+BACKENDS = ("eager", "onnxruntime")
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def positive_number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"--{what}: {text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"--{what}: {text} is not a positive number")
+    return value
+
+
+def check_onnxruntime(args) -> None:
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        raise UsageError('--backend onnxruntime: ONNX Runtime is not installed (pip install "archzoo[onnx]")') from None
+    if {"train"} & set(args.metrics) or args.dtype != "fp32" or args.channels_last or args.compile:
+        raise UsageError("--backend onnxruntime times fp32 inference only (no train metric, --dtype, "
+                         "--channels-last or --compile)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,9 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m zoo.compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", required=True,
                    help="comma list: registry names, wildcards (swin_*), 'all', or timm:<name>")
-    p.add_argument("--resolutions", help=f"comma list of input sides, at most {MAX_SIDE:,} (default: each model's "
-                                         f"native one)")
-    p.add_argument("--batch-sizes", default="1", help=f"comma list, at most {MAX_BATCH:,} (default 1)")
+    p.add_argument("--resolutions", help=f"comma list of input sides or HEIGHTxWIDTH (800x1344), at most {MAX_SIDE:,} "
+                                         f"px a side (default: each model's native one)")
+    p.add_argument("--batch-sizes", default="1", help=f"comma list, at most {MAX_BATCH:,} (default 1); or 'sweep' "
+                                                      f"with --latency-target-ms")
+    p.add_argument("--latency-target-ms", help="with --batch-sizes sweep: double the batch from 1 until the p99 "
+                                               "latency of a batch passes this; the largest within is marked")
+    p.add_argument("--features", action="store_true",
+                   help="the backbone as a multi-scale feature extractor (no pooling, no head), as detectors use it")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
     p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPES)} (timing: autocast; default fp32)")
@@ -46,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=".", help="folder for results/ (default: the current one)")
     p.add_argument("--no-save", action="store_true", help="write nothing, only print")
     p.add_argument("--quick", action="store_true", help="short throughput runs")
+    p.add_argument("--channels-last", action="store_true", help="timing: channels-last memory format")
+    p.add_argument("--compile", nargs="?", const="default", default=None,
+                   help=f"timing: torch.compile the model, with a mode ({', '.join(COMPILE_MODES)}; default 'default')")
+    p.add_argument("--backend", default="eager", help=f"timing runtime: {', '.join(BACKENDS)} (default eager; "
+                                                      f"onnxruntime needs pip install \"archzoo[onnx]\")")
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
                    help="probe the GEMM peak again instead of using the one kept in results/peaks.json")
@@ -57,9 +90,16 @@ def build_parser() -> argparse.ArgumentParser:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     args = build_parser().parse_args(argv)
     args.models = model_names(args.models)
-    args.resolutions = (positive_ints(args.resolutions, "resolutions", MAX_SIDE)
-                        if args.resolutions is not None else None)
-    args.batch_sizes = positive_ints(args.batch_sizes, "batch-sizes", MAX_BATCH)
+    args.resolutions = sizes(args.resolutions) if args.resolutions is not None else None
+    args.sweep = args.batch_sizes.strip() == "sweep"
+    args.batch_sizes = [1] if args.sweep else positive_ints(args.batch_sizes, "batch-sizes", MAX_BATCH)
+    if args.sweep != (args.latency_target_ms is not None):
+        raise UsageError("--batch-sizes sweep and --latency-target-ms go together")
+    if args.sweep:
+        args.latency_target_ms = positive_number(args.latency_target_ms, "latency-target-ms")
+    if args.compile is not None:
+        choice(args.compile, COMPILE_MODES, "compile")
+    choice(args.backend, BACKENDS, "backend")
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.threads = check_threads(args.threads)
     choice(args.format, FORMATS, "format")
@@ -68,6 +108,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address: only used with --executor ray")
+    if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
+        raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
+    if args.backend == "onnxruntime":
+        check_onnxruntime(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if not args.no_save:
@@ -83,7 +127,7 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
     from .progress import progress_tracker
     from .runs.executors import executor
     from .runs.peaks import PeakCache
-    from .runs.schema import is_measured, row_key
+    from .runs.schema import is_measured, row_key, size_label
     from .runs.store import ResultStore
     from .runs.tasks import task_key
 
@@ -103,9 +147,14 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
                 if store:
                     store.append(row)
                 rows.append(row)
-                advance(f"{row['kind']} {row['model']} {row['img_size']}px")
+                advance(f"{row['kind']} {row['model']} {size_label(row)} px")
 
-            executor(args.executor, args.ray_address)(tasks, on_row, peaks)
+            if args.sweep:
+                from .runs.batch_sweep import run_sweeps
+
+                run_sweeps(tasks, on_row, peaks, args.latency_target_ms)
+            else:
+                executor(args.executor, args.ray_address)(tasks, on_row, peaks)
     return rows
 
 
@@ -129,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = parse(argv)
-        plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, args.dtype,
-                          args.device, args.threads, args.quick)
+        plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
+                          features=args.features, device=args.device, threads=args.threads, quick=args.quick,
+                          channels_last=args.channels_last, compile=args.compile, backend=args.backend)
         rows = run(args, plan)
     except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
         print(f"zoo.compare: error: {e}", file=sys.stderr)

@@ -12,6 +12,7 @@ import json
 
 from .markdown import markdown_table
 from .models.accuracy import top1_at
+from .runs.schema import size_label
 
 
 def _mib(v) -> str:
@@ -28,7 +29,7 @@ def _mfu(record: dict, prefix: str = "") -> str | None:
 # (header, record field, formatter); a column shows only when some record has its field
 COLUMNS = [
     ("model", "model", str),
-    ("res (px)", "img_size", str),
+    ("res (px)", "size", str),
     ("batch", "batch_size", str),
     ("tokens", "tokens", str),
     ("params (M)", "params", lambda v: f"{v / 1e6:.1f}"),
@@ -37,6 +38,8 @@ COLUMNS = [
     ("act peak (MiB / batch)", "act_peak_bytes", _mib),
     ("train GMACs / image", "train_macs", lambda v: f"{v / 1e9:.2f}"),
     ("train act peak (MiB / batch)", "train_act_peak_bytes", _mib),
+    ("serve (MiB / batch)", "serve_bytes", _mib),
+    ("feature maps [C, H, W]", "features", lambda v: " ".join(f"[{c},{h},{w}]" for c, h, w in v)),
     ("img/s (mean)", "imgs_per_s", lambda v: f"{v:.1f}"),
     ("img/s (at p50)", "imgs_per_s_p50", lambda v: f"{v:.1f}"),
     ("p50 (ms / batch)", "latency_ms_p50", lambda v: f"{v:.1f}"),
@@ -61,8 +64,9 @@ def merge(rows: list[dict]) -> list[dict]:
         if row.get("skipped") or row.get("failed"):
             not_measured.append(row)
             continue
-        key = (row["model"], row["img_size"], row["batch_size"])
-        record = merged.setdefault(key, {"model": row["model"], "img_size": row["img_size"],
+        key = (row["model"], row["img_h"], row["img_w"], row["batch_size"])
+        record = merged.setdefault(key, {"model": row["model"], "size": size_label(row), "img_size": row["img_size"],
+                                         "img_h": row["img_h"], "img_w": row["img_w"],
                                          "batch_size": row["batch_size"]})
         if row["kind"] == "throughput" and row["settings"].get("train"):
             record.update({f"train_{k}": row.get(k) for k in TIMED})
@@ -75,7 +79,8 @@ def merge(rows: list[dict]) -> list[dict]:
                       top1_source=f"{entry['source']}: {entry['citation']}" if entry else None)
     records = list(merged.values())
     for row in not_measured:
-        records.append({"model": row["model"], "img_size": row["img_size"], "batch_size": row["batch_size"],
+        records.append({"model": row["model"], "size": size_label(row), "img_size": row["img_size"],
+                        "img_h": row["img_h"], "img_w": row["img_w"], "batch_size": row["batch_size"],
                         "kind": row["kind"], "skipped": row.get("skipped"), "failed": row.get("failed")})
     return records
 
@@ -85,7 +90,7 @@ def _measured(records: list[dict]) -> list[dict]:
 
 
 def _columns(records: list[dict]) -> list[tuple]:
-    return [c for c in COLUMNS if any(r.get(c[1]) is not None for r in records) or c[1] in ("model", "img_size")]
+    return [c for c in COLUMNS if any(r.get(c[1]) is not None for r in records) or c[1] in ("model", "size")]
 
 
 def cells(record: dict, columns: list[tuple]) -> list[str]:
@@ -100,7 +105,7 @@ def cells(record: dict, columns: list[tuple]) -> list[str]:
 
 
 def not_measured_lines(records: list[dict]) -> list[str]:
-    return [f"{r['model']} {r['img_size']} px batch {r['batch_size']} ({r['kind']}): "
+    return [f"{r['model']} {r['size']} px batch {r['batch_size']} ({r['kind']}): "
             f"{'skipped: ' + r['skipped'] if r.get('skipped') else 'failed: ' + r['failed']}"
             for r in records if r.get("skipped") or r.get("failed")]
 

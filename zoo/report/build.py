@@ -9,12 +9,13 @@ from pathlib import Path
 
 from . import plots, tables
 from .accuracy import accuracy_points, accuracy_table
+from .choosing import choosing_markdown
 from .html import page
 from .rows import ReportRows, load
 from .textbook import textbook_table
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "accuracy.md",
-                  "textbook.md", "not_measured.md")
+                  "textbook.md", "not_measured.md", "choosing.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png")
 PLOT_DATA_FILE = "plots.json"
@@ -33,11 +34,23 @@ class Section:
         return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}"
 
 
+@dataclass
+class TextSection:
+    """A section that is its own markdown (no single table): the page shows it as preformatted text."""
+    heading: str
+    intro: str
+    text: str
+    notes: list[str] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        return f"# {self.heading}\n\n{self.intro}\n\n{self.text}"
+
+
 def _unless_empty(rows: list, what: str) -> list[str]:
     return [] if rows else [f"no {what} in results/"]
 
 
-def sections(data: ReportRows) -> dict[str, Section]:
+def sections(data: ReportRows) -> dict[str, Section | TextSection]:
     cost, throughput = data.cost, data.throughput
     points, accuracy_notes = accuracy_points(cost, throughput)
     size = tables.components_size(cost)
@@ -71,7 +84,7 @@ def sections(data: ReportRows) -> dict[str, Section]:
                                  "batch. MFU = 2 x MACs x img/s / the machine's measured GEMM peak (x3 for a "
                                  "training step); above 100% is kept and marked. 'noisy': step latencies' cv "
                                  "above 0.2 or other processes above 15% of the CPU while timing.",
-                                 tables.throughput_table(throughput), _unless_empty(throughput, "timed rows")),
+                                 tables.throughput_table(throughput, data.runs), _unless_empty(throughput, "timed rows")),
         "accuracy.md": Section("Accuracy beside cost",
                                "Top-1 on ImageNet-1k val at the resolution it was measured at, with its pretraining "
                                "data, crops and source (paper table or timm's evaluation of its released "
@@ -90,9 +103,18 @@ def sections(data: ReportRows) -> dict[str, Section]:
         "not_measured.md": Section("Rows not measured",
                                    "The latest row of each measurement that was skipped by a model's size rule or "
                                    "failed; tables above never show them.", tables.not_measured_table(data.not_measured),
-                                   [f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
-                                    f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
-                                   if data.bad_lines else []),
+                                   ([f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
+                                     f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
+                                    if data.bad_lines else []) +
+                                   ([f"{data.left_out} row(s) at H x W input sizes or of feature extractors are "
+                                     f"in results/ but not in these tables (zoo.load_frame reads them)"]
+                                    if data.left_out else [])),
+        "choosing.md": TextSection("Choosing a backbone",
+                                   "Worked questions answered by `python -m zoo.select` (counted constraints and "
+                                   "published accuracy only, so the same on any machine; a measured latency "
+                                   "question is in the README with its machine). Every registry model is a "
+                                   "candidate; each excluded one names the first constraint it broke.",
+                                   choosing_markdown()),
     }
 
 

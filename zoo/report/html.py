@@ -33,7 +33,7 @@ def page(title: str, sections, plots: list[Path]) -> str:
     for s in sections:
         body += [f"<h2>{html.escape(s.heading)}</h2>", f"<p>{html.escape(s.intro)}</p>"]
         body += [f'<p class="note">NB: {html.escape(n)}</p>' for n in s.notes]
-        body.append(table_html(s.table))
+        body.append(table_html(s.table) if hasattr(s, "table") else f"<pre>{html.escape(s.text)}</pre>")
     body.append("<h2>Plots</h2>")
     for plot in plots:
         data = base64.b64encode(plot.read_bytes()).decode()

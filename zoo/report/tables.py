@@ -7,6 +7,7 @@ leave out is returned beside it, and the page says so.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 
 from analysis.count.closed_form import attention_crossover_tokens
@@ -15,6 +16,7 @@ from analysis.vocab import COMPONENTS
 from ..errors import ZooError
 from ..markdown import markdown_table as markdown
 from ..models.registry import get_spec
+from ..runs.schema import measurement_key, size_label, sort_key
 from .rows import machine_name, setting_name
 
 CONVENTION = ("MACs = multiply-accumulates of matmuls, linear layers, convolutions and attention's QK^T "
@@ -131,18 +133,25 @@ def mfu_cell(r: dict) -> str | None:
     return f"{100 * r['mfu']:.1f}{' (above peak)' if r.get('mfu_above_peak') else ''}"
 
 
-def throughput_table(throughput: list[dict]) -> str:
-    ordered = sorted(throughput, key=lambda r: (machine_name(r), r["model"], r["img_size"], r["batch_size"],
-                                                setting_name(r)))
+def runs_cell(r: dict, runs: dict) -> str | None:
+    """Median and spread of img/s over every run of this measurement, when it was measured more than once."""
+    values = sorted(runs.get(measurement_key(r), []))
+    if len(values) < 2:
+        return None
+    return f"{statistics.median(values):.2f} ({values[0]:.2f}-{values[-1]:.2f}, n={len(values)})"
+
+
+def throughput_table(throughput: list[dict], runs: dict | None = None) -> str:
+    ordered = sorted(throughput, key=lambda r: (machine_name(r), *sort_key(r), setting_name(r)))
     rows = [[machine_name(r), r["model"], r["img_size"], f"{r.get('ran_batch_size') or r['batch_size']}",
              r["settings"]["dtype"], "train" if r["settings"].get("train") else "inference",
              f"{r['imgs_per_s']:.2f}", _imgs_at_p50(r), f"{r['latency_ms_p50']:.1f}",
              _opt(r.get("latency_ms_p99"), ".1f"), _opt(r.get("cv"), ".3f"), _opt(r.get("foreign_cpu_share"), ".0%"),
-             mfu_cell(r), g(r.get("peak_flops"), 0), "noisy" if r.get("noisy") else ""]
+             mfu_cell(r), g(r.get("peak_flops"), 0), runs_cell(r, runs or {}), "noisy" if r.get("noisy") else ""]
             for r in ordered]
     return markdown(["machine", "model", "res (px)", "batch", "dtype", "mode", "img/s (mean)", "img/s (at p50)",
                      "p50 (ms / batch)", "p99 (ms / batch)", "cv", "others' CPU", "MFU %", "GEMM peak (GFLOP/s)",
-                     "flag"], rows)
+                     "all runs: median img/s (min-max, n)", "flag"], rows)
 
 
 def _imgs_at_p50(r: dict) -> str | None:
@@ -155,8 +164,8 @@ def _opt(v, spec: str) -> str | None:
 
 
 def not_measured_table(rows: list[dict]) -> str:
-    listed = sorted(rows, key=lambda r: (r["kind"], r["model"], r["img_size"], r["batch_size"]))
+    listed = sorted(rows, key=lambda r: (r["kind"], *sort_key(r)))
     return markdown(["kind", "model", "res (px)", "batch", "settings", "why"],
-                    [[r["kind"], r["model"], r["img_size"], r["batch_size"], setting_name(r) if r["kind"] ==
+                    [[r["kind"], r["model"], size_label(r), r["batch_size"], setting_name(r) if r["kind"] ==
                       "throughput" else r["settings"]["dtype"], f"skipped: {r['skipped']}" if r.get("skipped")
                       else f"failed: {r['failed']}"] for r in listed])

@@ -17,6 +17,7 @@ from analysis.vocab import DEVICES, DTYPES
 
 from ..errors import UsageError, ZooError
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
+from ..models.spec import Size, as_hw, canonical_size, size_label
 from .tasks import Task, run_task
 
 METRICS = ("cost", "memory", "throughput", "train")
@@ -48,6 +49,18 @@ def positive_int(item: str, what: str, limit: int) -> int:
 
 def positive_ints(text: str, what: str, limit: int) -> list[int]:
     return list(dict.fromkeys(positive_int(item, what, limit) for item in split_list(text, what)))
+
+
+def sizes(text: str) -> list[Size]:
+    """"224,384,800x1344" -> [224, 384, (800, 1344)]: a side, or HEIGHTxWIDTH; a square HxW is the side."""
+    found = []
+    for item in split_list(text, "resolutions"):
+        parts = item.lower().split("x")
+        if len(parts) > 2:
+            raise UsageError(f"--resolutions: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
+        found.append(canonical_size(tuple(positive_int(p.strip(), "resolutions", MAX_SIDE) for p in parts)
+                                    if len(parts) == 2 else positive_int(item, "resolutions", MAX_SIDE)))
+    return list(dict.fromkeys(found))
 
 
 def model_names(text: str) -> list[str]:
@@ -121,17 +134,18 @@ def check_out_dir(out: str) -> Path:
     return path
 
 
-def check_timm_size(model: str, img_size: int) -> None:
+def check_timm_size(model: str, img_size: Size, features: bool = False) -> None:
     """An ad-hoc timm model has no recorded rule: build it at `img_size` and run it on meta, and
     refuse the size up front if timm does (its constructor's or forward's own check)."""
+    h, w = as_hw(img_size)
     try:
-        module = create_model(model, img_size=img_size, device="meta")
-        module(torch.empty(1, 3, img_size, img_size, device="meta"))
+        module = create_model(model, img_size=img_size, device="meta", features=features)
+        module(torch.empty(1, 3, h, w, device="meta"))
     except ZooError:
         raise
     except Exception as e:  # noqa: BLE001 - timm's own size checks raise AssertionError, ValueError, ...
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-        raise UsageError(f"{model} cannot take {img_size}x{img_size}: timm says {type(e).__name__}: {first}") from None
+        raise UsageError(f"{model} cannot take {h}x{w}: timm says {type(e).__name__}: {first}") from None
 
 
 @dataclass
@@ -140,18 +154,20 @@ class Plan:
     skipped: list[dict]       # rows for (model, size) pairs a model's rule refuses (`skipped` says why)
 
 
-def plan_tasks(models: list[str], resolutions: list[int] | None, batch_sizes: list[int], metrics: list[str],
-               dtype: str, device: str, threads: int | None, quick: bool) -> Plan:
+def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: list[int], metrics: list[str],
+               dtype: str = "fp32", features: bool = False, **timing) -> Plan:
+    """Tasks for every model x size x batch. `timing`: the Task fields of timed tasks (device, threads,
+    quick, channels_last, compile, backend); cost tasks take only dtype and features."""
     if resolutions:
         for size in resolutions:
             if not any(get_spec(m).rule.accepts(size) for m in models):
                 rules = "; ".join(f"{m}: {get_spec(m).rule.describe()}, nearest "
-                                  f"{', '.join(map(str, get_spec(m).rule.nearest(size)))}" for m in models)
-                raise UsageError(f"--resolutions {size}: no requested model can take it ({rules})")
+                                  f"{', '.join(size_label(n) for n in get_spec(m).rule.nearest(size))}" for m in models)
+                raise UsageError(f"--resolutions {size_label(size)}: no requested model can take it ({rules})")
     for model in models:
         if model.startswith(TIMM_PREFIX):
             for size in resolutions or [get_spec(model).native_size]:
-                check_timm_size(model, size)
+                check_timm_size(model, size, features)
     tasks, skipped = [], []
     count = bool({"cost", "memory", "train"} & set(metrics))
     for model in models:
@@ -163,11 +179,11 @@ def plan_tasks(models: list[str], resolutions: list[int] | None, batch_sizes: li
                 continue
             for batch in batch_sizes:
                 if count:
-                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics))
+                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics,
+                                      features=features))
                 if "throughput" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, device=device,
-                                      threads=threads, quick=quick))
+                    tasks.append(Task("throughput", model, img_size, batch, dtype, features=features, **timing))
                 if "throughput" in metrics and "train" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True, device=device,
-                                      threads=threads, quick=quick))
+                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True, features=features,
+                                      **timing))
     return Plan(tasks, skipped)

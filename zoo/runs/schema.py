@@ -2,6 +2,7 @@
 and the schema version. The store validates every row it writes and every line it reads against it;
 `--resume`, the reports and `load_frame` identify rows with `row_key` / `measurement_key` from here.
 
+Sizes: img_h and img_w always; img_size too for square inputs (what most tables show).
 Conventions: MACs are per image everywhere (FLOPs = 2 x MACs); bytes and latencies are per batch
 (what the batch needs at once, how long one step of the batch takes); img/s counts images.
 """
@@ -32,11 +33,13 @@ class Row:
     schema: int = _f("schema version of the row", required=True)
     kind: str = _f("cost (counted on meta) or throughput (timed)", key=True, required=True)
     model: str = _f("registry name, or timm:<name>", key=True, required=True)
-    img_size: int = _f("input side (square inputs)", "px", key=True, required=True)
+    img_h: int = _f("input height", "px", key=True, required=True)
+    img_w: int = _f("input width", "px", key=True, required=True)
+    img_size: Optional[int] = _f("input side of a square input (img_h = img_w); null for H x W inputs", "px")
     batch_size: int = _f("batch asked for (throughput: see requested_batch_size / the batch that ran)", "images",
                          key=True, required=True)
-    settings: dict = _f("what else makes two rows comparable: dtype, train, and for timing device, threads, "
-                        "quick", key=True, required=True)
+    settings: dict = _f("what else makes two rows comparable: dtype, train, features, and for timing device, "
+                        "threads, quick, channels_last, compile, backend", key=True, required=True)
     software: dict = _f("archzoo, torch and timm versions (part of the --resume key)", required=True)
     family: Optional[str] = _f("model family (vit, swin, convnext, ...)")
     env: Optional[dict] = _f("where it ran: device, or the machine's fingerprint for timed rows "
@@ -65,6 +68,11 @@ class CostRow(Row):
     cuda_peak_bytes: Optional[int] = _f("torch.cuda.max_memory_allocated during the forward (CUDA only)",
                                         "bytes per batch")
     weight_bytes: Optional[int] = _f("parameters and buffers at the row's dtype", "bytes")
+    serve_bytes: Optional[int] = _f("weight_bytes + act_peak_bytes: memory to serve the batch", "bytes per batch")
+    train_serve_bytes: Optional[int] = _f("weights + gradients + optimizer state (train_optimizer) + "
+                                          "train_act_peak_bytes", "bytes per batch")
+    train_optimizer: Optional[str] = _f("optimizer whose state train_serve_bytes counts")
+    features: Optional[list] = _f("feature extractor rows: [C, H, W] of each map it returns")
     dtype: Optional[str] = _f("dtype the model was counted in (fp32, bf16, fp16)")
     train_macs: Optional[int] = _f("forward + backward of one training step", "MACs per image")
     train_backward_macs: Optional[int] = _f("the backward part of train_macs", "MACs per image")
@@ -116,6 +124,9 @@ class ThroughputRow(Row):
     datasheet_peak_flops: Optional[float] = _f("the device's datasheet dense peak (known GPUs)", "FLOP/s")
     mfu_datasheet: Optional[float] = _f("MFU against datasheet_peak_flops", "fraction")
     backend: Optional[str] = _f("runtime that ran the steps: eager (PyTorch) or onnxruntime")
+    sweep_within_target: Optional[bool] = _f("batch sweep: this point's latency is within --latency-target-ms")
+    serving_batch: Optional[bool] = _f("batch sweep: the largest batch within the latency target")
+    latency_target_ms: Optional[float] = _f("batch sweep: the target", "ms per batch")
     onnx_opset: Optional[int] = _f("ONNX opset of the export (onnxruntime backend)")
     onnx_providers: Optional[list] = _f("ONNX Runtime execution providers, in order of preference")
     export_seconds: Optional[float] = _f("time torch's ONNX exporter took", "s")
@@ -178,10 +189,28 @@ def validate(row: Any) -> dict:
             continue
         if not _type_ok(value, types_ok):
             raise SchemaError(f"{name} is {type(value).__name__} {value!r:.40}, not {types_ok[0].__name__}")
-    for name in ("img_size", "batch_size"):
+    for name in ("img_h", "img_w", "batch_size"):
         if row[name] <= 0:
             raise SchemaError(f"{name} must be positive, not {row[name]}")
+    square = row["img_h"] == row["img_w"]
+    if row.get("img_size") != (row["img_h"] if square else None):
+        raise SchemaError(f"img_size {row.get('img_size')!r} does not match img_h x img_w "
+                          f"{row['img_h']}x{row['img_w']}")
     return row
+
+
+def size_of(row: dict) -> int | tuple[int, int]:
+    """The row's input size as the zoo takes it: an int for a square input, else (H, W)."""
+    return row["img_size"] if row.get("img_size") is not None else (row["img_h"], row["img_w"])
+
+
+def size_label(row: dict) -> str:
+    """"224", or "800x1344" for an H x W input."""
+    return str(row["img_size"]) if row.get("img_size") is not None else f"{row['img_h']}x{row['img_w']}"
+
+
+def sort_key(row: dict) -> tuple:
+    return (row["model"], row["img_h"] * row["img_w"], row["img_h"], row["batch_size"])
 
 
 def is_measured(row: dict) -> bool:
@@ -200,7 +229,8 @@ def measurement_key(row: dict) -> tuple:
     """
     env = row.get("env") or {}
     machine = (env.get("cpu_model"), env.get("gpu_name")) if row["kind"] == "throughput" else ()
-    return (row["kind"], row["model"], row["img_size"], row["batch_size"], _frozen(row["settings"]), machine)
+    return (row["kind"], row["model"], row["img_h"], row["img_w"], row["batch_size"], _frozen(row["settings"]),
+            machine)
 
 
 def row_key(row: dict) -> tuple:

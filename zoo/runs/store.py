@@ -22,7 +22,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import UsageError
-from .schema import KINDS, SchemaError, is_measured, measurement_key, row_key, validate
+from .schema import KINDS, SchemaError, is_measured, measurement_key, row_key, sort_key, validate
 
 LOCK_FILE = ".lock"
 
@@ -146,7 +146,7 @@ def latest(rows: list[dict]) -> list[dict]:
     for row in rows:
         if is_measured(row):
             kept[measurement_key(row)] = row
-    return sorted(kept.values(), key=lambda r: (r["model"], r["img_size"], r["batch_size"]))
+    return sorted(kept.values(), key=sort_key)
 
 
 def load_frame(out_dir: str | os.PathLike = ".", kind: str = "cost", all_rows: bool = False):

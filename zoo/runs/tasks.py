@@ -18,7 +18,8 @@ from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 from analysis.vocab import DTYPES
 
 from .._version import __version__
-from ..models.registry import create_model, get_spec
+from ..models.registry import create_model, feature_shapes, get_spec
+from ..models.spec import Size, as_hw, canonical_size
 from .schema import SCHEMA_VERSION, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
@@ -32,13 +33,20 @@ NOISY_FOREIGN_CPU_SHARE = 0.15
 class Task:
     kind: str                 # "cost": params, MACs, attention, activation memory (meta); "throughput": timed
     model: str
-    img_size: int
+    img_size: Size            # a square side, or (H, W)
     batch_size: int = 1
     dtype: str = "fp32"
     train: bool = False       # cost: also count the training step; throughput: time a training step
+    features: bool = False    # the backbone as a feature extractor (no pooling, no head)
     device: str = "cpu"       # throughput only; cost always counts on "meta"
     threads: Optional[int] = None
     quick: bool = False       # throughput: short runs (QUICK_PROTOCOL)
+    channels_last: bool = False       # throughput: channels-last memory format
+    compile: Optional[str] = None     # throughput: a torch.compile mode ("default", "max-autotune", ...)
+    backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
+
+    def __post_init__(self):  # (224, 224) and 224 are one task; JSON turns tuples into lists
+        object.__setattr__(self, "img_size", canonical_size(self.img_size))
 
     @property
     def settings(self) -> dict:
@@ -47,7 +55,7 @@ class Task:
         for name in ("kind", "model", "img_size", "batch_size"):
             fields.pop(name)
         if self.kind == "cost":
-            for name in ("device", "threads", "quick"):
+            for name in ("device", "threads", "quick", "channels_last", "compile", "backend"):
                 fields.pop(name)
         return fields
 
@@ -60,8 +68,10 @@ def software() -> dict:
 
 def base_row(task: Task) -> dict:
     """The fields every row of `task` has, whatever became of the measurement."""
-    return {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_size": task.img_size,
-            "batch_size": task.batch_size, "settings": task.settings, "software": software()}
+    h, w = as_hw(task.img_size)
+    return {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_h": h, "img_w": w,
+            "img_size": h if h == w else None, "batch_size": task.batch_size, "settings": task.settings,
+            "software": software()}
 
 
 def machine(device: str) -> dict:
@@ -110,28 +120,54 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
     return validate({**base_row(task), "family": spec.family, **measured})
 
 
-def count(model: str, img_size: int, batch_size: int = 1, dtype: str = "fp32", train: bool = True, **overrides) -> dict:
+def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
+          features: bool = False, **overrides) -> dict:
     """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
     from analysis.count.cost import cost_record
 
-    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], **overrides)
+    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], features=features, **overrides)
     record = cost_record(module, img_size, batch_size=batch_size, dtype=DTYPES[dtype], train=train)
+    record.update(serving_memory(record, dtype))
+    if features:
+        record["features"] = feature_shapes(model, img_size, **overrides)
     return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
 
 
+def serving_memory(record: dict, dtype: str) -> dict:
+    """Memory to serve a batch: weights at the dtype + the activation peak; for a training step also one
+    gradient and one SGD momentum buffer per parameter (the step the harness times), at the dtype."""
+    param_bytes = record["params"] * DTYPES[dtype].itemsize
+    fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
+              "train_optimizer": None}
+    if record.get("train_act_peak_bytes") is not None:
+        fields.update(train_serve_bytes=record["weight_bytes"] + 2 * param_bytes + record["train_act_peak_bytes"],
+                      train_optimizer="SGD with momentum: 1 state tensor per parameter (AdamW would add 1 more)")
+    return fields
+
+
 def _cost(task: Task) -> dict:
-    return count(task.model, task.img_size, task.batch_size, task.dtype, task.train)
+    return count(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features)
 
 
 def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
     from analysis.timing.harness import measure_throughput
 
-    macs = macs if macs is not None else count(task.model, task.img_size, train=False)["macs"]
-    model = create_model(task.model, img_size=task.img_size)
-    record = measure_throughput(model, task.img_size, batch_size=task.batch_size, device=task.device,
-                                dtype=task.dtype, mode="train" if task.train else "inference",
-                                protocol=QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL,
-                                threads=task.threads, macs=macs, peak=peak)
+    macs = macs if macs is not None else count(task.model, task.img_size, train=False, features=task.features)["macs"]
+    model = create_model(task.model, img_size=task.img_size, features=task.features)
+    protocol = QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL
+    if task.backend == "onnxruntime":
+        from analysis.timing.onnx_runtime import measure_onnxruntime
+
+        if task.train or task.dtype != "fp32" or task.channels_last or task.compile:
+            raise ValueError("the onnxruntime backend times fp32 inference only (no --metrics train, --dtype, "
+                             "--channels-last or --compile)")
+        record = measure_onnxruntime(model, task.img_size, batch_size=task.batch_size, device=task.device,
+                                     protocol=protocol, threads=task.threads, macs=macs, peak=peak)
+    else:
+        record = measure_throughput(model, task.img_size, batch_size=task.batch_size, device=task.device,
+                                    dtype=task.dtype, mode="train" if task.train else "inference", protocol=protocol,
+                                    channels_last=task.channels_last, compile=task.compile or False,
+                                    threads=task.threads, macs=macs, peak=peak)
     if record["imgs_per_s"] is None:   # out of memory at every batch down to 1
         raise MemoryError(record["error"])
     record["noisy"] = bool(record["cv"] > NOISY_CV or (record["foreign_cpu_share"] or 0) > NOISY_FOREIGN_CPU_SHARE)

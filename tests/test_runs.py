@@ -1,0 +1,87 @@
+"""The one measurement path: tasks, the subprocess executor, serving memory, the batch sweep via the CLI."""
+import json
+
+import pytest
+
+from cli import run_cli
+from zoo.runs.executors import run_local, run_subprocesses
+from zoo.runs.isolated import run_isolated
+from zoo.runs.schema import SCHEMA_VERSION, validate
+from zoo.runs.tasks import Task, count
+
+MIB = 2**20
+
+
+def test_a_task_is_one_size_however_it_is_spelled():
+    assert Task("cost", "vit_ti16", (224, 224)) == Task("cost", "vit_ti16", 224)
+    assert Task("cost", "vit_ti16", [800, 1344]).img_size == (800, 1344)      # JSON gives lists back
+
+
+def test_local_and_subprocess_executors_give_the_same_rows():
+    tasks = [Task("cost", "vit_ti16", 64), Task("cost", "resnet50", 64)]
+    local, isolated = [], []
+    run_local(tasks, local.append)
+    run_subprocesses(tasks, isolated.append)
+    drop = {"software", "env"}
+    assert [{k: v for k, v in r.items() if k not in drop} for r in local] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in isolated]
+    assert all(r["schema"] == SCHEMA_VERSION and not r.get("failed") for r in isolated)
+
+
+def test_a_process_that_dies_is_a_failed_row_in_the_one_format():
+    row = run_isolated(Task("cost", "vit_ti16", 64), timeout_s=0.01)     # killed before it can answer
+    assert row["failed"].startswith("TimeoutError: ") and validate(row) is row
+    assert {"schema", "kind", "model", "img_h", "img_w", "batch_size", "settings", "software"} <= set(row)
+
+
+def test_an_unknown_model_inside_a_task_is_a_failed_row_not_a_crash():
+    row = run_isolated(Task("cost", "no_such_model", 64))
+    assert row["failed"].startswith("ChildProcessError: ") and "UnknownModelError" in row["failed"]
+
+
+@pytest.mark.parametrize("dtype, itemsize", [("fp32", 4), ("bf16", 2)])
+def test_serving_memory_is_weights_plus_activations(dtype, itemsize):
+    """serve = weights at the dtype + activation peak; training adds a gradient and a momentum buffer."""
+    c = count("deit_ti", 224, batch_size=4, dtype=dtype, train=True)
+    assert c["weight_bytes"] >= itemsize * c["params"]                       # + buffers, if any
+    assert c["serve_bytes"] == c["weight_bytes"] + c["act_peak_bytes"]
+    assert c["serve_bytes"] >= itemsize * c["params"] + c["act_peak_bytes"]
+    assert c["train_serve_bytes"] == c["weight_bytes"] + 2 * itemsize * c["params"] + c["train_act_peak_bytes"]
+    assert "SGD" in c["train_optimizer"]
+
+
+def test_serve_bytes_of_fp32_rows_cover_four_bytes_per_parameter(tmp_path):
+    result = run_cli("zoo.compare", "--models", "vit_ti16,resnet50", "--metrics", "cost,memory", "--format", "json",
+                     "--no-save")
+    for r in json.loads(result.stdout):
+        assert r["serve_bytes"] >= 4 * r["params"] + r["act_peak_bytes"]
+
+
+def test_batch_sweep_marks_the_serving_batch(tmp_path):
+    """A target no batch of a tiny model misses on any machine would not stop the sweep; one no batch can
+    meet marks none; so use the model's own batch-1 latency: the sweep must stop at the first miss."""
+    result = run_cli("zoo.compare", "--models", "timm:resnet10t", "--resolutions", "32", "--metrics", "throughput",
+                     "--batch-sizes", "sweep", "--latency-target-ms", "0.000001", "--quick", "--threads", "1",
+                     "--out", str(tmp_path), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "results" / "throughput.jsonl").read_text().splitlines()]
+    assert [r["batch_size"] for r in rows] == [1]                       # batch 1 already misses: stop
+    assert rows[0]["sweep_within_target"] is False and rows[0]["serving_batch"] is False
+    assert rows[0]["latency_target_ms"] == 1e-6
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--batch-sizes", "sweep"], "go together"),
+    (["--latency-target-ms", "100"], "go together"),
+    (["--batch-sizes", "sweep", "--latency-target-ms", "-3", "--metrics", "throughput"], "not a positive number"),
+    (["--batch-sizes", "sweep", "--latency-target-ms", "100", "--metrics", "cost"], "needs --metrics throughput"),
+    (["--compile", "turbo"], "unknown compile"),
+    (["--backend", "tensorrt"], "unknown backend"),
+    (["--backend", "onnxruntime", "--dtype", "bf16"], "fp32 inference only"),
+    (["--resolutions", "800x1344x3"], "HEIGHTxWIDTH"),
+    (["--resolutions", "800xabc"], "not an integer"),
+])
+def test_deployment_options_are_checked(tmp_path, args, expected):
+    result = run_cli("zoo.compare", "--models", "vit_ti16", *args, "--out", str(tmp_path))
+    assert result.returncode == 2 and expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()
