@@ -85,3 +85,14 @@ def test_deployment_options_are_checked(tmp_path, args, expected):
     result = run_cli("zoo.compare", "--models", "vit_ti16", *args, "--out", str(tmp_path))
     assert result.returncode == 2 and expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()
+
+
+def test_onnxruntime_rows_through_the_cli(tmp_path):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    result = run_cli("zoo.compare", "--backend", "onnxruntime", "--models", "deit_ti", "--resolutions", "64",
+                     "--metrics", "throughput", "--quick", "--threads", "1", "--out", str(tmp_path), "--format", "json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    (row,) = [json.loads(line) for line in (tmp_path / "results" / "throughput.jsonl").read_text().splitlines()]
+    assert row["backend"] == "onnxruntime" and row["settings"]["backend"] == "onnxruntime"
+    assert row["imgs_per_s"] > 0 and row["onnx_matches_eager"] is True and row["onnx_opset"] == 18

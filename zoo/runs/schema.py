@@ -127,12 +127,14 @@ class ThroughputRow(Row):
     sweep_within_target: Optional[bool] = _f("batch sweep: this point's latency is within --latency-target-ms")
     serving_batch: Optional[bool] = _f("batch sweep: the largest batch within the latency target")
     latency_target_ms: Optional[float] = _f("batch sweep: the target", "ms per batch")
+    onnx_exporter: Optional[str] = _f("torch's ONNX exporter used: dynamo (torch.export) or torchscript")
     onnx_opset: Optional[int] = _f("ONNX opset of the export (onnxruntime backend)")
     onnx_providers: Optional[list] = _f("ONNX Runtime execution providers, in order of preference")
     export_seconds: Optional[float] = _f("time torch's ONNX exporter took", "s")
     onnxruntime_version: Optional[str] = _f("ONNX Runtime version")
     onnx_max_abs_diff: Optional[float] = _f("largest |ONNX Runtime output - eager output| on one random input")
-    onnx_matches_eager: Optional[bool] = _f("onnx_max_abs_diff within the documented tolerance")
+    onnx_matches_eager: Optional[bool] = _f("onnx_max_abs_diff <= 1e-3 x the largest eager output "
+                                            "(analysis.timing.onnx_runtime)")
 
 
 ROW_TYPES: dict[str, type[Row]] = {"cost": CostRow, "throughput": ThroughputRow}

@@ -1,0 +1,121 @@
+"""ONNX Runtime timing with tiny models: record fields, the eager-parity check, one-line failures. No timing thresholds."""
+
+import pytest
+import torch
+import torch.nn as nn
+
+pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxscript")  # the dynamo exporter translates through it
+
+import zoo  # noqa: E402
+from analysis.timing.harness import measure_throughput  # noqa: E402
+from analysis.timing.latency import TimingProtocol  # noqa: E402
+from analysis.timing.onnx_runtime import (OnnxExportError, OrtSessionError, error_line,  # noqa: E402
+                                          measure_onnxruntime)
+
+PROTOCOL = TimingProtocol(warmup=1, min_iters=3, min_seconds=0.0)
+
+
+def tiny_cnn(classes: int = 10) -> nn.Module:
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(4, classes))
+
+
+class DataDependentBranch(nn.Module):
+    """Python control flow on a tensor's value: torch.export cannot trace it."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+def check_record(record, batch_size, protocol=PROTOCOL):
+    assert record["backend"] == "onnxruntime"
+    assert record["imgs_per_s"] > 0 and record["latency_ms_p99"] > 0
+    assert record["iters"] == protocol.min_iters == len(record["latencies_ms"])
+    assert record["requested_batch_size"] == record["ran_batch_size"] == batch_size
+    assert record["error"] is None and record["oom_batch_sizes"] == []
+    assert record["onnx_matches_eager"] is True
+    assert 0 <= record["onnx_max_abs_diff"] < 1e-4
+    assert record["onnx_opset"] == 18
+    assert record["onnx_providers"] == ["CPUExecutionProvider"] and record["device"] == "cpu"
+    assert record["export_seconds"] > 0 and record["onnxruntime_version"] == ort.__version__
+    assert record["dtype"] == "fp32" and record["threads"] == 1
+
+
+def test_tiny_cnn_matches_the_eager_record_layout():
+    onnx_record = measure_onnxruntime(tiny_cnn(), img_size=(16, 24), batch_size=2, protocol=PROTOCOL, threads=1)
+    check_record(onnx_record, batch_size=2)
+    eager_record = measure_throughput(tiny_cnn(), img_size=(16, 24), batch_size=2, device="cpu",
+                                      protocol=PROTOCOL, threads=1)
+    assert eager_record["backend"] == "eager"
+    assert set(eager_record) <= set(onnx_record)  # every eager field, plus the onnx_* ones
+
+
+def test_timm_resnet():
+    record = measure_onnxruntime(zoo.create_model("timm:resnet10t", img_size=64), img_size=64,
+                                 protocol=PROTOCOL, threads=1, macs=1000, peak={"peak_flops": 1e9, "peak_kernel": "fake"})
+    check_record(record, batch_size=1)
+    assert record["mfu"] > 0 and record["peak_kernel"] == "fake"
+
+
+def test_deit_ti_small():
+    record = measure_onnxruntime(zoo.create_model("deit_ti", img_size=64), img_size=64, protocol=PROTOCOL, threads=1)
+    check_record(record, batch_size=1)
+
+
+def test_unexportable_module_raises_one_line():
+    with pytest.raises(OnnxExportError) as info:
+        measure_onnxruntime(DataDependentBranch(), img_size=8, protocol=PROTOCOL, threads=1)
+    message = str(info.value)
+    assert "\n" not in message and "\x1b" not in message and len(message) < 300
+    assert "dynamo exporter, opset 18" in message and "DataDependent" in message
+
+
+def test_session_failure_raises_one_line(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise RuntimeError("[ONNXRuntimeError] : 10 : INVALID_GRAPH : bad node\n  frame 1\n  frame 2")
+    monkeypatch.setattr(ort, "InferenceSession", refuse)
+    with pytest.raises(OrtSessionError, match=r"^onnxruntime could not load the model: RuntimeError: .*bad node$"):
+        measure_onnxruntime(tiny_cnn(), img_size=8, protocol=PROTOCOL, threads=1)
+
+
+def test_out_of_memory_while_running_gives_a_record_without_timings(monkeypatch):
+    class Session:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def get_providers(self):
+            return ["CPUExecutionProvider"]
+
+        def get_inputs(self):
+            return [type("Input", (), {"name": "images"})()]
+
+        def run(self, *args):
+            raise RuntimeError("Failed to allocate memory for requested buffer of size 123\nstack")
+    monkeypatch.setattr(ort, "InferenceSession", Session)
+    record = measure_onnxruntime(tiny_cnn(), img_size=8, batch_size=4, protocol=PROTOCOL, threads=1)
+    assert record["imgs_per_s"] is None and record["ran_batch_size"] is None and record["oom_batch_sizes"] == [4]
+    assert record["error"] == "RuntimeError at batch_size=4: Failed to allocate memory for requested buffer of size 123"
+
+
+def test_refuses_other_dtypes_and_missing_providers():
+    with pytest.raises(ValueError, match="fp32"):
+        measure_onnxruntime(tiny_cnn(), img_size=8, dtype="bf16")
+    with pytest.raises(ValueError, match="NoSuchExecutionProvider"):
+        measure_onnxruntime(tiny_cnn(), img_size=8, providers=["NoSuchExecutionProvider"])
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        with pytest.raises(ValueError, match="CUDAExecutionProvider"):
+            measure_onnxruntime(tiny_cnn(), img_size=8, device="cuda")
+
+
+def test_error_line_reads_the_root_cause():
+    try:
+        try:
+            raise ValueError("the real reason\nmore detail")
+        except ValueError as inner:
+            raise RuntimeError("\x1b[96mgeneric wrapper\x1b[0m\nnext steps") from inner
+    except RuntimeError as outer:
+        assert error_line(outer) == "RuntimeError <- ValueError: the real reason"
