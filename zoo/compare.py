@@ -105,7 +105,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     choice(args.format, FORMATS, "format")
     check_dtype(args.dtype)
     choice(args.executor, EXECUTORS, "executor")
-    check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
+    args.device = check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address: only used with --executor ray")
     if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):

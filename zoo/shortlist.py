@@ -74,7 +74,7 @@ def check_query(q: dict) -> dict:
     choice(q["rank"], RANKS, "rank")
     choice(q["latency_stat"], LATENCY_STATS, "latency-stat")
     check_dtype(q["dtype"])
-    check_device(q["device"])
+    q["device"] = check_device(q["device"])
     if q.get("threads") is not None:
         q["threads"] = check_threads(str(q["threads"]))
     return q

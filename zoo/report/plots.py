@@ -124,23 +124,29 @@ def component_shares(cost: list[dict], path: Path, img_size: int | None) -> Plot
 
 
 def accuracy_vs(points: list[dict], x: str, path: Path, xlabel: str) -> Plotted:
-    """One panel per pretraining group, each with its own Pareto front (single-crop entries only)."""
+    """One panel per pretraining group, each with its own Pareto front (single-crop entries only); the
+    front's models are labelled, the rest are in accuracy.md."""
     title = f"Top-1 at its own resolution against {xlabel}"
     df = pd.DataFrame([p for p in points if p.get(x)])
     if df.empty:
         return _empty(path, title, f"no model with both an accuracy entry and {xlabel} at the same resolution")
     groups = sorted(df["pretraining"].unique())
-    fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 4.5), squeeze=False)
-    for ax, group in zip(axes[0], groups):
+    cols = min(3, len(groups))
+    rows = -(-len(groups) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.8 * rows), squeeze=False)
+    for ax in axes.flat[len(groups):]:
+        ax.set_axis_off()
+    for ax, group in zip(axes.flat, groups):
         part = df[df["pretraining"] == group]
-        sns.scatterplot(part, x=x, y="top1", hue="family", style="crops", s=50, ax=ax, legend=False)
-        for i, (_, p) in enumerate(part.sort_values(x).iterrows()):
-            ax.annotate(f"{p['model']} @{p['img_size']}", (p[x], p["top1"]), fontsize=6,
-                        xytext=(3, 3 + 7 * (i % 3)), textcoords="offset points")   # staggered against overlaps
+        sns.scatterplot(part, x=x, y="top1", hue="family", style="crops", s=45, ax=ax)
         front = part[part[f"pareto_{x}"]].sort_values(x)
         ax.step(front[x], front["top1"], "k--", where="post", lw=1)
+        for i, (_, p) in enumerate(front.iterrows()):
+            ax.annotate(f"{p['model']} @{p['img_size']}", (p[x], p["top1"]), fontsize=7,
+                        xytext=(4, -10 if i % 2 else 4), textcoords="offset points")
         ax.set(xscale="log", xlabel=xlabel, ylabel="top-1 % (ImageNet-1k)", title=f"pretraining: {group}")
-    fig.suptitle(f"{title} (dashed: Pareto front within the group)")
+        ax.legend(fontsize=6, loc="lower right")
+    fig.suptitle(f"{title} (dashed and labelled: the Pareto front within the group)")
     _save(fig, path)
     return _rounded(df[["model", "img_size", "pretraining", "crops", "top1", x, f"pareto_{x}"]]
                     .sort_values(["pretraining", "model", "img_size"]))

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from analysis.timing.fingerprint import available_cores
-from analysis.vocab import DEVICES, DTYPES
+from analysis.vocab import DEVICES, DTYPES, resolve_device
 
 from ..errors import UsageError, ZooError
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
@@ -86,11 +86,13 @@ def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
 
 
 def check_device(device: str, local: bool = True) -> str:
-    """A known device name; with the local executor, one this machine has (Ray: the workers' GPUs)."""
+    """A known device name; run here (local), the one it means on this machine ("auto" -> cpu or cuda),
+    so rows say where they ran and --resume finds them whichever way the device was asked for. With
+    Ray the GPUs are the workers': "auto" stays for them to resolve."""
     choice(device, DEVICES, "device")
     if local and device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: no CUDA GPU is available on this machine (use cpu or auto)")
-    return device
+    return resolve_device(device).type if local else device
 
 
 def check_threads(text: str | None) -> int | None:
