@@ -27,13 +27,32 @@ def table_html(markdown: str) -> str:
     return "".join(out + ["</tbody></table>"])
 
 
+def blocks_html(markdown: str) -> str:
+    """The little markdown a text section uses: ### headings, indented commands, tables, lists, paragraphs."""
+    out = []
+    for block in (b for b in markdown.strip().split("\n\n") if b.strip()):
+        lines = block.splitlines()
+        if all(line.startswith("|") for line in lines):
+            out.append(table_html(block))
+        elif lines[0].startswith("### "):
+            out.append(f"<h3>{html.escape(lines[0][4:])}</h3>")
+        elif all(line.startswith("    ") for line in lines):
+            out.append(f"<pre>{html.escape(chr(10).join(line[4:] for line in lines))}</pre>")
+        elif all(line.startswith("- ") for line in lines[1:]):
+            items = "".join(f"<li>{html.escape(line[2:])}</li>" for line in lines[1:])
+            out.append(f"<p>{html.escape(lines[0])}</p><ul>{items}</ul>")
+        else:
+            out.append(f"<p>{html.escape(' '.join(lines))}</p>")
+    return "".join(out)
+
+
 def page(title: str, sections, plots: list[Path]) -> str:
     """sections: objects with heading, intro, table (markdown) and notes."""
     body = [f"<h1>{html.escape(title)}</h1>"]
     for s in sections:
         body += [f"<h2>{html.escape(s.heading)}</h2>", f"<p>{html.escape(s.intro)}</p>"]
         body += [f'<p class="note">NB: {html.escape(n)}</p>' for n in s.notes]
-        body.append(table_html(s.table) if hasattr(s, "table") else f"<pre>{html.escape(s.text)}</pre>")
+        body.append(table_html(s.table) if hasattr(s, "table") else blocks_html(s.text))
     body.append("<h2>Plots</h2>")
     for plot in plots:
         data = base64.b64encode(plot.read_bytes()).decode()

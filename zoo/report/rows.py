@@ -5,6 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..models.registry import natural_key
 from ..runs.schema import is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
 
@@ -52,7 +53,8 @@ def load(results_dir: str | Path) -> ReportRows:
     for r in timed_rows:
         if is_measured(r):
             runs.setdefault(measurement_key(r), []).append(r["imgs_per_s"])
-    return ReportRows(cost=sorted(cost.values(), key=lambda r: (r["model"], r["img_size"])), cost_all=cost_all,
+    return ReportRows(cost=sorted(cost.values(), key=lambda r: (natural_key(r["model"]), r["img_size"])),
+                      cost_all=cost_all,
                       runs=runs,
                       throughput=latest(timed_rows), not_measured=_latest_unmeasured(cost_rows + timed_rows),
                       bad_lines=store.bad_lines,

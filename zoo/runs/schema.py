@@ -9,6 +9,7 @@ Conventions: MACs are per image everywhere (FLOPs = 2 x MACs); bytes and latenci
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -212,7 +213,9 @@ def size_label(row: dict) -> str:
 
 
 def sort_key(row: dict) -> tuple:
-    return (row["model"], row["img_h"] * row["img_w"], row["img_h"], row["batch_size"])
+    """Model names in natural order (vit_b8 < vit_b16), then size, then batch."""
+    name = [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", row["model"])]
+    return (name, row["img_h"] * row["img_w"], row["img_h"], row["batch_size"])
 
 
 def is_measured(row: dict) -> bool:
