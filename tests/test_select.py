@@ -229,3 +229,11 @@ def test_no_save_writes_nothing(tmp_path):
     row = json.loads(result.stdout)["shortlist"][0]
     assert row["model"] == "deit_ti" and row["latency_ms_p50"] > 0 and row["timing"] == "measured"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_h_x_w_resolution_is_counted_per_side():
+    result = select(["convnext_t", "vit_h14"], "800x1344", max_gmacs=200, save=False)
+    (row,) = result["shortlist"]
+    assert row["model"] == "convnext_t" and tuple(row["img_size"]) == (800, 1344)
+    (excluded,) = result["excluded"]
+    assert excluded["model"] == "vit_h14" and "800x1344" in excluded["reason"] and "multiple of 14" in excluded["reason"]

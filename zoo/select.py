@@ -20,6 +20,7 @@ import sys
 
 from .errors import UsageError, ZooError
 from .models.cards import PRETRAINING
+from .models.spec import size_label
 from .runs.plan import choice
 from .shortlist import FORMATS, RANKS, num, select  # noqa: F401 - select: the API, as `from zoo.select import select`
 
@@ -30,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m zoo.select", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--resolution", default="224", help="input side (default 224)")
+    p.add_argument("--resolution", default="224", help="input side, or HEIGHTxWIDTH (default 224)")
     p.add_argument("--models", default="all", help="comma list: names, wildcards (swin_*), timm:<name> "
                                                    "(default: the whole registry)")
     p.add_argument("--max-gmacs", help="GMACs per image")
@@ -59,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cells(row: dict, timed: bool) -> list:
     top1 = None if row["top1"] is None else f"{row['top1']:g} @{row['top1_img_size']} ({row['top1_source']})"
-    cells = [row["model"] + (" *" if row["pareto"] else ""), row["img_size"], row["batch_size"], num(row["params_m"]),
+    cells = [row["model"] + (" *" if row["pareto"] else ""), size_label(row["img_size"]), row["batch_size"],
+             num(row["params_m"]),
              num(row["gmacs"]), num(row["act_mib"]), num(row["serve_mib"])]
     if timed:
         cells += [None if row.get(k) is None else num(row[k]) for k in ("latency_ms_p50", "latency_ms_p99",
@@ -78,7 +80,7 @@ def render(result: dict, fmt: str) -> str:
     headers += ["top-1 @res (source)", "pretraining", "IN-V2", "Sketch"]
     rows = [_cells(r, timed) for r in result["shortlist"]]
     axes, query = result["query"]["pareto_axes"], result["query"]
-    title = (f"shortlist at {query['resolution']} px, ranked by {query['rank']}: {len(rows)} of "
+    title = (f"shortlist at {size_label(query['resolution'])} px, ranked by {query['rank']}: {len(rows)} of "
              f"{len(query['models'])} (* on the Pareto front of {axes['y']} vs {axes['x']} in its pretraining group)")
     if fmt == "markdown":
         table = markdown_table(headers, rows).rstrip("\n")

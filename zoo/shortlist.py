@@ -10,8 +10,9 @@ from .errors import UsageError
 from .models.accuracy import accuracy_entries, pareto_front, pretraining_of, top1_at
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
-from .runs.plan import (MAX_BATCH, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
-                        model_names, positive_int, split_list)
+from .models.spec import size_label
+from .runs.plan import (MAX_BATCH, check_device, check_dtype, check_out_dir, check_threads, choice,
+                        model_names, positive_int, sizes, split_list)
 
 log = logging.getLogger("zoo.select")
 FORMATS = ("table", "markdown", "json")
@@ -66,7 +67,10 @@ def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
 def check_query(q: dict) -> dict:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
     q = dict(q)
-    q["resolution"] = positive_int(str(q["resolution"]), "resolution", MAX_SIDE)
+    found = sizes(str(q["resolution"]).strip("()[] ").replace(", ", "x").replace(",", "x"))
+    if len(found) != 1:
+        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH, not {q['resolution']!r}")
+    q["resolution"] = found[0]
     for key in LIMITS:
         q[key] = limit(q.get(key), key.replace("_", "-"))
     q["pretraining"] = pretraining_groups(q.get("pretraining"))
@@ -184,7 +188,7 @@ def _time(rows: list[dict], q: dict, excluded: list[dict]) -> list[dict]:
             timed = previous.get(task_key(task))
             row["timing"] = "reused" if timed else "measured"
             if timed is None:
-                log.info("timing %s at %d px, batch %d", row["model"], row["img_size"], row["batch_size"])
+                log.info("timing %s at %s px, batch %d", row["model"], size_label(row["img_size"]), row["batch_size"])
                 timed = run_task(task, macs=row["macs"], peak=peaks.get(task))
                 if q["save"]:
                     store.append(timed)
@@ -221,19 +225,19 @@ def _screen(model: str, q: dict) -> tuple[dict | None, str | None]:
     size, groups = q["resolution"], q["pretraining"]
     spec = get_spec(model)
     if not spec.rule.accepts(size):
-        return None, f"cannot take {size} px: the side must be {spec.rule.describe()}"
+        return None, f"cannot take {size_label(size)} px: each side must be {spec.rule.describe()}"
     entry, reason = _accuracy(model, size, groups)
     if reason:
         return None, reason
     if q["weights_available"] and not any(e["source"] == "timm" and e["img_size"] == size
                                           and (groups is None or e["pretraining"] in groups)
                                           for e in accuracy_entries(model)):
-        return None, f"no timm weights evaluated at {size} px"
+        return None, f"no timm weights evaluated at {size_label(size)} px"
     if q["min_top1"] is not None:
         if entry is None:
-            return None, f"no top-1 known at {size} px"
+            return None, f"no top-1 known at {size_label(size)} px"
         if entry["top1"] < q["min_top1"]:
-            return None, f"top-1 {entry['top1']:g} < {q['min_top1']:g} ({entry['source']}, {size} px)"
+            return None, f"top-1 {entry['top1']:g} < {q['min_top1']:g} ({entry['source']}, {size_label(size)} px)"
     auto = q["batch_size"] == "auto"
     try:
         batch = 1 if auto else q["batch_size"]
