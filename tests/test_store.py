@@ -117,6 +117,8 @@ def test_one_run_at_a_time_holds_the_folder(tmp_path):
 def test_a_full_disk_leaves_no_partial_row(tmp_path, monkeypatch):
     store = ResultStore(tmp_path)
     store.append(row("a"))
+    store.path("cost").write_bytes(store.path("cost").read_bytes().rstrip(b"\n"))   # and no newline at the end
+    store = ResultStore(tmp_path)
     before = store.path("cost").read_bytes()
     real_fsync = __import__("os").fsync
 

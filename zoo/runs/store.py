@@ -85,6 +85,7 @@ class ResultStore:
             except OSError as e:
                 with contextlib.suppress(OSError):
                     f.truncate(start)         # no partial row left for the next append to glue onto
+                self._checked_ends.discard(path)   # the newline written before the row went with it
                 reason = "the disk is full" if e.errno == errno.ENOSPC else (e.strerror or str(e))
                 raise StoreWriteError(f"cannot write to {path}: {reason}; rows written before are kept") from None
 
