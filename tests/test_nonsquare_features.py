@@ -226,3 +226,14 @@ def test_earlier_blocks_only_keep_the_blocks_they_need():
     extractor = zoo.create_model("vit_ti16", device="meta", features=True, out_indices=(2,))
     assert len(extractor.blocks) == 3 and isinstance(extractor.head, torch.nn.Identity)
     assert zoo.create_model("vit_ti16", device="meta", features=True, out_indices=2).indices == [10, 11]
+
+
+@pytest.mark.parametrize("name", ["convnext_t", "swin_t", "deit_s", "bit_r50x1", "resnet50", "vit_b16"])
+def test_a_feature_extractor_differs_from_its_classifier_only_by_the_head(name):
+    """timm's wrappers rename modules (model.*, stem_0, stem_conv): the stem must still be the patch embedding."""
+    from zoo.runs.tasks import count
+
+    extractor = count(name, 224, train=False, features=True)["macs_by_component"]
+    classifier = count(name, 224, train=False)["macs_by_component"]
+    assert extractor["head"] == 0 < classifier["head"]
+    assert {k: v for k, v in extractor.items() if k != "head"} == {k: v for k, v in classifier.items() if k != "head"}

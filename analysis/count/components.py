@@ -12,6 +12,17 @@ from torch import nn
 from .op_rules import ATTENTION_OPS, op_name
 
 _STEM_NAMES = {"patch_embed", "stem", "conv_stem", "conv1", "bn1", "act1", "maxpool", "bn_stem"}
+_WRAPPER = "model"          # feature-extractor wrappers (timm's FeatureGetterNet, the zoo's ChannelsFirst) hold it here
+
+
+def top_name(path: str) -> str:
+    """The top-level module a path belongs to, seen through feature-extractor wrappers: "model.stem.0", and
+    timm's flattened "stem_0" or "stem_conv" (features_only), are all the stem."""
+    parts = path.split(".") if path else []
+    while len(parts) > 1 and parts[0] == _WRAPPER:
+        parts = parts[1:]
+    top = parts[0] if parts else ""
+    return "stem" if top.startswith("stem_") else top      # features_only flattens stem.0 / stem.conv
 _HEAD_PREFIXES = ("head", "fc", "classifier", "pre_logits", "fc_norm")   # top-level names only
 _WEIGHTED_LEAVES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
@@ -46,9 +57,10 @@ class ComponentClassifier:
         if op_kind == "attention":
             return "attn_matmul"
         parts = path.split(".") if path else []
-        if parts and self._is_head(parts[0]):
+        top = top_name(path)
+        if top and self._is_head(top):
             return "head"
-        if parts and parts[0] in _STEM_NAMES:
+        if top in _STEM_NAMES:
             return "patch_embed"
         for depth in range(len(parts), 0, -1):
             prefix = ".".join(parts[:depth])
@@ -74,7 +86,7 @@ class ComponentClassifier:
             return "attn_proj" if path else "other"
         if isinstance(module, (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm)) or \
                 type(module).__name__.endswith("Norm") or "norm" in type(module).__name__.lower():
-            top = path.split(".")[0]
+            top = top_name(path)
             return "patch_embed" if top in _STEM_NAMES else ("head" if self._is_head(top) else "norm")
         return self.component(path, "conv" if isinstance(module, (nn.Conv1d, nn.Conv2d, nn.Conv3d)) else "other")
 
