@@ -225,7 +225,8 @@ def _screen(model: str, q: dict) -> tuple[dict | None, str | None]:
     size, groups = q["resolution"], q["pretraining"]
     spec = get_spec(model)
     if not spec.rule.accepts(size):
-        return None, f"cannot take {size_label(size)} px: each side must be {spec.rule.describe()}"
+        sides = "the side" if isinstance(size, int) else "each side"
+        return None, f"cannot take {size_label(size)} px: {sides} must be {spec.rule.describe()}"
     entry, reason = _accuracy(model, size, groups)
     if reason:
         return None, reason
