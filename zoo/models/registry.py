@@ -117,9 +117,16 @@ def feature_shapes(model_name: str, img_size: Size | None = None, **kwargs) -> l
     on the meta device (nothing is allocated or computed)."""
     img_size = get_spec(model_name).native_size if img_size is None else img_size
     model = create_model(model_name, img_size=img_size, device="meta", features=True, **kwargs)
-    x = torch.empty(1, kwargs.get("in_chans", 3), *as_hw(img_size), device="meta")
+    return map_shapes(model, img_size, kwargs.get("in_chans", 3))
+
+
+def map_shapes(extractor: nn.Module, img_size: Size, in_chans: int = 3) -> list[list[int]]:
+    """[C, H, W] of each map a built feature extractor returns, from one batch-1 forward on its device
+    (nothing is computed when it was built on meta)."""
+    device = next(extractor.parameters()).device
+    x = torch.empty(1, in_chans, *as_hw(img_size), device=device)
     with torch.no_grad():
-        return [list(f.shape[1:]) for f in model(x)]
+        return [list(f.shape[1:]) for f in extractor(x)]
 
 
 for _spec in catalog():

@@ -18,7 +18,7 @@ from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 from analysis.vocab import DTYPES
 
 from .._version import __version__
-from ..models.registry import create_model, feature_shapes, get_spec
+from ..models.registry import create_model, get_spec, map_shapes
 from ..models.spec import Size, as_hw, canonical_size
 from .schema import SCHEMA_VERSION, row_key, validate
 
@@ -129,7 +129,7 @@ def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", 
     record = cost_record(module, img_size, batch_size=batch_size, dtype=DTYPES[dtype], train=train)
     record.update(serving_memory(record, dtype))
     if features:
-        record["features"] = feature_shapes(model, img_size, **overrides)
+        record["features"] = map_shapes(module, img_size, overrides.get("in_chans", 3))   # the module just counted
     return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
 
 
