@@ -17,25 +17,16 @@ import sys
 
 from analysis.vocab import DEVICES, DTYPES
 
-from .errors import UsageError, ZooError
+from .errors import UsageError, UsageParser, ZooError
 from .runs.executors import EXECUTORS
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
-                        check_threads, choice, model_names, plan_tasks, positive_ints, sizes, split_list)
+                        check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
+                        split_list)
 
 log = logging.getLogger("zoo.compare")
 FORMATS = ("table", "markdown", "csv", "json")
 BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-
-
-def positive_number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"--{what}: {text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise UsageError(f"--{what}: {text} is not a positive number")
-    return value
 
 
 def check_onnxruntime(args) -> None:
@@ -49,13 +40,8 @@ def check_onnxruntime(args) -> None:
                          "--channels-last or --compile)")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse would print usage and exit; we want one line and exit 2
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m zoo.compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = UsageParser(prog="python -m zoo.compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", required=True,
                    help="comma list: registry names, wildcards (swin_*), 'all', or timm:<name>")
     p.add_argument("--resolutions", help=f"comma list of input sides or HEIGHTxWIDTH (800x1344), at most {MAX_SIDE:,} "

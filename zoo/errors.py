@@ -1,6 +1,7 @@
 """The errors archzoo raises for bad input: each message says what was wrong and what would be right."""
 from __future__ import annotations
 
+import argparse
 import difflib
 
 
@@ -27,3 +28,11 @@ class DuplicateModelError(ZooError):
 
 class UsageError(ZooError):
     """Bad command-line input: reported as one line on stderr, exit status 2, before anything is written."""
+
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse for archzoo's commands: a bad option is a UsageError (one line, exit 2), not argparse's
+    usage dump and exit."""
+
+    def error(self, message):
+        raise UsageError(message)

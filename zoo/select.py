@@ -18,19 +18,14 @@ import logging
 import os
 import sys
 
-from .errors import UsageError, ZooError
+from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
 from .models.spec import size_label
 from .runs.plan import choice
 from .shortlist import FORMATS, RANKS, num, select  # noqa: F401 - select: the API, as `from zoo.select import select`
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line and exit 2, not argparse's usage dump
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m zoo.select", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = UsageParser(prog="python -m zoo.select", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--resolution", default="224", help="input side, or HEIGHTxWIDTH (default 224)")
     p.add_argument("--models", default="all", help="comma list: names, wildcards (swin_*), timm:<name> "
                                                    "(default: the whole registry)")

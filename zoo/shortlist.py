@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 
 from .errors import UsageError
 from .models.accuracy import accuracy_entries, pareto_front, pretraining_of, top1_at
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import size_label
-from .runs.plan import (MAX_BATCH, check_device, check_dtype, check_out_dir, check_threads, choice,
+from .runs.plan import (MAX_BATCH, check_device, check_dtype, check_out_dir, check_threads, choice, finite_number,
                         model_names, positive_int, sizes, split_list)
 
 log = logging.getLogger("zoo.select")
@@ -34,12 +33,9 @@ def limit(text: str | float | None, flag: str) -> float | None:
     """A constraint's value: a finite, non-negative number (top-1 at most 100)."""
     if text is None:
         return None
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise UsageError(f"--{flag}: {text!r} is not a number") from None
+    value = finite_number(text, flag)
     bound = LIMITS[flag.replace("-", "_")]
-    if not math.isfinite(value) or value < 0:
+    if value < 0:
         raise UsageError(f"--{flag}: {text!r} must be a finite number >= 0")
     if bound is not None and value > bound:
         raise UsageError(f"--{flag}: {text!r} is above {bound:g}")

@@ -10,17 +10,12 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import UsageError, UsageParser
 from ..runs.plan import check_out_dir
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError(message)
-
-
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    p = _Parser(prog="python -m zoo.report", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = UsageParser(prog="python -m zoo.report", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--results", default=".", help="folder holding results/ (default: the current one)")
     p.add_argument("--out", default=None, help="where to write the reports (default: <results>/reports)")
     p.add_argument("--refresh", action="store_true",

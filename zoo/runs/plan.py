@@ -5,6 +5,7 @@ that only matter for some metrics (a device is checked even when only counting).
 """
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from dataclasses import dataclass
@@ -44,6 +45,24 @@ def positive_int(item: str, what: str, limit: int) -> int:
         raise UsageError(f"--{what}: {value} is not positive")
     if value > limit:
         raise UsageError(f"--{what}: {value} is larger than archzoo's bound of {limit:,}")
+    return value
+
+
+def finite_number(text, what: str) -> float:
+    """A finite float, or a UsageError naming the option."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"--{what}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise UsageError(f"--{what}: {text!r} is not a finite number")
+    return value
+
+
+def positive_number(text: str, what: str) -> float:
+    value = finite_number(text, what)
+    if value <= 0:
+        raise UsageError(f"--{what}: {text} is not a positive number")
     return value
 
 
