@@ -12,15 +12,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 import zoo  # noqa: E402
 from zoo.models.accuracy import accuracy_entries, pareto_front, timm_table, top1_at  # noqa: E402
-from zoo.models.cards import CARDS, PRETRAINING, TIMM_WEIGHTS, card  # noqa: E402
+from zoo.models.cards import CARDS, PRETRAINING, TIMM_ARCHS  # noqa: E402
 
 TIMM_RESULTS = pathlib.Path("/work/shared/data/timm-results")
 
-# (model, img_size, pretraining, top-1) of the entry a table row at that size shows
+# (model, img_size, pretraining, top-1) of the entry a table row at that size shows with --weights paper
 PUBLISHED = [
-    ("vit_ti16", 224, "in21k", 73.75),       # Steiner et al. 2022, Table 3 (as restated in review)
     ("vit_ti16", 384, "in21k", 78.22),       # google-research/vision_transformer README: Ti/16 res_384 78.22%
-    ("vit_s16", 224, "in21k", 80.46),        # Steiner et al. 2022, Table 3 (as restated in review)
     ("vit_s16", 384, "in21k", 83.73),        # vision_transformer README: S/16 res_384 83.73%
     ("vit_b8", 224, "in21k", 85.58),         # vision_transformer vit_jax_augreg.ipynb: B/8 res_224 0.85578
     ("vit_b16", 224, "in21k", 81.2),         # vision_transformer README: "expected to achieve 81.2%"
@@ -54,15 +52,26 @@ PUBLISHED = [
 
 
 @pytest.mark.parametrize("model,img_size,pretraining,top1", PUBLISHED)
-def test_the_entry_a_row_shows_is_the_published_one(model, img_size, pretraining, top1):
-    found = top1_at(model, img_size)
+def test_the_entry_a_paper_row_shows_is_the_published_one(model, img_size, pretraining, top1):
+    found = top1_at(model, img_size, weights="paper")
     assert found is not None, (model, img_size)
     assert (found["top1"], found["img_size"], found["pretraining"]) == (top1, img_size, pretraining)
-    assert found["source"] == "paper" and found["crops"] == "single" and found["citation"]
+    assert found["source"] in ("paper", "repository") and found["crops"] == "single" and found["citation"]
+    assert found["policy"] == "paper"
+
+
+def test_sources_say_what_they_are():
+    # papers' tables are "paper"; READMEs, notebooks and model zoos are "repository" (issue 19)
+    for model, entries in CARDS.items():
+        for e in entries:
+            is_paper = "/" not in e.citation.split()[0]        # repositories are cited as owner/name
+            assert e.source == ("paper" if is_paper else "repository"), (model, e.citation)
+    # the two AugReg Table 3 values no one could open are gone
+    assert all(e["top1"] not in (73.75, 80.46) for m in ("vit_ti16", "vit_s16") for e in accuracy_entries(m))
 
 
 def test_vit_l32_is_table_5s_imagenet_21k_row():
-    found = top1_at("vit_l32", 384)
+    found = top1_at("vit_l32", 384, weights="paper")
     assert found["top1"] == 80.99 and "Table 5" in found["citation"]   # ViT Table 5; 81.37 was wrong
     assert all(e["top1"] != 81.37 for e in accuracy_entries("vit_l32"))
 
@@ -72,15 +81,15 @@ def test_other_published_entries():
         return [e for e in accuracy_entries(model) if all(e[k] == v for k, v in match.items())]
 
     # EVA-02 README: with IN-21K intermediate fine-tuning 88.6, IN-V2 79.8, Sketch 57.7
-    eva = entry("eva02_b14", source="paper", weights="eva02_base_patch14_448.mim_in22k_ft_in22k_in1k")
+    eva = entry("eva02_b14", source="repository", weights="eva02_base_patch14_448.mim_in22k_ft_in22k_in1k")
     assert [(e["top1"], e["imagenet_v2"], e["sketch"]) for e in eva] == [(88.6, 79.8, 57.7)]
     # deep-residual-networks README: 10-crop top-1 error 22.9% -> 77.1, never a single-crop row's value
     ten = entry("resnet50", crops="10-crop")
-    assert [e["top1"] for e in ten] == [77.1] and top1_at("resnet50", 224)["top1"] == 75.3
+    assert [e["top1"] for e in ten] == [77.1] and top1_at("resnet50", 224, weights="paper")["top1"] == 75.3
     # Swin README: Swin-B ImageNet-22K 224 85.2 / 384 86.4 (after the ImageNet-1K rows)
-    assert [e["top1"] for e in entry("swin_b", source="paper", pretraining="in21k")] == [85.2, 86.4]
+    assert [e["top1"] for e in entry("swin_b", source="repository", pretraining="in21k")] == [85.2, 86.4]
     # ConvNeXt README: ConvNeXt-T ImageNet-22K 224 82.9
-    assert [e["top1"] for e in entry("convnext_t", source="paper", pretraining="in21k", img_size=224)] == [82.9]
+    assert [e["top1"] for e in entry("convnext_t", source="repository", pretraining="in21k", img_size=224)] == [82.9]
 
 
 def test_bit_r152x4_shows_bit_m_not_bit_l():
@@ -95,21 +104,25 @@ SIZES = (128, 160, 192, 224, 256, 288, 320, 384, 448, 475, 480, 512, 518, 800)
 def test_top1_at_never_returns_another_resolutions_entry():
     for model in zoo.list_models():
         for size in SIZES:
-            found = top1_at(model, size)
-            assert found is None or (found["img_size"] == size and found["crops"] == "single"), (model, size)
+            for weights in ("default", "paper", "best"):
+                found = top1_at(model, size, weights=weights)
+                assert found is None or (found["img_size"] == size and found["crops"] == "single"), (model, size)
     assert top1_at("bit_r50x1", 384) is None      # published at 480 (README), evaluated by timm at 448
     assert top1_at("vit_h14", 224) is None        # published at 518 only
     assert top1_at("effnet_l2", 475)["weights"] == "tf_efficientnet_l2.ns_jft_in1k_475"
 
 
-def test_top1_at_falls_back_to_timm_for_the_same_weights():
-    # results-imagenet.csv: convnext_tiny.fb_in1k at 288 -> 82.694 (the 224-trained weights tested at 288)
-    found = top1_at("convnext_t", 288)
-    assert (found["source"], found["weights"], found["top1"]) == ("timm", "convnext_tiny.fb_in1k", 82.694)
-    # resnet50's card is the original Caffe model; timm's other recipes are not the row's weights
-    assert top1_at("resnet50", 288) is None
+def test_paper_policy_falls_back_to_timms_evaluation_of_the_same_weights():
+    # results-imagenet.csv: convnext_tiny.fb_in1k at 288 -> 82.694 (the card's 224 weights tested at 288)
+    found = top1_at("convnext_t", 288, weights="paper")
+    assert (found["source"], found["weights"], found["top1"], found["policy"]) == \
+        ("timm", "convnext_tiny.fb_in1k", 82.694, "paper")
+    # resnet50's card is the original Caffe model: no paper checkpoint at 288, so timm's default
+    # (results-imagenet.csv: resnet50.a1_in1k at 288 -> 81.240)
+    found = top1_at("resnet50", 288, weights="paper")
+    assert (found["weights"], found["top1"], found["policy"]) == ("resnet50.a1_in1k", 81.24, "default")
     # a pretraining filter picks the same model's ImageNet-22k weights (ConvNeXt README: 82.9)
-    assert top1_at("convnext_t", 224, pretraining=["in21k"])["top1"] == 82.9
+    assert top1_at("convnext_t", 224, pretraining=["in21k"], weights="paper")["top1"] == 82.9
 
 
 def test_convnext_t_carries_timms_evaluation_of_convnext_tiny_fb_in1k():
@@ -117,7 +130,7 @@ def test_convnext_t_carries_timms_evaluation_of_convnext_tiny_fb_in1k():
     timm_rows = [e for e in accuracy_entries("convnext_t")
                  if e["source"] == "timm" and e["weights"] == "convnext_tiny.fb_in1k" and e["img_size"] == 224]
     assert [(e["top1"], e["imagenet_v2"], e["sketch"]) for e in timm_rows] == [(82.066, 70.930, 33.825)]
-    shown = top1_at("convnext_t", 224)
+    shown = top1_at("convnext_t", 224, weights="paper")
     assert shown["top1"] == 82.1 and shown["timm_eval"]["imagenet_v2"] == 70.930
     assert shown["timm_eval"]["sketch"] == 33.825 and shown["timm_eval"]["top1"] == 82.066
 
@@ -140,9 +153,10 @@ def test_timm_models_get_timm_entries():
 def test_card_data_is_consistent_with_timm():
     import timm
 
-    assert set(TIMM_WEIGHTS) == set(zoo.list_models()) and set(CARDS) <= set(zoo.list_models())
-    for model, (archs, tags) in TIMM_WEIGHTS.items():
+    assert set(TIMM_ARCHS) == set(zoo.list_models()) and set(CARDS) <= set(zoo.list_models())
+    for model, archs in TIMM_ARCHS.items():
         assert all(timm.is_model(a) for a in archs), model
+        assert archs[0] == zoo.get_spec(model).timm_name, model      # its own architecture first
     evaluated = {(r["model_tag"], r["img_size"]): r["top1"] for r in timm_table()}
     for model, entries in CARDS.items():
         for e in entries:
@@ -152,13 +166,6 @@ def test_card_data_is_consistent_with_timm():
                 # the authors' number and timm's evaluation of the same weights agree to a point or so
                 if (e.weights, e.img_size) in evaluated:
                     assert abs(evaluated[(e.weights, e.img_size)] - e.top1) < 1.0, (model, e)
-
-
-def test_old_card_function_still_answers():
-    # transitional API for zoo.display: the primary entry (ConvNeXt README: ConvNeXt-T 224 82.1)
-    assert card("convnext_t") == {"top1": 82.1, "resolution": 224, "pretraining": "in1k",
-                                  "source": CARDS["convnext_t"][0].citation}
-    assert card("bit_r101x1") is None
 
 
 def test_pareto_front_per_pretraining_group():
@@ -220,4 +227,10 @@ def test_the_script_regenerates_the_packaged_table():
     assert by_tag["tf_efficientnet_l2.ns_jft_in1k"] == "jft300m-unlabelled"
     assert by_tag["beit_base_patch16_224.in22k_ft_in22k_in1k"] == "in21k-selfsup"
     assert by_tag["convnext_tiny.fb_in22k_ft_in1k"] == "in21k" and by_tag["convnext_tiny.fb_in1k"] == "in1k"
+    # EVA-L: MIM on ImageNet-21k (baaivision/EVA EVA-01/eva/README.md); BEiT v2 pt1k_ft21kto1k: MIM on 1k,
+    # supervised on 22k (timm beit.py's source file name)
+    assert {by_tag[f"eva_large_patch14_{s}.in22k_ft_{t}"] for s in (196, 336) for t in ("in1k", "in22k_in1k")} \
+        == {"in21k-selfsup"}
+    assert by_tag["beitv2_large_patch16_224.in1k_ft_in22k_in1k"] == "in21k"
+    assert by_tag["beitv2_large_patch16_224.in1k_ft_in1k"] == "in1k"
     assert script.tag_pretraining("vit_base_patch16_clip_224.openai_ft_in1k") == "image-text"

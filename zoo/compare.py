@@ -18,6 +18,7 @@ import sys
 from analysis.vocab import DEVICES, DTYPES
 
 from .errors import UsageError, UsageParser, ZooError
+from .models.accuracy import pretraining_option, weights_option
 from .runs.executors import EXECUTORS
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
                         check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
@@ -57,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPES)} (timing: autocast; default fp32)")
     p.add_argument("--threads", help="CPU threads for timing, one number (default: all available cores)")
     p.add_argument("--format", default="table", help=f"stdout format: {', '.join(FORMATS)}")
+    p.add_argument("--weights", default="default", help="whose accuracy a row shows: default (timm's evaluation of "
+                                                       "the checkpoint timm.create_model(..., pretrained=True) loads "
+                                                       "at that size), paper (the authors' checkpoint), best (timm's "
+                                                       "most accurate evaluated one)")
+    p.add_argument("--pretraining", help="comma list of pretraining groups the shown checkpoint must be of "
+                                         "(default: any)")
     p.add_argument("--out", default=".", help="folder for results/ (default: the current one)")
     p.add_argument("--no-save", action="store_true", help="write nothing, only print")
     p.add_argument("--quick", action="store_true", help="short throughput runs")
@@ -89,6 +96,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.threads = check_threads(args.threads)
     choice(args.format, FORMATS, "format")
+    args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
     check_dtype(args.dtype)
     choice(args.executor, EXECUTORS, "executor")
     args.device = check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
@@ -177,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     from .display import merge
 
-    print_records(merge(rows), args.format)
+    print_records(merge(rows, args.weights, args.pretraining), args.format)
     failed = [r for r in rows if r.get("failed")]
     for row in failed:
         print(f"zoo.compare: failed: {row['kind']} {row['model']} {row['img_size']}px "

@@ -2,7 +2,8 @@
 
 Every header states its unit: MACs per image, memory in MiB per batch, latency in ms per step of the
 batch, img/s from the mean rate and from the median step. A top-1 is shown only at the resolution it
-was measured at. Skipped and failed rows are listed under the table, not inside it.
+was measured at, beside the checkpoint it is for (its timm tag) and that checkpoint's pretraining group.
+Skipped and failed rows are listed under the table, not inside it.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import io
 import json
 
 from .markdown import markdown_table
-from .models.accuracy import top1_at
+from .models.accuracy import accuracy_at, checkpoint_at
 from .runs.schema import size_label
 
 
@@ -49,15 +50,33 @@ COLUMNS = [
     ("train MFU", "train_mfu", None),
     ("noisy", "noisy", lambda v: "noisy" if v else ""),
     ("top-1 % (at this res)", "top1", lambda v: f"{v:.2f}"),
+    ("weights", "weights_label", str),
     ("pretraining", "pretraining", str),
 ]
 TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
          "noisy", "peak_flops", "foreign_cpu_share", "ran_batch_size")
 
 
-def merge(rows: list[dict]) -> list[dict]:
+def weights_label(entry: dict) -> str:
+    """The checkpoint of a shown accuracy, short: its timm tag, or 'not in timm'; a card entry names its source."""
+    return entry["weights_short"] + ("" if entry["source"] == "timm" else f" ({entry['source']})")
+
+
+def accuracy_fields(model: str, img_size: int | None, weights: str = "default", pretraining=None) -> dict:
+    """The accuracy a record at img_size shows under the --weights policy, its checkpoint, and `accuracy`:
+    every entry at that size (card and timm)."""
+    entry = checkpoint_at(model, img_size, weights, pretraining) if img_size else None
+    return {"top1": entry["top1"] if entry else None, "top1_resolution": entry["img_size"] if entry else None,
+            "pretraining": entry["pretraining"] if entry else None,
+            "top1_source": f"{entry['source']}: {entry['citation']}" if entry else None,
+            "weights": entry["weights"] if entry else None, "weights_label": weights_label(entry) if entry else None,
+            "weights_policy": entry["policy"] if entry else None,
+            "accuracy": accuracy_at(model, img_size) if img_size else []}
+
+
+def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[dict]:
     """One record per model x resolution x batch: its cost row, its timed rows (training prefixed
-    train_), and the accuracy entry measured at exactly that resolution."""
+    train_), and the accuracy of the checkpoint `weights` picks at exactly that resolution."""
     merged: dict[tuple, dict] = {}
     not_measured = []
     for row in rows:
@@ -73,10 +92,7 @@ def merge(rows: list[dict]) -> list[dict]:
             continue
         record.update({k: v for k, v in row.items() if k not in ("kind", "settings", "software", "schema")})
     for record in merged.values():
-        entry = top1_at(record["model"], record["img_size"])
-        record.update(top1=entry["top1"] if entry else None, top1_resolution=entry["img_size"] if entry else None,
-                      pretraining=entry["pretraining"] if entry else None,
-                      top1_source=f"{entry['source']}: {entry['citation']}" if entry else None)
+        record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
     records = list(merged.values())
     for row in not_measured:
         records.append({"model": row["model"], "size": size_label(row), "img_size": row["img_size"],
@@ -122,7 +138,7 @@ def to_rich(records: list[dict]):
     columns = _columns(measured)
     table = Table(title=TITLE, title_justify="left")
     for header, field, _ in columns:
-        table.add_column(header, justify="left" if field in ("model", "pretraining") else "right",
+        table.add_column(header, justify="left" if field in ("model", "weights_label", "pretraining") else "right",
                          no_wrap=field == "model", min_width=max((len(r["model"]) for r in measured), default=5)
                          if field == "model" else None)
     for record in measured:

@@ -34,7 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-act-mib", help="activation peak of one forward at the batch, MiB")
     p.add_argument("--max-serve-mib", help="weights at --dtype + activation peak at the batch, MiB")
     p.add_argument("--min-top1", help="ImageNet-1k top-1 (%%) published at this resolution")
-    p.add_argument("--pretraining", help=f"comma list of {', '.join(PRETRAINING)}")
+    p.add_argument("--pretraining", help=f"comma list of {', '.join(PRETRAINING)}: the checkpoint shown is "
+                                         f"chosen among these groups' (a model with none is excluded)")
+    p.add_argument("--weights", default="default", help="whose accuracy: default (timm's evaluation of the "
+                                                       "checkpoint timm.create_model(..., pretrained=True) loads at "
+                                                       "the size), paper (the authors'), best (timm's most accurate)")
     p.add_argument("--weights-available", action="store_true",
                    help="only models with timm weights evaluated at this resolution (packaged table)")
     p.add_argument("--max-latency-ms", help="measured latency of one batch (see --latency-stat)")
@@ -61,7 +65,7 @@ def _cells(row: dict, timed: bool) -> list:
     if timed:
         cells += [None if row.get(k) is None else num(row[k]) for k in ("latency_ms_p50", "latency_ms_p99",
                                                                          "imgs_per_s")]
-    return cells + [top1, row["pretraining"], None if row["imagenet_v2"] is None else f"{row['imagenet_v2']:g}",
+    return cells + [top1, row["weights_short"], row["pretraining"], None if row["imagenet_v2"] is None else f"{row['imagenet_v2']:g}",
                     None if row["sketch"] is None else f"{row['sketch']:g}"]
 
 
@@ -72,7 +76,7 @@ def render(result: dict, fmt: str) -> str:
     timed = any("latency_ms_p50" in r for r in result["shortlist"])
     headers = ["model", "res", "batch", "params (M)", "GMACs", "act (MiB)", "serve (MiB)"]
     headers += ["p50 (ms)", "p99 (ms)", "img/s"] if timed else []
-    headers += ["top-1 @res (source)", "pretraining", "IN-V2", "Sketch"]
+    headers += ["top-1 @res (source)", "weights", "pretraining", "IN-V2", "Sketch"]
     rows = [_cells(r, timed) for r in result["shortlist"]]
     axes, query = result["query"]["pareto_axes"], result["query"]
     title = (f"shortlist at {size_label(query['resolution'])} px, ranked by {query['rank']}: {len(rows)} of "
@@ -85,7 +89,7 @@ def render(result: dict, fmt: str) -> str:
 
         grid = Table(show_edge=False, pad_edge=False)
         for h in headers:
-            grid.add_column(h, justify="left" if h in ("model", "top-1 @res (source)", "pretraining") else "right")
+            grid.add_column(h, justify="left" if h in ("model", "top-1 @res (source)", "weights", "pretraining") else "right")
         for r in rows:
             grid.add_row(*("-" if c is None else str(c) for c in r))
         console = Console(width=200, record=True, file=open(os.devnull, "w"))
@@ -109,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                         max_latency_ms=args.max_latency_ms, latency_stat=args.latency_stat,
                         min_imgs_per_s=args.min_imgs_per_s, device=args.device, dtype=args.dtype,
                         batch_size=args.batch_size, threads=args.threads, quick=args.quick, out=args.out,
-                        save=not args.no_save, rank=args.rank)
+                        save=not args.no_save, rank=args.rank, weights=args.weights)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2

@@ -6,7 +6,9 @@ import contextlib
 import logging
 
 from .errors import UsageError
-from .models.accuracy import accuracy_entries, pareto_front, pretraining_of, top1_at
+from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pareto_front,
+                              pretraining_of, short_weights, weights_option)
+from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import size_label
@@ -70,6 +72,7 @@ def check_query(q: dict) -> dict:
     for key in LIMITS:
         q[key] = limit(q.get(key), key.replace("_", "-"))
     q["pretraining"] = pretraining_groups(q.get("pretraining"))
+    q["weights"] = weights_option(q.get("weights"))
     q["batch_size"] = batch_option(q.get("batch_size", 1), q["max_serve_mib"])
     choice(q["rank"], RANKS, "rank")
     choice(q["latency_stat"], LATENCY_STATS, "latency-stat")
@@ -115,27 +118,30 @@ def _auto_batch(model: str, img_size: int, dtype: str, budget_mib: float, first:
     return lo, counts[lo]
 
 
-def _accuracy(model: str, img_size: int, groups: list[str] | None) -> tuple[dict | None, str | None]:
-    """(the entry the row shows, the reason it is excluded by --pretraining or None)."""
-    entry = top1_at(model, img_size, groups)
+def _accuracy(model: str, img_size: int, groups: list[str] | None, weights: str) -> tuple[dict | None, str | None]:
+    """(the checkpoint the row shows under --weights, chosen among --pretraining's groups; the reason the
+    model is excluded by --pretraining, or None)."""
+    entry = checkpoint_at(model, img_size, weights, groups)
     if groups is None or entry is not None:
         return entry, None
-    shown = top1_at(model, img_size)
-    group = shown["pretraining"] if shown else pretraining_of(model)
-    if shown is None and group in groups:
-        return None, None          # no accuracy at this size, but the weights it stands for are of that group
-    return None, f"pretraining {group or 'unknown'} not in {','.join(groups)}"
+    has = checkpoint_groups(model) or [pretraining_of(model)]
+    if set(has) & set(groups):
+        return None, None          # no accuracy at this size, but it has checkpoints of those groups
+    return None, f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(g or 'unknown' for g in has)})"
 
 
-def _row(model: str, img_size: int, entry: dict | None) -> dict:
+def _row(model: str, img_size: int, entry: dict | None, weights: str = "default", groups=None) -> dict:
     robust = entry if entry and entry["source"] == "timm" else (entry or {}).get("timm_eval") or entry or {}
     return {"model": model, "img_size": img_size, "family": get_spec(model).family,
             "top1": entry["top1"] if entry else None, "top1_img_size": entry["img_size"] if entry else None,
             "top1_source": entry["source"] if entry else None, "top1_citation": entry["citation"] if entry else None,
             "top1_weights": entry["weights"] if entry else None,
-            "pretraining": entry["pretraining"] if entry else pretraining_of(model),
+            "weights_short": short_weights(entry["weights"]) if entry else None,
+            "weights_policy": entry["policy"] if entry else None,
+            "pretraining": entry["pretraining"] if entry else pretraining_of(model, None, weights, groups),
             "imagenet_v2": robust.get("imagenet_v2"), "sketch": robust.get("sketch"),
-            "robustness_weights": robust.get("weights") if robust.get("imagenet_v2") is not None else None}
+            "robustness_weights": robust.get("weights") if robust.get("imagenet_v2") is not None else None,
+            "accuracy": accuracy_at(model, img_size)}
 
 
 def _counted_reason(row: dict, q: dict) -> str | None:
@@ -223,7 +229,7 @@ def _screen(model: str, q: dict) -> tuple[dict | None, str | None]:
     if not spec.rule.accepts(size):
         sides = "the side" if isinstance(size, int) else "each side"
         return None, f"cannot take {size_label(size)} px: {sides} must be {spec.rule.describe()}"
-    entry, reason = _accuracy(model, size, groups)
+    entry, reason = _accuracy(model, size, groups, q["weights"])
     if reason:
         return None, reason
     if q["weights_available"] and not any(e["source"] == "timm" and e["img_size"] == size
@@ -243,7 +249,7 @@ def _screen(model: str, q: dict) -> tuple[dict | None, str | None]:
             batch, counted = _auto_batch(model, size, q["dtype"], q["max_serve_mib"], counted)
     except Exception as e:  # noqa: BLE001 - a timm model that refuses the size, a counting failure
         return None, f"counting failed: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
-    row = {**_row(model, size, entry), "batch_size": batch, "params_m": counted["params"] / 1e6,
+    row = {**_row(model, size, entry, q["weights"], groups), "batch_size": batch, "params_m": counted["params"] / 1e6,
            "gmacs": counted["macs"] / 1e9, "macs": counted["macs"], "act_mib": counted["act_peak_bytes"] / MIB,
            "weight_mib": counted["weight_bytes"] / MIB, "serve_mib": _serve_mib(counted)}
     reason = _counted_reason(row, q)
@@ -253,7 +259,8 @@ def _screen(model: str, q: dict) -> tuple[dict | None, str | None]:
 def select(models: list[str] | str | None = None, resolution: int = 224, *, max_gmacs=None, max_params=None,
            max_act_mib=None, max_serve_mib=None, min_top1=None, pretraining=None, weights_available=False,
            max_latency_ms=None, latency_stat="p50", min_imgs_per_s=None, device="auto", dtype="fp32",
-           batch_size: int | str = 1, threads=None, quick=False, out=".", save=True, rank="top1") -> dict:
+           batch_size: int | str = 1, threads=None, quick=False, out=".", save=True, rank="top1",
+           weights="default") -> dict:
     """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "pareto"}.
 
     models: names, wildcards, timm:<name> (default: the registry). max_params is in millions, MiB are 2**20
@@ -264,7 +271,8 @@ def select(models: list[str] | str | None = None, resolution: int = 224, *, max_
         resolution=resolution, max_gmacs=max_gmacs, max_params=max_params, max_act_mib=max_act_mib,
         max_serve_mib=max_serve_mib, min_top1=min_top1, pretraining=pretraining, weights_available=weights_available,
         max_latency_ms=max_latency_ms, latency_stat=latency_stat, min_imgs_per_s=min_imgs_per_s, device=device,
-        dtype=dtype, batch_size=batch_size, threads=threads, quick=quick, out=out, save=save, rank=rank))
+        dtype=dtype, batch_size=batch_size, threads=threads, quick=quick, out=out, save=save, rank=rank,
+        weights=weights))
     measured = q["max_latency_ms"] is not None or q["min_imgs_per_s"] is not None or rank in ("latency", "imgs_per_s")
     if measured and save:
         q["out"] = str(check_out_dir(out))
@@ -289,7 +297,7 @@ def select(models: list[str] | str | None = None, resolution: int = 224, *, max_
     order = {m: i for i, m in enumerate(names)}
     excluded.sort(key=lambda e: order[e["model"]])
     query = {k: q[k] for k in ("resolution", "batch_size", "dtype", "device", "threads", "quick", "rank",
-                               "latency_stat", "pretraining", "weights_available")}
+                               "latency_stat", "pretraining", "weights", "weights_available")}
     query.update({"models": names, "constraints": {k: q[k] for k in LIMITS if q[k] is not None},
                   "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
     return {"query": query, "shortlist": candidates, "excluded": excluded, "pareto": pareto}

@@ -1,5 +1,5 @@
 """Accuracy next to cost: each model's published entries (cards) and timm's evaluations (packaged table),
-the one entry a table row at a resolution shows, and Pareto fronts per pretraining group.
+the checkpoint a table row at a resolution shows (checkpoint_at: one policy), and Pareto fronts per pretraining group.
 """
 from __future__ import annotations
 
@@ -9,13 +9,18 @@ import io
 from importlib import resources
 from typing import Iterable
 
-from ..errors import UnknownModelError
-from .cards import CARDS, PRETRAINING, TIMM_WEIGHTS, AccuracyEntry
+from ..errors import UnknownModelError, UsageError
+from .cards import CARDS, PRETRAINING, TIMM_ARCHS, AccuracyEntry
 from .registry import TIMM_PREFIX, get_spec
 
 TIMM_CITATION = "timm results/results-imagenet.csv (+ -real, -imagenetv2-matched-frequency, -sketch, -imagenet-r, " \
                 "-imagenet-a), huggingface/pytorch-image-models aa4b585"
 _FLOATS = ("top1", "top5", "real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a", "param_count", "crop_pct")
+# --weights: default = timm's evaluation of what timm.create_model(arch, pretrained=True) loads at that size;
+# paper = the authors' checkpoint (the card entry); best = timm's most accurate evaluated checkpoint.
+WEIGHT_POLICIES = ("default", "paper", "best")
+SHIFTED = ("real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a")   # timm's five shifted test sets
+NOT_IN_TIMM = "not in timm"
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,82 +44,150 @@ def _timm_entry(row: dict) -> AccuracyEntry:
                          note=f"timm's evaluation; pretraining from timm's {row['pretraining_from']}")
 
 
-def timm_weights(model: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(timm architectures, weight tags the model stands for, in order) for a registry or timm:<name> model.
+@functools.lru_cache(maxsize=None)
+def timm_tag_order(arch: str) -> tuple[str, ...]:
+    """`arch`'s weight tags in the installed timm's pretrained order: the first is the one
+    timm.create_model(arch, pretrained=True) loads. Empty for an architecture timm does not know."""
+    import timm
 
-    timm:<arch.tag> stands for that tag only; timm:<arch> for timm's default tag (local metadata)."""
+    return tuple(name.partition(".")[2] for name in timm.models.get_arch_pretrained_cfgs(arch))
+
+
+def timm_archs(model: str) -> tuple[tuple[str, ...], str | None]:
+    """(timm architectures a registry or timm:<name> model stands for, the tag timm:<arch.tag> pins or None).
+    Raises UnknownModelError."""
     if not model.startswith(TIMM_PREFIX):
-        get_spec(model)  # unknown names raise UnknownModelError
-        return TIMM_WEIGHTS.get(model, ((), ()))
+        get_spec(model)
+        return TIMM_ARCHS.get(model, ()), None
     arch, _, tag = get_spec(model).timm_name.partition(".")
-    if not tag:
-        import timm
+    return (arch,), tag or None
 
-        cfg = timm.models.get_pretrained_cfg(arch)
-        tag = getattr(cfg, "tag", None) or ""
-    return (arch,), ((tag,) if tag else ())
+
+def weight_order(model: str) -> list[str]:
+    """Every `arch.tag` the model may show, in timm's own pretrained order over its architectures (its own
+    first); tags timm evaluated but the installed timm no longer lists come after their architecture's."""
+    archs, pinned = timm_archs(model)
+    if pinned:
+        return [f"{archs[0]}.{pinned}"]
+    evaluated = {r["model_tag"] for r in timm_table() if r["arch"] in archs}
+    order = []
+    for arch in archs:
+        tags = timm_tag_order(arch)
+        order += [f"{arch}.{t}" for t in tags]
+        order += sorted(w for w in evaluated if w.partition(".")[0] == arch and w.partition(".")[2] not in tags)
+    return order
 
 
 def _entries(model: str) -> list[AccuracyEntry]:
-    archs, tags = timm_weights(model)
-    only_tag = model.startswith(TIMM_PREFIX) and "." in model
-    order = {a: i for i, a in enumerate(archs)}
-    rank = {t: i for i, t in enumerate(tags)}
-    rows = [r for r in timm_table() if r["arch"] in order and (not only_tag or r["tag"] == tags[0])]
-    rows.sort(key=lambda r: (rank.get(r["tag"], len(rank)), r["tag"], order[r["arch"]], r["img_size"]))
+    rank = {w: i for i, w in enumerate(weight_order(model))}
+    rows = sorted((r for r in timm_table() if r["model_tag"] in rank), key=lambda r: (rank[r["model_tag"]], r["img_size"]))
     return list(CARDS.get(model, [])) + [_timm_entry(r) for r in rows]
 
 
 def accuracy_entries(model: str) -> list[dict]:
-    """Every accuracy known for `model`: its card's paper entries (in card order), then timm's evaluations of
-    every tag of its timm architectures (the weights it stands for first). Raises UnknownModelError."""
+    """Every accuracy known for `model`: its card's entries (paper or repository, in card order), then timm's
+    evaluations of every tag of its timm architectures, in timm's pretrained order. Raises UnknownModelError."""
     return [{"model": model, **e.as_dict()} for e in _entries(model)]
 
 
-def _primary_pretraining(model: str, entries: list[AccuracyEntry]) -> str | None:
-    """The first card entry's group, else that of the first tag the model stands for that timm evaluated."""
-    paper = [e for e in entries if e.source == "paper"]
-    if paper:
-        return paper[0].pretraining
-    tags = timm_weights(model)[1]
-    evaluated = {e.weights.partition(".")[2]: e.pretraining for e in entries if e.source == "timm"}
-    return next((evaluated[t] for t in tags if t in evaluated), None)
+def accuracy_at(model: str, img_size: int) -> list[dict]:
+    """The JSON rows' `accuracy` list: every entry (card and timm) measured at exactly img_size, each with
+    source, weights, pretraining, img_size, top1, top5 and the five shifted test sets. [] if none or unknown."""
+    try:
+        return [e.as_dict() for e in _entries(model) if e.img_size == img_size]
+    except UnknownModelError:
+        return []
 
 
-def top1_at(model: str, img_size: int, pretraining: Iterable[str] | None = None) -> dict | None:
-    """THE entry a table row of `model` at `img_size` shows, or None: never one of another resolution.
+def short_weights(weights: str | None) -> str:
+    """A checkpoint's short form for tables: its timm tag ('in12k_ft_in1k'), or 'not in timm'."""
+    return NOT_IN_TIMM if not weights else weights.partition(".")[2] or weights
 
-    Single-crop entries at exactly img_size, for the weights the model stands for: its card's entries in card
-    order, else timm's evaluation of its TIMM_WEIGHTS tags in order (timm:<name>: its tag). Other weights of
-    the same architecture stay in accuracy_entries only. `pretraining` keeps only entries of those groups.
-    The result carries `timm_eval`: timm's evaluation of the same weights at this size (ImageNetV2,
-    Sketch, ...), when the chosen entry is a paper one whose weights timm evaluated there.
+
+def checkpoint_at(model: str, img_size: int, weights: str = "default",
+                  pretraining: Iterable[str] | None = None) -> dict | None:
+    """THE entry a table row of `model` at `img_size` shows under a --weights policy, or None; never one of
+    another resolution, only single-crop entries, only checkpoints of the `pretraining` groups if given.
+
+    default: timm's evaluation of the first checkpoint in timm's pretrained order (weight_order) evaluated at
+    img_size: timm's default tag when evaluated there. paper: the card's first entry at img_size, else timm's
+    evaluation of a card checkpoint there. best: timm's most accurate evaluated checkpoint there. paper and
+    best fall back to default (`policy` says which applied). `timm_eval`: timm's evaluation of the same
+    weights at this size, for a card entry; `shipped`: timm ships the weights; `weights_short`: the tag.
     """
+    if weights not in WEIGHT_POLICIES:
+        raise ValueError(f"weights policy {weights!r} is not one of {', '.join(WEIGHT_POLICIES)}")
     allowed = None if pretraining is None else set(pretraining)
     try:
-        tags, entries = timm_weights(model)[1], _entries(model)
+        entries = _entries(model)
     except UnknownModelError:  # a stored row of a model since renamed or removed: no accuracy, not a crash
         return None
     here = [e for e in entries if e.img_size == img_size and e.crops == "single"]
     shown = [e for e in here if allowed is None or e.pretraining in allowed]
-    paper = [e for e in shown if e.source == "paper"]
-    evaluated = sorted((e for e in shown if e.source == "timm" and e.weights.partition(".")[2] in tags),
-                       key=lambda e: tags.index(e.weights.partition(".")[2]))
-    if not paper + evaluated:
+    evaluated = [e for e in shown if e.source == "timm"]          # in timm's pretrained order
+    chosen = None
+    if weights == "paper":
+        card_weights = [e.weights for e in CARDS.get(model, []) if e.weights]
+        chosen = next((e for e in shown if e.source != "timm"), None) or next(
+            (e for w in card_weights for e in evaluated if e.weights == w), None)
+    elif weights == "best":
+        chosen = max(evaluated, key=lambda e: e.top1, default=None)   # ties: the earlier in timm's order
+    policy = weights if chosen is not None else "default"
+    chosen = chosen or (evaluated[0] if evaluated else None)
+    if chosen is None:
         return None
-    chosen = (paper + evaluated)[0]
-    same = next((e for e in here if chosen.source == "paper" and e.source == "timm" and e.weights == chosen.weights),
+    same = next((e for e in here if chosen.source != "timm" and e.source == "timm" and e.weights == chosen.weights),
                 None)
-    return {"model": model, **chosen.as_dict(), "timm_eval": same.as_dict() if same else None}
+    return {"model": model, **chosen.as_dict(), "policy": policy, "weights_short": short_weights(chosen.weights),
+            "shipped": chosen.weights is not None, "timm_eval": same.as_dict() if same else None}
 
 
-def pretraining_of(model: str, img_size: int | None = None) -> str | None:
-    """The group of top1_at(model, img_size) when there is one, else of the weights the model stands for."""
+def top1_at(model: str, img_size: int, pretraining: Iterable[str] | None = None, weights: str = "default") -> dict | None:
+    """checkpoint_at with the pretraining groups first (the older signature)."""
+    return checkpoint_at(model, img_size, weights, pretraining)
+
+
+def pretraining_of(model: str, img_size: int | None = None, weights: str = "default",
+                   pretraining: Iterable[str] | None = None) -> str | None:
+    """The group of checkpoint_at(model, img_size, weights, pretraining) when there is one, else of the checkpoint
+    the policy picks at any size (paper: the card's first entry), else of the card's first entry."""
     if img_size is not None:
-        found = top1_at(model, img_size)
+        found = checkpoint_at(model, img_size, weights, pretraining)
         if found:
             return found["pretraining"]
-    return _primary_pretraining(model, _entries(model))
+    try:
+        entries = [e for e in _entries(model) if pretraining is None or e.pretraining in set(pretraining)]
+    except UnknownModelError:
+        return None
+    card = [e for e in entries if e.source != "timm"]
+    evaluated = [e for e in entries if e.source == "timm"]
+    first = (card if weights == "paper" else []) + evaluated + card
+    return first[0].pretraining if first else None
+
+
+def pretraining_groups(model: str) -> list[str]:
+    """Every group some checkpoint of the model (card or timm) belongs to, in first-seen order."""
+    return list(dict.fromkeys(e.pretraining for e in _entries(model)))
+
+
+def weights_option(text: str | None) -> str:
+    """--weights: one of WEIGHT_POLICIES (default: default)."""
+    if text is None:
+        return "default"
+    if text not in WEIGHT_POLICIES:
+        raise UsageError(f"--weights: {text!r} is not one of {', '.join(WEIGHT_POLICIES)}")
+    return text
+
+
+def pretraining_option(text: str | Iterable[str] | None) -> list[str] | None:
+    """--pretraining: a comma list (or list) of PRETRAINING groups, or None for all."""
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",")] if isinstance(text, str) else list(text)
+    for item in items:
+        if item not in PRETRAINING:
+            raise UsageError(f"--pretraining: unknown group {item!r}; expected some of {', '.join(PRETRAINING)}")
+    return list(dict.fromkeys(items))
 
 
 def pareto_front(points: list[dict], x_key: str, y_key: str = "top1", lower_x_is_better: bool = True) -> set[int]:
@@ -136,5 +209,6 @@ def pareto_front(points: list[dict], x_key: str, y_key: str = "top1", lower_x_is
     return front
 
 
-__all__ = ["PRETRAINING", "AccuracyEntry", "accuracy_entries", "top1_at", "pretraining_of", "pareto_front",
-           "timm_table", "timm_weights"]
+__all__ = ["PRETRAINING", "SHIFTED", "WEIGHT_POLICIES", "AccuracyEntry", "accuracy_at", "accuracy_entries",
+           "checkpoint_at", "pareto_front", "pretraining_groups", "pretraining_of", "short_weights", "timm_archs",
+           "timm_table", "timm_tag_order", "top1_at", "weight_order", "weights_option", "pretraining_option"]

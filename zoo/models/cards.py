@@ -2,8 +2,8 @@
 weights x resolution, each with its source; and which timm weights each registry model stands for.
 
 Data, not code. timm's own evaluations live in data/timm_results.csv; zoo.models.accuracy merges both.
-Every number below was typed from the cited source; entries whose source could not be opened when
-this table was written say so in their note ("not re-opened").
+Every number below was typed from the cited source. `source` says what it is: "paper" (a table of the
+architecture's paper) or "repository" (the authors' README or notebook, often a re-released checkpoint).
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass
 # Kept small on purpose: Pareto fronts and --pretraining filters group by it.
 PRETRAINING: dict[str, str] = {
     "in1k": "ImageNet-1k images only (self-supervised on them, or distilled on them from any teacher, included)",
-    "in21k": "supervised on ImageNet-21k (= ImageNet-22k, one dataset under two names; timm's ImageNet-12k "
-             "subset of it included), then ImageNet-1k",
+    "in21k": "supervised on ImageNet-21k (= ImageNet-22k, one dataset under two names) or on ImageNet-12k "
+             "(timm's 11,821-class subset of it: tags in12k), then ImageNet-1k",
     "in21k-selfsup": "self-supervised (masked image modelling) on ImageNet-21k, sometimes then supervised on it, "
                      "then ImageNet-1k (BEiT, EVA-02)",
     "jft300m": "supervised on Google's JFT-300M (not public), then ImageNet-1k",
@@ -25,7 +25,7 @@ PRETRAINING: dict[str, str] = {
     "other": "anything else (e.g. masked image modelling on merged multi-dataset collections)",
 }
 CROPS = ("single", "10-crop")
-SOURCES = ("paper", "timm")      # paper: the authors' own figure (paper, or their official repository)
+SOURCES = ("paper", "repository", "timm")   # a paper table; the authors' repository; timm's evaluation
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class AccuracyEntry:
     img_size: int                  # the input side it was evaluated at
     pretraining: str               # a key of PRETRAINING
     crops: str                     # "single" or "10-crop"
-    source: str                    # "paper" or "timm"
+    source: str                    # "paper", "repository" or "timm"
     citation: str                  # paper + table, or repository + file
     weights: str | None = None     # the timm `model.tag` these are the numbers of; None: no timm weights match
     real: float | None = None      # ImageNet-ReaL top-1 (timm entries; a paper entry where the source gives it)
@@ -57,22 +57,28 @@ class AccuracyEntry:
 
 
 def _p(top1, top5, img_size, pretraining, citation, weights=None, note="", crops="single", **extra) -> AccuracyEntry:
+    """A paper table's entry."""
     return AccuracyEntry(top1, top5, img_size, pretraining, crops, "paper", citation, weights, note=note, **extra)
 
 
-# Sources (what was opened is the repository file; papers that could not be opened say so in the note)
+def _r(top1, top5, img_size, pretraining, citation, weights=None, note="", crops="single", **extra) -> AccuracyEntry:
+    """An entry of the authors' repository (README, notebook, model zoo)."""
+    return AccuracyEntry(top1, top5, img_size, pretraining, crops, "repository", citation, weights, note=note,
+                         **extra)
+
+
+# Sources (a paper that could not be opened from this workspace says so in the entry's note)
 VIT_T5 = "Dosovitskiy et al. 2021 (ViT), Table 5"
 VIT_T2 = "Dosovitskiy et al. 2021 (ViT), Table 2"
 VIT_T6 = "Dosovitskiy et al. 2021 (ViT), Table 6"
 VIT_README = "google-research/vision_transformer README.md (update of 29.10.2020)"
 AUGREG_README = "google-research/vision_transformer README.md (recommended AugReg checkpoints = Steiner et al. " \
                 "2022, Table 3, i21k 300ep column)"
-AUGREG_T3 = "Steiner et al. 2022 (How to train your ViT?), Table 3, i21k 300ep"
 AUGREG_NB = "google-research/vision_transformer vit_jax_augreg.ipynb (best imagenet2012 fine-tune per model)"
-DEIT = "facebookresearch/deit README_deit.md (Model Zoo; the paper's models)"
+DEIT = "facebookresearch/deit README_deit.md (Model Zoo: the repository's released checkpoints)"
 SWIN = "microsoft/Swin-Transformer README.md (Main Results on ImageNet)"
 CONVNEXT = "facebookresearch/ConvNeXt README.md (Results and Pre-trained Models)"
-BIT_README = "google-research/big_transfer README.md (ImageNet results; BiT-HyperRule, 480 px per bit_hyperrule.py)"
+BIT_README = "google-research/big_transfer README.md (ImageNet results; 480 px per its bit_hyperrule.py)"
 BIT_T2 = "Kolesnikov et al. 2020 (BiT), Table 2"
 RESNET = "KaimingHe/deep-residual-networks README.md (Results; the paper's models)"
 BEIT = "microsoft/unilm beit/README.md (Fine-tuning on ImageNet-1k)"
@@ -80,189 +86,182 @@ EVA02 = "baaivision/EVA EVA-02/asuka/README.md (IN-1K fine-tuned EVA-02 tables)"
 PYCLS = "facebookresearch/pycls MODEL_ZOO.md (RegNetY-16GF; Radosavovic et al. 2020's repository)"
 NOISY = "google-research/noisystudent README.md (Xie et al. 2020; also the paper's abstract)"
 
-NOT_OPENED = "not re-opened: the paper could not be opened from this workspace; value as restated in review"
-REPO_VALUE = "repository value, not a paper table"
+NOT_OPENED = ("not opened from this workspace; issue 19's review opened the paper and found this value")
+SHIPPED_NOT = "the authors' checkpoint; timm does not ship these weights"
 
-# Registry name -> its entries. The first entry at a resolution is the one a table row at that resolution
-# shows (zoo.models.accuracy.top1_at), so each card lists the weights the registry model stands for first.
+# Registry name -> its published entries (paper or repository), in the order `--weights paper` prefers them
+# at a resolution. The number a table shows by default is timm's evaluation of the checkpoint
+# timm.create_model(<arch>, pretrained=True) loads (zoo.models.accuracy.pick): see weight_order there.
 CARDS: dict[str, list[AccuracyEntry]] = {
+    # AugReg's Table 3 values for Ti/16 and S/16 at 224 (73.75, 80.46) could not be opened anywhere: dropped.
     "vit_ti16": [
-        _p(73.75, None, 224, "in21k", AUGREG_T3, note=NOT_OPENED),
-        _p(78.22, None, 384, "in21k", AUGREG_README, "vit_tiny_patch16_384.augreg_in21k_ft_in1k",
+        _r(78.22, None, 384, "in21k", AUGREG_README, "vit_tiny_patch16_384.augreg_in21k_ft_in1k",
            note="README: Ti_16-i21k-300ep-...-res_384, the checkpoint timm converted"),
     ],
     "vit_s16": [
-        _p(80.46, None, 224, "in21k", AUGREG_T3, note=NOT_OPENED),
-        _p(83.73, None, 384, "in21k", AUGREG_README, "vit_small_patch16_384.augreg_in21k_ft_in1k",
+        _r(83.73, None, 384, "in21k", AUGREG_README, "vit_small_patch16_384.augreg_in21k_ft_in1k",
            note="README: S_16-i21k-300ep-...-res_384, the checkpoint timm converted"),
     ],
     "vit_b8": [
-        _p(85.58, None, 224, "in21k", AUGREG_NB, note=f"{REPO_VALUE}; 0.85578 for B_8-i21k-300ep-...aug_medium2..."
-           "lr_0.03-res_224, not the aug_medium1/lr_0.01 fine-tune timm converted"),
+        _r(85.58, None, 224, "in21k", AUGREG_NB, note="0.85578 for B_8-i21k-300ep-...aug_medium2...lr_0.03-res_224, "
+           "not the aug_medium1/lr_0.01 fine-tune timm converted"),
     ],
     "vit_b16": [
+        _r(81.2, None, 224, "in21k", VIT_README, "vit_base_patch16_224.orig_in21k_ft_in1k",
+           note="'expected to achieve 81.2%' for ViT-B/16 fine-tuned at 224 (not a number of the paper)"),
         _p(83.97, None, 384, "in21k", VIT_T5, "vit_base_patch16_384.orig_in21k_ft_in1k", note=NOT_OPENED),
-        _p(81.2, None, 224, "in21k", VIT_README, "vit_base_patch16_224.orig_in21k_ft_in1k",
-           note=f"{REPO_VALUE}: 'expected to achieve 81.2%' for ViT-B/16 fine-tuned at 224"),
-        _p(85.49, None, 384, "in21k", AUGREG_README, note="AugReg B/16 ...aug_medium1...lr_0.03-res_384; timm's "
+        _r(85.49, None, 384, "in21k", AUGREG_README, note="AugReg B/16 ...aug_medium1...lr_0.03-res_384; timm's "
            "augreg_in21k_ft_in1k is the lr_0.01 fine-tune"),
     ],
     "vit_b32": [
-        _p(81.28, None, 384, "in21k", VIT_T5, note=NOT_OPENED),
-        _p(83.59, None, 384, "in21k", AUGREG_README, note="AugReg B/32 ...lr_0.01-res_384; timm's "
+        _p(81.28, None, 384, "in21k", VIT_T5, note=f"{NOT_OPENED}; {SHIPPED_NOT}"),
+        _r(83.59, None, 384, "in21k", AUGREG_README, note="AugReg B/32 ...lr_0.01-res_384; timm's "
            "augreg_in21k_ft_in1k is the lr_0.03 fine-tune"),
     ],
     "vit_l16": [
-        _p(85.15, None, 384, "in21k", VIT_T5, note=NOT_OPENED),
-        _p(82.7, None, 224, "in21k", VIT_README, note=f"{REPO_VALUE}: 'expected to achieve 82.7%' for ViT-L/16 at 224"),
-        _p(85.59, None, 384, "in21k", AUGREG_README, note="AugReg L/16 ...aug_strong1...; timm's "
+        _r(82.7, None, 224, "in21k", VIT_README, note="'expected to achieve 82.7%' for ViT-L/16 at 224"),
+        _p(85.15, None, 384, "in21k", VIT_T5, note=f"{NOT_OPENED}; {SHIPPED_NOT}"),
+        _r(85.59, None, 384, "in21k", AUGREG_README, note="AugReg L/16 ...aug_strong1...; timm's "
            "augreg_in21k_ft_in1k is an aug_medium1 run"),
     ],
     "vit_l32": [
         _p(80.99, None, 384, "in21k", VIT_T5, "vit_large_patch32_384.orig_in21k_ft_in1k", note=NOT_OPENED),
     ],
     "vit_h14": [
-        _p(88.55, None, 518, "jft300m", VIT_T2, note=f"{NOT_OPENED}; 518 px fine-tuning with Polyak averaging"),
+        _p(88.55, None, 518, "jft300m", VIT_T2, note=f"{NOT_OPENED}; 518 px fine-tuning with Polyak averaging; "
+           f"{SHIPPED_NOT}"),
     ],
+    # The paper's hybrid is JFT-300M pre-trained; timm's vit_base_r50_s16_384 weights are ImageNet-21k ones.
     "vit_r50_b16": [
-        _p(85.58, None, 384, "jft300m", VIT_T6, note=f"{NOT_OPENED}; R50x1+ViT-B/16 hybrid"),
+        _p(85.58, None, 384, "jft300m", VIT_T6, note=f"{NOT_OPENED}; R50x1+ViT-B/16 hybrid; {SHIPPED_NOT}"),
     ],
-    # DeiT: ImageNet-1k only; distilled models use a RegNetY-16GF (ImageNet-1k) teacher.
-    "deit_ti": [_p(72.2, 91.1, 224, "in1k", DEIT, "deit_tiny_patch16_224.fb_in1k")],
-    "deit_s": [_p(79.9, 95.0, 224, "in1k", DEIT, "deit_small_patch16_224.fb_in1k")],
+    # DeiT: ImageNet-1k only; distilled models use a RegNetY-16GF (ImageNet-1k) teacher. The README's models
+    # are the repository's released checkpoints (for some a re-run: issue 19 notes the paper's 79.8 for DeiT-S).
+    "deit_ti": [_r(72.2, 91.1, 224, "in1k", DEIT, "deit_tiny_patch16_224.fb_in1k")],
+    "deit_s": [_r(79.9, 95.0, 224, "in1k", DEIT, "deit_small_patch16_224.fb_in1k")],
     "deit_b": [
-        _p(81.8, 95.6, 224, "in1k", DEIT, "deit_base_patch16_224.fb_in1k"),
-        _p(82.9, 96.2, 384, "in1k", DEIT, "deit_base_patch16_384.fb_in1k"),
+        _r(81.8, 95.6, 224, "in1k", DEIT, "deit_base_patch16_224.fb_in1k"),
+        _r(82.9, 96.2, 384, "in1k", DEIT, "deit_base_patch16_384.fb_in1k"),
     ],
-    "deit_ti_distilled": [_p(74.5, 91.9, 224, "in1k", DEIT, "deit_tiny_distilled_patch16_224.fb_in1k")],
-    "deit_s_distilled": [_p(81.2, 95.4, 224, "in1k", DEIT, "deit_small_distilled_patch16_224.fb_in1k")],
+    "deit_ti_distilled": [_r(74.5, 91.9, 224, "in1k", DEIT, "deit_tiny_distilled_patch16_224.fb_in1k")],
+    "deit_s_distilled": [_r(81.2, 95.4, 224, "in1k", DEIT, "deit_small_distilled_patch16_224.fb_in1k")],
     "deit_b_distilled": [
-        _p(83.4, 96.5, 224, "in1k", DEIT, "deit_base_distilled_patch16_224.fb_in1k"),
-        _p(85.2, 97.2, 384, "in1k", DEIT, "deit_base_distilled_patch16_384.fb_in1k", note="1000 epochs"),
+        _r(83.4, 96.5, 224, "in1k", DEIT, "deit_base_distilled_patch16_224.fb_in1k"),
+        _r(85.2, 97.2, 384, "in1k", DEIT, "deit_base_distilled_patch16_384.fb_in1k", note="1000 epochs"),
     ],
-    "swin_t": [_p(81.2, 95.5, 224, "in1k", SWIN, "swin_tiny_patch4_window7_224.ms_in1k")],
-    "swin_s": [_p(83.2, 96.2, 224, "in1k", SWIN, "swin_small_patch4_window7_224.ms_in1k")],
+    "swin_t": [_r(81.2, 95.5, 224, "in1k", SWIN, "swin_tiny_patch4_window7_224.ms_in1k")],
+    "swin_s": [_r(83.2, 96.2, 224, "in1k", SWIN, "swin_small_patch4_window7_224.ms_in1k")],
     "swin_b": [
-        _p(83.5, 96.5, 224, "in1k", SWIN, "swin_base_patch4_window7_224.ms_in1k"),
-        _p(84.5, 97.0, 384, "in1k", SWIN, "swin_base_patch4_window12_384.ms_in1k", note="window 12"),
-        _p(85.2, 97.5, 224, "in21k", SWIN, "swin_base_patch4_window7_224.ms_in22k_ft_in1k"),
-        _p(86.4, 98.0, 384, "in21k", SWIN, "swin_base_patch4_window12_384.ms_in22k_ft_in1k", note="window 12"),
+        _r(83.5, 96.5, 224, "in1k", SWIN, "swin_base_patch4_window7_224.ms_in1k"),
+        _r(84.5, 97.0, 384, "in1k", SWIN, "swin_base_patch4_window12_384.ms_in1k", note="window 12"),
+        _r(85.2, 97.5, 224, "in21k", SWIN, "swin_base_patch4_window7_224.ms_in22k_ft_in1k"),
+        _r(86.4, 98.0, 384, "in21k", SWIN, "swin_base_patch4_window12_384.ms_in22k_ft_in1k", note="window 12"),
     ],
     "swin_l": [
-        _p(86.3, 97.9, 224, "in21k", SWIN, "swin_large_patch4_window7_224.ms_in22k_ft_in1k"),
-        _p(87.3, 98.2, 384, "in21k", SWIN, "swin_large_patch4_window12_384.ms_in22k_ft_in1k", note="window 12"),
+        _r(86.3, 97.9, 224, "in21k", SWIN, "swin_large_patch4_window7_224.ms_in22k_ft_in1k"),
+        _r(87.3, 98.2, 384, "in21k", SWIN, "swin_large_patch4_window12_384.ms_in22k_ft_in1k", note="window 12"),
     ],
     "convnext_t": [
-        _p(82.1, None, 224, "in1k", CONVNEXT, "convnext_tiny.fb_in1k"),
-        _p(82.9, None, 224, "in21k", CONVNEXT, "convnext_tiny.fb_in22k_ft_in1k"),
-        _p(84.1, None, 384, "in21k", CONVNEXT, "convnext_tiny.fb_in22k_ft_in1k_384"),
+        _r(82.1, None, 224, "in1k", CONVNEXT, "convnext_tiny.fb_in1k"),
+        _r(82.9, None, 224, "in21k", CONVNEXT, "convnext_tiny.fb_in22k_ft_in1k"),
+        _r(84.1, None, 384, "in21k", CONVNEXT, "convnext_tiny.fb_in22k_ft_in1k_384"),
     ],
     "convnext_s": [
-        _p(83.1, None, 224, "in1k", CONVNEXT, "convnext_small.fb_in1k"),
-        _p(84.6, None, 224, "in21k", CONVNEXT, "convnext_small.fb_in22k_ft_in1k"),
-        _p(85.8, None, 384, "in21k", CONVNEXT, "convnext_small.fb_in22k_ft_in1k_384"),
+        _r(83.1, None, 224, "in1k", CONVNEXT, "convnext_small.fb_in1k"),
+        _r(84.6, None, 224, "in21k", CONVNEXT, "convnext_small.fb_in22k_ft_in1k"),
+        _r(85.8, None, 384, "in21k", CONVNEXT, "convnext_small.fb_in22k_ft_in1k_384"),
     ],
     "convnext_b": [
-        _p(83.8, None, 224, "in1k", CONVNEXT, "convnext_base.fb_in1k"),
-        _p(85.1, None, 384, "in1k", CONVNEXT, note="convnext_base_1k_384.pth; not among timm's weights"),
-        _p(85.8, None, 224, "in21k", CONVNEXT, "convnext_base.fb_in22k_ft_in1k"),
-        _p(86.8, None, 384, "in21k", CONVNEXT, "convnext_base.fb_in22k_ft_in1k_384"),
+        _r(83.8, None, 224, "in1k", CONVNEXT, "convnext_base.fb_in1k"),
+        _r(85.1, None, 384, "in1k", CONVNEXT, note=f"convnext_base_1k_384.pth; {SHIPPED_NOT}"),
+        _r(85.8, None, 224, "in21k", CONVNEXT, "convnext_base.fb_in22k_ft_in1k"),
+        _r(86.8, None, 384, "in21k", CONVNEXT, "convnext_base.fb_in22k_ft_in1k_384"),
     ],
     "convnext_l": [
-        _p(84.3, None, 224, "in1k", CONVNEXT, "convnext_large.fb_in1k"),
-        _p(85.5, None, 384, "in1k", CONVNEXT, note="convnext_large_1k_384.pth; not among timm's weights"),
-        _p(86.6, None, 224, "in21k", CONVNEXT, "convnext_large.fb_in22k_ft_in1k"),
-        _p(87.5, None, 384, "in21k", CONVNEXT, "convnext_large.fb_in22k_ft_in1k_384"),
+        _r(84.3, None, 224, "in1k", CONVNEXT, "convnext_large.fb_in1k"),
+        _r(85.5, None, 384, "in1k", CONVNEXT, note=f"convnext_large_1k_384.pth; {SHIPPED_NOT}"),
+        _r(86.6, None, 224, "in21k", CONVNEXT, "convnext_large.fb_in22k_ft_in1k"),
+        _r(87.5, None, 384, "in21k", CONVNEXT, "convnext_large.fb_in22k_ft_in1k_384"),
     ],
     "convnext_xl": [
-        _p(87.0, None, 224, "in21k", CONVNEXT, "convnext_xlarge.fb_in22k_ft_in1k"),
-        _p(87.8, None, 384, "in21k", CONVNEXT, "convnext_xlarge.fb_in22k_ft_in1k_384"),
+        _r(87.0, None, 224, "in21k", CONVNEXT, "convnext_xlarge.fb_in22k_ft_in1k"),
+        _r(87.8, None, 384, "in21k", CONVNEXT, "convnext_xlarge.fb_in22k_ft_in1k_384"),
     ],
-    # BiT-M (ImageNet-21k). The README's numbers are re-runs at BiT-HyperRule's 480 px; timm's x1/x2
-    # checkpoints are the released 448 px fine-tunes, so they match no paper entry.
-    "bit_r50x1": [_p(80.68, None, 480, "in21k", BIT_README, note=f"{REPO_VALUE}; a re-run of BiT-M-R50x1")],
-    "bit_r152x2": [_p(85.15, None, 480, "in21k", BIT_README, note=f"{REPO_VALUE}; a re-run of BiT-M-R152x2 (an "
-                      "architecture added after the paper)")],
+    # BiT-M (ImageNet-21k). The README's numbers are re-runs at 480 px (its bit_hyperrule.py); timm's x1/x2
+    # checkpoints are the released 448 px fine-tunes, so they match no published entry.
+    "bit_r50x1": [_r(80.68, None, 480, "in21k", BIT_README, note="a re-run of BiT-M-R50x1")],
+    "bit_r152x2": [_r(85.15, None, 480, "in21k", BIT_README, note="a re-run of BiT-M-R152x2 (an architecture "
+                      "added after the paper)")],
     "bit_r152x4": [_p(85.39, None, 480, "in21k", BIT_T2, note=f"{NOT_OPENED}; BiT-M (the JFT-300M BiT-L is a "
                       "different model with no public weights); whether timm's goog_in21k_ft_in1k is this "
                       "exact checkpoint is not stated")],
     # The original (Caffe) models; numbers are top-1 errors 24.7% (1-crop) and 22.9% (10-crop) in the
     # README, "the same as those in the paper" for 10-crop. timm has no copy of these weights.
     "resnet50": [
-        _p(75.3, 92.2, 224, "in1k", RESNET, note="1-crop: centre 224 crop of the image resized to 256"),
-        _p(77.1, 93.3, 224, "in1k", RESNET, crops="10-crop", note="10 crops of 224 from the image resized to 256"),
+        _r(75.3, 92.2, 224, "in1k", RESNET, note=f"1-crop: centre 224 crop of the image resized to 256; {SHIPPED_NOT}"),
+        _r(77.1, 93.3, 224, "in1k", RESNET, crops="10-crop", note="10 crops of 224 from the image resized to 256"),
     ],
     # BEiT-base: masked image modelling on ImageNet-22k, intermediate supervised ImageNet-22k fine-tuning
     # (the weights timm ships), then ImageNet-1k.
     "beit_b16": [
-        _p(85.2, 97.6, 224, "in21k-selfsup", BEIT, "beit_base_patch16_224.in22k_ft_in22k_in1k"),
-        _p(86.8, 98.1, 384, "in21k-selfsup", BEIT, "beit_base_patch16_384.in22k_ft_in22k_in1k"),
-        _p(83.7, 96.6, 224, "in21k-selfsup", BEIT, note="pt22k then ImageNet-1k directly (no intermediate "
-           "ImageNet-22k fine-tuning)"),
+        _r(85.2, 97.6, 224, "in21k-selfsup", BEIT, "beit_base_patch16_224.in22k_ft_in22k_in1k"),
+        _r(86.8, 98.1, 384, "in21k-selfsup", BEIT, "beit_base_patch16_384.in22k_ft_in22k_in1k"),
+        _r(83.7, 96.6, 224, "in21k-selfsup", BEIT, note="pt22k then ImageNet-1k directly (no intermediate "
+           f"ImageNet-22k fine-tuning); {SHIPPED_NOT}"),
     ],
     # EVA-02-B/14: MIM on ImageNet-21k (with an EVA-CLIP teacher), then ImageNet-1k.
     "eva02_b14": [
-        _p(88.3, None, 448, "in21k-selfsup", EVA02, "eva02_base_patch14_448.mim_in22k_ft_in1k"),
-        _p(88.6, None, 448, "in21k-selfsup", EVA02, "eva02_base_patch14_448.mim_in22k_ft_in22k_in1k",
+        _r(88.3, None, 448, "in21k-selfsup", EVA02, "eva02_base_patch14_448.mim_in22k_ft_in1k"),
+        _r(88.6, None, 448, "in21k-selfsup", EVA02, "eva02_base_patch14_448.mim_in22k_ft_in22k_in1k",
            real=90.8, imagenet_v2=79.8, imagenet_a=78.1, imagenet_r=76.8, sketch=57.7,
            note="with ImageNet-21k intermediate fine-tuning; variants from the README's summary table"),
     ],
     "regnety_160": [
-        _p(80.4, None, 224, "in1k", PYCLS, "regnety_160.pycls_in1k", note="top-1 error 19.6%, 100 epochs, "
+        _r(80.4, None, 224, "in1k", PYCLS, "regnety_160.pycls_in1k", note="top-1 error 19.6%, 100 epochs, "
            "mean of 5 runs; DeiT's teacher is timm's regnety_160.deit_in1k"),
     ],
     "effnet_l2": [
-        _p(88.4, None, 800, "jft300m-unlabelled", NOISY, "tf_efficientnet_l2.ns_jft_in1k",
+        _r(88.4, None, 800, "jft300m-unlabelled", NOISY, "tf_efficientnet_l2.ns_jft_in1k",
            note="the README gives no resolution: 800 is that of the released checkpoint (timm's pretrained cfg)"),
     ],
 }
 
-# Registry name -> (timm architectures whose evaluations describe it, weight tags it stands for, in order).
-# Explicit rather than matched by prefix: vit_base_patch16_224_miil or convnext_tiny_hnf are other models.
-TIMM_WEIGHTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "vit_ti16": (("vit_tiny_patch16_224", "vit_tiny_patch16_384"), ("augreg_in21k_ft_in1k",)),
-    "vit_s16": (("vit_small_patch16_224", "vit_small_patch16_384"), ("augreg_in21k_ft_in1k", "augreg_in1k")),
-    "vit_b8": (("vit_base_patch8_224",), ("augreg_in21k_ft_in1k", "augreg2_in21k_ft_in1k")),
-    "vit_b16": (("vit_base_patch16_224", "vit_base_patch16_384"),
-                ("orig_in21k_ft_in1k", "augreg_in21k_ft_in1k", "augreg2_in21k_ft_in1k", "augreg_in1k")),
-    "vit_b32": (("vit_base_patch32_224", "vit_base_patch32_384"), ("augreg_in21k_ft_in1k", "augreg_in1k")),
-    "vit_l16": (("vit_large_patch16_224", "vit_large_patch16_384"), ("augreg_in21k_ft_in1k",)),
-    "vit_l32": (("vit_large_patch32_224", "vit_large_patch32_384"), ("orig_in21k_ft_in1k",)),
-    "vit_h14": (("vit_huge_patch14_224",), ()),
-    "vit_r50_b16": (("vit_base_r50_s16_224", "vit_base_r50_s16_384"), ("orig_in21k_ft_in1k",)),
-    "deit_ti": (("deit_tiny_patch16_224",), ("fb_in1k",)),
-    "deit_s": (("deit_small_patch16_224",), ("fb_in1k",)),
-    "deit_b": (("deit_base_patch16_224", "deit_base_patch16_384"), ("fb_in1k",)),
-    "deit_ti_distilled": (("deit_tiny_distilled_patch16_224",), ("fb_in1k",)),
-    "deit_s_distilled": (("deit_small_distilled_patch16_224",), ("fb_in1k",)),
-    "deit_b_distilled": (("deit_base_distilled_patch16_224", "deit_base_distilled_patch16_384"), ("fb_in1k",)),
-    "swin_t": (("swin_tiny_patch4_window7_224",), ("ms_in1k", "ms_in22k_ft_in1k")),
-    "swin_s": (("swin_small_patch4_window7_224",), ("ms_in1k", "ms_in22k_ft_in1k")),
-    "swin_b": (("swin_base_patch4_window7_224", "swin_base_patch4_window12_384"), ("ms_in1k", "ms_in22k_ft_in1k")),
-    "swin_l": (("swin_large_patch4_window7_224", "swin_large_patch4_window12_384"), ("ms_in22k_ft_in1k",)),
-    "convnext_t": (("convnext_tiny",), ("fb_in1k", "fb_in22k_ft_in1k", "fb_in22k_ft_in1k_384")),
-    "convnext_s": (("convnext_small",), ("fb_in1k", "fb_in22k_ft_in1k", "fb_in22k_ft_in1k_384")),
-    "convnext_b": (("convnext_base",), ("fb_in1k", "fb_in22k_ft_in1k", "fb_in22k_ft_in1k_384")),
-    "convnext_l": (("convnext_large",), ("fb_in1k", "fb_in22k_ft_in1k", "fb_in22k_ft_in1k_384")),
-    "convnext_xl": (("convnext_xlarge",), ("fb_in22k_ft_in1k", "fb_in22k_ft_in1k_384")),
-    "bit_r50x1": (("resnetv2_50x1_bit",), ("goog_in21k_ft_in1k",)),
-    "bit_r101x1": (("resnetv2_101x1_bit",), ("goog_in21k_ft_in1k",)),
-    "bit_r152x2": (("resnetv2_152x2_bit",), ("goog_in21k_ft_in1k", "goog_teacher_in21k_ft_in1k",
-                                             "goog_teacher_in21k_ft_in1k_384")),
-    "bit_r152x4": (("resnetv2_152x4_bit",), ("goog_in21k_ft_in1k",)),
-    "resnet50": (("resnet50",), ("tv_in1k",)),      # torchvision's: the original recipe's closest copy
-    "beit_b16": (("beit_base_patch16_224", "beit_base_patch16_384"), ("in22k_ft_in22k_in1k",)),
-    "eva02_b14": (("eva02_base_patch14_448",), ("mim_in22k_ft_in1k", "mim_in22k_ft_in22k_in1k")),
-    "regnety_160": (("regnety_160",), ("pycls_in1k", "deit_in1k")),
-    "effnet_l2": (("tf_efficientnet_l2",), ("ns_jft_in1k", "ns_jft_in1k_475")),
+# Registry name -> the timm architectures whose released weights it stands for, its own (spec.timm_name)
+# first. Explicit rather than matched by prefix: vit_base_patch16_224_miil or convnext_tiny_hnf are other
+# models. Which of their tags a row shows is zoo.models.accuracy.pick's policy, from timm's own order.
+TIMM_ARCHS: dict[str, tuple[str, ...]] = {
+    "vit_ti16": ("vit_tiny_patch16_224", "vit_tiny_patch16_384"),
+    "vit_s16": ("vit_small_patch16_224", "vit_small_patch16_384"),
+    "vit_b8": ("vit_base_patch8_224",),
+    "vit_b16": ("vit_base_patch16_224", "vit_base_patch16_384"),
+    "vit_b32": ("vit_base_patch32_224", "vit_base_patch32_384"),
+    "vit_l16": ("vit_large_patch16_224", "vit_large_patch16_384"),
+    "vit_l32": ("vit_large_patch32_224", "vit_large_patch32_384"),
+    "vit_h14": ("vit_huge_patch14_224",),
+    "vit_r50_b16": ("vit_base_r50_s16_224", "vit_base_r50_s16_384"),
+    "deit_ti": ("deit_tiny_patch16_224",),
+    "deit_s": ("deit_small_patch16_224",),
+    "deit_b": ("deit_base_patch16_224", "deit_base_patch16_384"),
+    "deit_ti_distilled": ("deit_tiny_distilled_patch16_224",),
+    "deit_s_distilled": ("deit_small_distilled_patch16_224",),
+    "deit_b_distilled": ("deit_base_distilled_patch16_224", "deit_base_distilled_patch16_384"),
+    "swin_t": ("swin_tiny_patch4_window7_224",),
+    "swin_s": ("swin_small_patch4_window7_224",),
+    "swin_b": ("swin_base_patch4_window7_224", "swin_base_patch4_window12_384"),
+    "swin_l": ("swin_large_patch4_window7_224", "swin_large_patch4_window12_384"),
+    "convnext_t": ("convnext_tiny",),
+    "convnext_s": ("convnext_small",),
+    "convnext_b": ("convnext_base",),
+    "convnext_l": ("convnext_large",),
+    "convnext_xl": ("convnext_xlarge",),
+    "bit_r50x1": ("resnetv2_50x1_bit",),
+    "bit_r101x1": ("resnetv2_101x1_bit",),
+    "bit_r152x2": ("resnetv2_152x2_bit",),
+    "bit_r152x4": ("resnetv2_152x4_bit",),
+    "resnet50": ("resnet50",),
+    "beit_b16": ("beit_base_patch16_224", "beit_base_patch16_384"),
+    "eva02_b14": ("eva02_base_patch14_448",),
+    "regnety_160": ("regnety_160",),
+    "effnet_l2": ("tf_efficientnet_l2",),
 }
 
-
-def card(name: str) -> dict | None:
-    """Transitional (zoo.display): the model's primary paper entry as {top1, resolution, pretraining, source}."""
-    entries = CARDS.get(name)
-    if not entries:
-        return None
-    first = entries[0]
-    return {"top1": first.top1, "resolution": first.img_size, "pretraining": first.pretraining,
-            "source": first.citation}

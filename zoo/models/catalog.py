@@ -85,8 +85,10 @@ def catalog() -> list[ModelSpec]:
     specs += [_swin(s, w) for s, w in (("t", "tiny"), ("s", "small"), ("b", "base"), ("l", "large"))]
     specs += [_cnn(f"convnext_{s}", "convnext", f"convnext_{w}")
               for s, w in (("t", "tiny"), ("s", "small"), ("b", "base"), ("l", "large"), ("xl", "xlarge"))]
-    # BiT reports ImageNet-1k after fine-tuning at 480 (BiT-HyperRule, Sec. 3.3); timm's in21k_ft_in1k
-    # checkpoints of the x1/x2 models are at 448 and of R152x4 at 480.
+    # Native sizes are those of timm's in21k_ft_in1k checkpoints (pretrained cfgs): 448 for x1/x2, 480 for
+    # R152x4. The BiT repository's bit_hyperrule.py fine-tunes ImageNet at 480 (resize 512, crop 480;
+    # google-research/big_transfer 140de6e), so its README's re-runs are at 480; the paper's own rule (384,
+    # 480 for R152x4 only, per issue 19's review) was not opened here.
     specs += [_cnn("bit_r50x1", "bit", "resnetv2_50x1_bit", 448), _cnn("bit_r101x1", "bit", "resnetv2_101x1_bit", 448),
               _cnn("bit_r152x2", "bit", "resnetv2_152x2_bit", 448), _cnn("bit_r152x4", "bit", "resnetv2_152x4_bit", 480)]
     specs += [_cnn("resnet50", "resnet", "resnet50"),

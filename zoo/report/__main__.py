@@ -1,4 +1,5 @@
-"""`python -m zoo.report [--results DIR] [--out DIR] [--refresh] [--check]`: reports from results/ alone.
+"""`python -m zoo.report [--results DIR] [--out DIR] [--refresh] [--check] [--weights W] [--pretraining G]`:
+reports from results/ alone.
 
 exit status: 0 done (or, with --check, everything current); 1 --check found stale rows or files;
 2 bad input (a --results folder that does not exist, an --out that cannot be written), nothing written.
@@ -11,6 +12,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import UsageError, UsageParser
+from ..models.accuracy import pretraining_option, weights_option
 from ..runs.plan import check_out_dir
 
 
@@ -22,7 +24,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="first count the deterministic rows (cost and memory of every model) into results/")
     p.add_argument("--check", action="store_true",
                    help="fail (exit 1) when committed results/ or reports/ differ from a fresh count")
+    p.add_argument("--weights", default="default", help="whose accuracy the accuracy section leads with: default "
+                                                       "(timm's evaluation of what timm.create_model(..., "
+                                                       "pretrained=True) loads), paper, best (default: default)")
+    p.add_argument("--pretraining", help="comma list of pretraining groups the shown checkpoints are chosen among")
     args = p.parse_args(argv)
+    args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
+    if args.check and (args.weights != "default" or args.pretraining):
+        raise UsageError("--check compares the committed reports, built with --weights default and every "
+                         "pretraining group; drop --weights/--pretraining")
     results = Path(args.results)
     if not results.is_dir():
         raise UsageError(f"--results: {results} is not a folder" if results.exists() else
@@ -61,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"zoo.report --check: {problem}", file=sys.stderr)
                     print("reports are current" if not problems else f"{len(problems)} problems", file=sys.stderr)
                     return 1 if problems else 0
-            for path in build_reports(args.results, args.out):
+            for path in build_reports(args.results, args.out, args.weights, args.pretraining):
                 print(path)
         except UsageError as e:   # e.g. another run holds results/ during --refresh
             print(f"zoo.report: error: {e}", file=sys.stderr)

@@ -1,38 +1,68 @@
 """Accuracy beside cost: every model at each size it has both a counted row and an accuracy entry for.
 
-A top-1 is only ever shown at the resolution it was measured at (zoo.models.accuracy.top1_at), with
-its pretraining data, crops and source. Pareto fronts are drawn per pretraining group, single-crop
-entries only: numbers from different pretraining data or test protocols are not one race.
+A top-1 is only ever shown at the resolution it was measured at, for a named checkpoint
+(zoo.models.accuracy.checkpoint_at): by default timm's evaluation of the weights timm.create_model(...,
+pretrained=True) loads, beside the paper's (the authors') checkpoint and the five shifted test sets.
+Pareto fronts are drawn per pretraining group of the shown checkpoint, single-crop entries only: numbers
+from different pretraining data or test protocols are not one race.
 """
 from __future__ import annotations
 
 from ..markdown import markdown_table
-from ..models.accuracy import pareto_front, top1_at
+from ..models.accuracy import SHIFTED, checkpoint_at, pareto_front
 from .rows import machine_name, main_machine
 from .tables import spec_or_none
 
+SHIFTED_HEADER = "ReaL / IN-V2 / Sketch / IN-R / IN-A %"
 
-def accuracy_points(cost: list[dict], throughput: list[dict]) -> tuple[list[dict], list[str]]:
-    """(points, notes): a point per (model, size) with a cost row and an entry at that size."""
+
+def _shifted(entry: dict | None) -> str | None:
+    """The five shifted test sets of the entry's checkpoint (timm's evaluation where the entry is a card's)."""
+    if entry is None:
+        return None
+    robust = entry if entry["source"] == "timm" else entry.get("timm_eval") or entry
+    values = [robust.get(k) for k in SHIFTED]
+    return None if all(v is None for v in values) else " / ".join("-" if v is None else f"{v:.2f}" for v in values)
+
+
+def _other_policy(weights: str) -> str:
+    return "default" if weights == "paper" else "paper"
+
+
+def accuracy_points(cost: list[dict], throughput: list[dict], weights: str = "default",
+                    pretraining=None) -> tuple[list[dict], list[str]]:
+    """(points, notes): a point per (model, size) with a cost row and a checkpoint at that size under the
+    `weights` policy (`top1` None where only the other column, the paper's or the default's, has one)."""
     machine = main_machine(throughput)
     speed = {(r["model"], r["img_size"]): r["imgs_per_s"] for r in throughput
              if r["batch_size"] == 1 and not r["settings"].get("train") and r["settings"]["dtype"] == "fp32"
              and machine_name(r) == machine}
     points, without = [], set()
+    other_policy = _other_policy(weights)
     for r in cost:
-        entry = top1_at(r["model"], r["img_size"])
-        if entry is None:
+        entry = checkpoint_at(r["model"], r["img_size"], weights, pretraining)
+        other = checkpoint_at(r["model"], r["img_size"], other_policy, pretraining)
+        if other is not None and other["policy"] != other_policy:
+            other = None         # no paper checkpoint here: the paper column stays empty
+        if entry is None and other is None:
             continue
+        shown = entry or {}
         points.append({"model": r["model"], "family": r.get("family"), "img_size": r["img_size"],
-                       "top1": entry["top1"], "pretraining": entry["pretraining"], "crops": entry["crops"],
-                       "source": entry["source"], "citation": entry["citation"], "weights": entry.get("weights"),
+                       "top1": shown.get("top1"), "pretraining": shown.get("pretraining"),
+                       "crops": shown.get("crops", "single"), "source": shown.get("source"),
+                       "citation": shown.get("citation"), "weights": shown.get("weights"),
+                       "weights_short": shown.get("weights_short"), "shifted": _shifted(entry),
+                       "other_top1": other and other["top1"],
+                       "other_weights": other and f"{other['weights_short']} ({other['source']})",
+                       "other_pretraining": other and other["pretraining"],
+                       "other_source": other and f"{other['source']}: {other['citation']}",
                        "gmacs": r["macs"] / 1e9, "imgs_per_s": speed.get((r["model"], r["img_size"]))})
-    shown = {p["model"] for p in points}
+    shown_models = {p["model"] for p in points}
     for r in cost:
-        if r["model"] not in shown and spec_or_none(r["model"]) is not None:
+        if r["model"] not in shown_models and spec_or_none(r["model"]) is not None:
             without.add(r["model"])
     for x, lower in (("gmacs", True), ("imgs_per_s", False)):
-        single = [p for p in points if p["crops"] == "single" and p[x] is not None]
+        single = [p for p in points if p["crops"] == "single" and p[x] is not None and p["top1"] is not None]
         front = set()
         for group in {p["pretraining"] for p in single}:
             members = [p for p in single if p["pretraining"] == group]
@@ -45,10 +75,19 @@ def accuracy_points(cost: list[dict], throughput: list[dict]) -> tuple[list[dict
     return points, notes
 
 
-def accuracy_table(points: list[dict]) -> str:
-    rows = [[p["model"], f"{p['top1']:.2f}", p["img_size"], p["pretraining"], p["crops"], f"{p['gmacs']:.2f}",
+def _f(value) -> str | None:
+    return None if value is None else f"{value:.2f}"
+
+
+def accuracy_table(points: list[dict], weights: str = "default") -> str:
+    other = _other_policy(weights)
+    rows = [[p["model"], p["img_size"], f"{p['gmacs']:.2f}", _f(p["top1"]), p["weights_short"], p["pretraining"],
+             p["shifted"], _f(p["other_top1"]), p["other_weights"], p["other_pretraining"],
              f"{p['imgs_per_s']:.2f}" if p["imgs_per_s"] else None, "yes" if p["pareto_gmacs"] else "",
-             f"{p['source']}: {p['citation']}"]
-            for p in sorted(points, key=lambda p: (p["pretraining"], p["gmacs"]))]
-    return markdown_table(["model", "top-1 %", "at res (px)", "pretraining", "crops", "GMACs / image at that res",
-                           "img/s (batch 1)", "Pareto (GMACs, within its pretraining group)", "source"], rows)
+             p["other_source"]]
+            for p in sorted(points, key=lambda p: (p["pretraining"] or p["other_pretraining"] or "", p["gmacs"],
+                                                   p["model"]))]
+    return markdown_table(["model", "res (px)", "GMACs / image at that res", f"top-1 % ({weights})", "weights",
+                           "pretraining", f"{SHIFTED_HEADER} ({weights})", f"top-1 % ({other})",
+                           f"weights ({other})", f"pretraining ({other})", "img/s (batch 1)",
+                           "Pareto (GMACs, within its pretraining group)", f"source ({other})"], rows)

@@ -46,13 +46,23 @@ class TextSection:
         return f"# {self.heading}\n\n{self.intro}\n\n{self.text}"
 
 
+ACCURACY_POLICY = {  # what each --weights column is
+    "default": "default: timm's own evaluation (one pipeline, results-imagenet.csv at aa4b585) of the checkpoint "
+               "timm.create_model(arch, pretrained=True) loads for that size: timm's default tag when evaluated "
+               "there, else the first tag in timm's pretrained order evaluated there.",
+    "paper": "paper: the authors' checkpoint as their paper or repository reports it (source column; 'not in "
+             "timm' where timm does not ship those weights).",
+    "best": "best: timm's most accurate evaluated checkpoint at that size.",
+}
+
+
 def _unless_empty(rows: list, what: str) -> list[str]:
     return [] if rows else [f"no {what} in results/"]
 
 
-def sections(data: ReportRows) -> dict[str, Section | TextSection]:
+def sections(data: ReportRows, weights: str = "default", pretraining=None) -> dict[str, Section | TextSection]:
     cost, throughput = data.cost, data.throughput
-    points, accuracy_notes = accuracy_points(cost, throughput)
+    points, accuracy_notes = accuracy_points(cost, throughput, weights, pretraining)
     size = tables.components_size(cost)
     attention, attention_notes = tables.attention_table(cost)
     scaling, scaling_notes = tables.scaling_table(cost, throughput)
@@ -86,12 +96,18 @@ def sections(data: ReportRows) -> dict[str, Section | TextSection]:
                                  "above 0.2 or other processes above 15% of the CPU while timing.",
                                  tables.throughput_table(throughput, data.runs), _unless_empty(throughput, "timed rows")),
         "accuracy.md": Section("Accuracy beside cost",
-                               "Top-1 on ImageNet-1k val at the resolution it was measured at, with its pretraining "
-                               "data, crops and source (paper table or timm's evaluation of its released "
-                               "weights); GMACs counted at that same resolution. Pareto = no single-crop model "
-                               "of the same pretraining group is both cheaper and more accurate; across groups "
-                               "the numbers are not comparable.", accuracy_table(points),
-                               accuracy_notes + _unless_empty(points, "model with accuracy at a counted size")),
+                               "Top-1 on ImageNet-1k val at the resolution it was measured at, for a named "
+                               "checkpoint (its timm tag) and that checkpoint's pretraining group. "
+                               f"{ACCURACY_POLICY[weights]} Beside it the five shifted test sets of the same "
+                               "checkpoint (timm's evaluation: ImageNet-ReaL, ImageNetV2 matched-frequency, "
+                               "ImageNet-Sketch, ImageNet-R, ImageNet-A) and, side by side, "
+                               f"{ACCURACY_POLICY['paper' if weights != 'paper' else 'default']} GMACs counted "
+                               "at that same resolution. Pareto = no single-crop model of the same pretraining "
+                               "group is both cheaper and more accurate; across groups the numbers are not "
+                               "comparable.", accuracy_table(points, weights),
+                               accuracy_notes + _unless_empty(points, "model with accuracy at a counted size")
+                               + ([f"checkpoints chosen among pretraining {', '.join(pretraining)} only"]
+                                  if pretraining else [])),
         "textbook.md": Section("Textbook check: the ViT-B/16 worked figures",
                                "Reference figures from the closed forms of the ViT paper (Dosovitskiy et al. 2021, "
                                "Sec. 3.1, Eq. 1-4: N = HW/P^2 tokens; per layer 3Nd^2 qkv + N^2 d QK^T + N^2 d AV "
@@ -118,8 +134,8 @@ def sections(data: ReportRows) -> dict[str, Section | TextSection]:
     }
 
 
-def draw(data: ReportRows, out: Path) -> dict[str, list[dict]]:
-    points, _ = accuracy_points(data.cost, data.throughput)
+def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None) -> dict[str, list[dict]]:
+    points, _ = accuracy_points(data.cost, data.throughput, weights, pretraining)
     size = tables.components_size(data.cost)
     drawn = [plots.macs_vs_resolution(data.cost, out / PLOT_FILES[0]),
              plots.attention_share_vs_tokens(data.cost, out / PLOT_FILES[1]),
@@ -130,16 +146,17 @@ def draw(data: ReportRows, out: Path) -> dict[str, list[dict]]:
     return dict(zip(PLOT_FILES, drawn))
 
 
-def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None) -> list[Path]:
+def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None, weights: str = "default",
+                  pretraining=None) -> list[Path]:
     data = load(results_dir)
     out = Path(reports_dir) if reports_dir else Path(results_dir) / "reports"
     out.mkdir(parents=True, exist_ok=True)
-    content = sections(data)
+    content = sections(data, weights, pretraining)
     written = []
     for name, section in content.items():
         (out / name).write_text(section.markdown(), encoding="utf-8")
         written.append(out / name)
-    plotted = draw(data, out)
+    plotted = draw(data, out, weights, pretraining)
     (out / PLOT_DATA_FILE).write_text(json.dumps(plotted, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (out / HTML_FILE).write_text(page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES]),
                                  encoding="utf-8")

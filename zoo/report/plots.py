@@ -127,7 +127,7 @@ def accuracy_vs(points: list[dict], x: str, path: Path, xlabel: str) -> Plotted:
     """One panel per pretraining group, each with its own Pareto front (single-crop entries only); the
     front's models are labelled, the rest are in accuracy.md."""
     title = f"Top-1 at its own resolution against {xlabel}"
-    df = pd.DataFrame([p for p in points if p.get(x)])
+    df = pd.DataFrame([p for p in points if p.get(x) and p.get("top1") is not None])
     if df.empty:
         return _empty(path, title, f"no model with both an accuracy entry and {xlabel} at the same resolution")
     groups = sorted(df["pretraining"].unique())

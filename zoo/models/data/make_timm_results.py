@@ -2,7 +2,7 @@
 
     python zoo/models/data/make_timm_results.py [FOLDER_WITH_TIMM_RESULTS]   # default /work/shared/data/timm-results
 
-Keeps every row whose architecture starts with one the registry maps to (zoo.models.cards.TIMM_WEIGHTS)
+Keeps every row whose architecture starts with one the registry maps to (zoo.models.cards.TIMM_ARCHS)
 plus the TOP_N best rows of results-imagenet.csv, joins the robustness tables on (model.tag, img_size),
 and labels each row's pretraining (see README.md in this folder for the rules).
 """
@@ -33,7 +33,9 @@ TAG_RULES = [
     ("jft300m", r"jft"),
     ("web-weak", r"swag|ig1b|ig3b|swsl|wsl|yfcc"),
     ("other", r"m38m|m30m|lvd\d|^beit3"),          # merged collections; BEiT-3 is multimodal
-    ("in21k-selfsup", r"^beit.*\.(.*_)?in2[12]k|\.(.*_)?(mim|mae|fcmae)_(.*_)?in2[12]k"),
+    # masked image modelling on in21k: the first data word of a BEiT or EVA(-01) tag names the MIM data (BEiT v2
+    # in1k_ft_in22k_in1k: MIM on in1k, then supervised on in22k: in21k below), or an explicit mim/mae tag
+    ("in21k-selfsup", r"^(beit|eva_)[^.]*\.in2[12]k|\.(.*_)?(mim|mae|fcmae)_(.*_)?in2[12]k"),
     ("in21k", r"in21k|in22k|in12k"),
     ("in1k", r"in1k"),
 ]
@@ -72,9 +74,9 @@ def metadata_by_tag(source: Path, evaluated: set[str]) -> dict[str, str]:
 
 def build(source: Path) -> list[dict]:
     sys.path.insert(0, str(HERE.parents[2]))
-    from zoo.models.cards import TIMM_WEIGHTS
+    from zoo.models.cards import TIMM_ARCHS
 
-    archs = sorted({a for names, _ in TIMM_WEIGHTS.values() for a in names})
+    archs = sorted({a for names in TIMM_ARCHS.values() for a in names})
     main = read(source / "results-imagenet.csv")
     best = {r["model"] for r in sorted(main, key=lambda r: -float(r["top1"]))[:TOP_N]}
     kept = [r for r in main if r["model"] in best or any(r["model"].startswith(a) for a in archs)]
