@@ -64,10 +64,11 @@ def test_json_contract_and_max_gmacs(at_384):
 
 def test_rows_show_accuracy_at_the_resolution_only(at_384):
     rows = {r["model"]: r for r in at_384[0]["shortlist"]}
-    # ConvNeXt README: ConvNeXt-T ImageNet-22K 384 84.1; timm's eval of those weights: IN-V2 73.360, Sketch 39.798
+    # timm's results-imagenet{,v2-matched-frequency,-sketch}.csv: convnext_tiny.in12k_ft_in1k_384, the first tag
+    # of timm's pretrained order evaluated at 384: 85.154, IN-V2 74.790, Sketch 41.097 (ImageNet-12k: in21k)
     t = rows["convnext_t"]
-    assert (t["top1"], t["top1_img_size"], t["top1_source"], t["pretraining"]) == (84.1, 384, "paper", "in21k")
-    assert (t["imagenet_v2"], t["sketch"]) == (73.36, 39.798)
+    assert (t["top1"], t["top1_img_size"], t["top1_source"], t["pretraining"]) == (85.154, 384, "timm", "in21k")
+    assert (t["imagenet_v2"], t["sketch"], t["weights_short"]) == (74.79, 41.097, "in12k_ft_in1k_384")
     # BiT-R50x1 is published at 480 (README) and evaluated by timm at 448: nothing at 384
     assert rows["bit_r50x1"]["top1"] is None
     for group, models in at_384[0]["pareto"].items():
@@ -115,15 +116,16 @@ def test_batch_auto_is_the_largest_batch_that_fits():
 
 
 def test_accuracy_constraints():
-    # DeiT README: DeiT-tiny 72.2, DeiT-small 79.9; ViT-H/14 is published at 518 only
+    # timm's results-imagenet.csv: deit_tiny 72.190, deit_small 79.856; ViT-H/14 is published at 518 only
     out = select(["deit_ti", "deit_s", "vit_h14"], 224, min_top1=75)
     assert [r["model"] for r in out["shortlist"]] == ["deit_s"]
     reasons = {e["model"]: e["reason"] for e in out["excluded"]}
-    assert reasons == {"deit_ti": "top-1 72.2 < 75 (paper, 224 px)", "vit_h14": "no top-1 known at 224 px"}
-    # --pretraining in21k: ConvNeXt-T's ImageNet-22k weights (README 82.9) stand in; DeiT is ImageNet-1k only
-    out = select(["deit_ti", "convnext_t"], 224, pretraining=["in21k"])
+    assert reasons == {"deit_ti": "top-1 72.19 < 75 (timm, 224 px)", "vit_h14": "no top-1 known at 224 px"}
+    # --pretraining in21k --weights paper: ConvNeXt-T's ImageNet-22k weights (README 82.9); DeiT is ImageNet-1k only
+    out = select(["deit_ti", "convnext_t"], 224, pretraining=["in21k"], weights="paper")
     assert [(r["model"], r["top1"]) for r in out["shortlist"]] == [("convnext_t", 82.9)]
-    assert out["excluded"] == [{"model": "deit_ti", "img_size": 224, "reason": "pretraining in1k not in in21k"}]
+    assert out["excluded"] == [{"model": "deit_ti", "img_size": 224,
+                                "reason": "no in21k checkpoint (its checkpoints: in1k)"}]
     out = select(["deit_ti", "vit_h14"], 224, weights_available=True)   # timm has no vit_huge_patch14_224 eval
     assert [e["model"] for e in out["excluded"]] == ["vit_h14"]
     assert out["excluded"][0]["reason"] == "no timm weights evaluated at 224 px"
@@ -137,17 +139,17 @@ def test_size_rule_exclusion():
 
 def test_ranking():
     models = ["deit_ti", "convnext_t", "vit_b16"]
-    # top-1 at 224: ViT-B/16 81.2 (vision_transformer README) < ConvNeXt-T 82.1 (README); DeiT-Ti 72.2
+    # top-1 at 224 (results-imagenet.csv, timm's default tags): ViT-B/16 85.108 > ConvNeXt-T 84.192 > DeiT-Ti 72.19
     by_top1 = select(models, 224)
-    assert [r["model"] for r in by_top1["shortlist"]] == ["convnext_t", "vit_b16", "deit_ti"]
+    assert [r["model"] for r in by_top1["shortlist"]] == ["vit_b16", "convnext_t", "deit_ti"]
     # GMACs: DeiT-Ti 1.3, ConvNeXt-T 4.5 (README FLOPs column), ViT-B/16 17.6 (closed form)
     by_gmacs = select(models, 224, rank="gmacs")
     assert [r["model"] for r in by_gmacs["shortlist"]] == ["deit_ti", "convnext_t", "vit_b16"]
-    # ImageNetV2 of the same weights (timm tables): convnext_tiny.fb_in1k 70.930,
-    # vit_base_patch16_224.orig_in21k_ft_in1k 71.070, deit_tiny_patch16_224.fb_in1k 59.920
+    # ImageNetV2 of the same weights (timm tables): vit_base_patch16_224.augreg2_in21k_ft_in1k 75.320,
+    # convnext_tiny.in12k_ft_in1k 74.120, deit_tiny_patch16_224.fb_in1k 59.920
     by_v2 = select(models, 224, rank="imagenet_v2")
     assert [(r["model"], r["imagenet_v2"]) for r in by_v2["shortlist"]] == [
-        ("vit_b16", 71.07), ("convnext_t", 70.93), ("deit_ti", 59.92)]
+        ("vit_b16", 75.32), ("convnext_t", 74.12), ("deit_ti", 59.92)]
     assert by_v2["query"]["pareto_axes"]["y"] == "imagenet_v2"
 
 
