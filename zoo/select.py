@@ -1,9 +1,9 @@
 """`python -m zoo.select`: the backbones that fit a budget at one resolution, ranked, with the Pareto front per
 pretraining group, and every other model excluded with the first constraint it broke and by how much.
 
-Constraints are applied in this order: the model's size rule; published accuracy (--pretraining,
---weights-available, --min-top1); counted cost on the meta device (--max-params, --max-gmacs,
---max-act-mib, --max-serve-mib); then measured speed (--max-latency-ms, --min-imgs-per-s), timing only the
+Constraints are applied in this order: the model's size rule; published accuracy (--pretraining, which
+also chooses the checkpoint shown; --weights-available; --min-top1, of the checkpoint --weights picks);
+counted cost on the meta device (--max-params, --max-gmacs, --max-act-mib, --max-serve-mib); then measured speed (--max-latency-ms, --min-imgs-per-s), timing only the
 survivors, cheapest (GMACs) first, and reusing rows under <out>/results/ that `zoo.compare --resume` would
 reuse (same key). Measured rows are appended there unless --no-save.
 
