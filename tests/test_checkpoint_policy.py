@@ -6,9 +6,6 @@ from timm's results-imagenet.csv (aa4b585) or the repositories named beside them
 """
 import csv
 import json
-import os
-import subprocess
-import sys
 from importlib import resources
 
 import pytest
@@ -123,7 +120,8 @@ def test_report_shows_default_and_paper_side_by_side_with_the_shifted_sets():
     points, _ = accuracy_points([cost_row("convnext_t", 224), cost_row("resnet50", 224)], [])
     table = accuracy_table(points)
     header = table.splitlines()[0]
-    assert "top-1 % (default)" in header and "top-1 % (paper)" in header and "ReaL / IN-V2 / Sketch / IN-R / IN-A" in header
+    assert "top-1 % (default)" in header and "top-1 % (paper)" in header
+    assert "ReaL / IN-V2 / Sketch / IN-R / IN-A" in header
     line = next(l for l in table.splitlines() if l.startswith("| convnext_t "))
     cells = [c.strip() for c in line.strip("|").split("|")]
     # results-imagenet{,-real,v2-matched-frequency,-sketch,-r,-a}.csv rows of convnext_tiny.in12k_ft_in1k at 224
@@ -135,47 +133,59 @@ def test_report_shows_default_and_paper_side_by_side_with_the_shifted_sets():
     assert "| 80.38 | a1_in1k |" in resnet and "75.30 | not in timm (repository)" in resnet
 
 
-def run_cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "ZOO_PROGRESS": "0"})
+def run(module, capsys, *args) -> tuple[int, str, str]:
+    """`python -m <module> args` in this process (as tests/test_select.py does): exit status, stdout, stderr."""
+    code = module.main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
-def test_select_json_shows_the_downloaded_weights_and_the_paper_ones():
+def test_select_json_shows_the_downloaded_weights_and_the_paper_ones(capsys, tmp_path, monkeypatch):
+    from zoo import select
+
+    monkeypatch.chdir(tmp_path)
     models = "convnext_t,vit_b16,resnet50,vit_r50_b16"
-    out = run_cli("zoo.select", "--models", models, "--resolution", "224", "--format", "json")
-    assert out.returncode == 0, out.stderr
-    rows = {r["model"]: r for r in json.loads(out.stdout)["shortlist"]}
+    code, out, err = run(select, capsys, "--models", models, "--resolution", "224", "--format", "json")
+    assert code == 0, err
+    rows = {r["model"]: r for r in json.loads(out)["shortlist"]}
     # results-imagenet.csv at 224 (the default tags of timm 1.0.31's pretrained order)
     assert (rows["convnext_t"]["top1"], rows["convnext_t"]["top1_weights"]) == (84.192, "convnext_tiny.in12k_ft_in1k")
     assert (rows["vit_b16"]["top1"], rows["vit_b16"]["weights_short"]) == (85.108, "augreg2_in21k_ft_in1k")
     assert (rows["resnet50"]["top1"], rows["resnet50"]["weights_short"]) == (80.382, "a1_in1k")
     for row in rows.values():
         assert all(set(e) >= ACCURACY_FIELDS and e["img_size"] == 224 for e in row["accuracy"])
-    assert {e["weights"] for e in rows["convnext_t"]["accuracy"]} >= {"convnext_tiny.fb_in1k", "convnext_tiny.in12k_ft_in1k"}
+    assert {e["weights"] for e in rows["convnext_t"]["accuracy"]} >= {"convnext_tiny.fb_in1k",
+                                                                      "convnext_tiny.in12k_ft_in1k"}
     assert {e["source"] for e in rows["convnext_t"]["accuracy"]} == {"repository", "timm"}
-    paper = run_cli("zoo.select", "--models", models, "--resolution", "224", "--format", "json", "--weights", "paper")
-    rows = {r["model"]: r for r in json.loads(paper.stdout)["shortlist"]}
+    code, out, err = run(select, capsys, "--models", models, "--resolution", "224", "--format", "json",
+                         "--weights", "paper")
+    rows = {r["model"]: r for r in json.loads(out)["shortlist"]}
     # ConvNeXt README: 82.1; deep-residual-networks README: 1-crop error 24.7% (the Caffe model timm lacks)
     assert (rows["convnext_t"]["top1"], rows["convnext_t"]["weights_short"]) == (82.1, "fb_in1k")
     assert (rows["resnet50"]["top1"], rows["resnet50"]["top1_weights"], rows["resnet50"]["weights_short"]) == \
         (75.3, None, "not in timm")
-    bad = run_cli("zoo.select", "--models", "deit_ti", "--weights", "newest")
-    assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
+    code, out, err = run(select, capsys, "--models", "deit_ti", "--weights", "newest")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_compare_json_rows_carry_the_accuracy_list(tmp_path):
-    out = run_cli("zoo.compare", "--models", "convnext_t", "--metrics", "cost", "--no-save", "--format", "json",
-                  "--pretraining", "in1k")
-    assert out.returncode == 0, out.stderr
-    (record,) = json.loads(out.stdout)
+def test_compare_json_rows_carry_the_accuracy_list(capsys):
+    from zoo import compare
+
+    code, out, err = run(compare, capsys, "--models", "convnext_t", "--metrics", "cost", "--no-save",
+                         "--format", "json", "--pretraining", "in1k")
+    assert code == 0, err
+    (record,) = json.loads(out)
     # --pretraining in1k chooses timm's convnext_tiny.fb_in1k (results-imagenet.csv: 82.066)
     assert (record["top1"], record["weights"], record["pretraining"]) == (82.066, "convnext_tiny.fb_in1k", "in1k")
     assert len(record["accuracy"]) >= 4 and all(set(e) >= ACCURACY_FIELDS for e in record["accuracy"])
-    bad = run_cli("zoo.compare", "--models", "convnext_t", "--no-save", "--pretraining", "laion")
-    assert bad.returncode == 2 and "--pretraining" in bad.stderr
+    code, out, err = run(compare, capsys, "--models", "convnext_t", "--no-save", "--pretraining", "laion")
+    assert code == 2 and "--pretraining" in err
 
 
 @pytest.mark.parametrize("flags", [["--weights", "paper", "--check"], ["--weights", "x"]])
-def test_report_weights_option(flags, tmp_path):
-    out = run_cli("zoo.report", "--results", str(tmp_path), *flags)
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+def test_report_weights_option(flags, tmp_path, capsys):
+    from zoo.report import __main__ as report
+
+    code, out, err = run(report, capsys, "--results", str(tmp_path), *flags)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == []

@@ -5,7 +5,8 @@ Constraints are applied in this order: the model's size rule; published accuracy
 also chooses the checkpoint shown; --weights-available; --min-top1, of the checkpoint --weights picks);
 counted cost on the meta device (--max-params, --max-gmacs, --max-act-mib, --max-serve-mib); then measured
 speed (--max-latency-ms, --min-imgs-per-s), timing only the survivors, cheapest (GMACs) first, and reusing
-rows under <out>/results/ that `zoo.compare --resume` would reuse (same key). Measured rows are appended there unless --no-save.
+rows under <out>/results/ that `zoo.compare --resume` would reuse (same key). Measured rows are appended
+there unless --no-save.
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
 nothing written); 130 interrupted (timed rows finished before it are kept).

@@ -80,7 +80,8 @@ def weight_order(model: str) -> list[str]:
 
 def _entries(model: str) -> list[AccuracyEntry]:
     rank = {w: i for i, w in enumerate(weight_order(model))}
-    rows = sorted((r for r in timm_table() if r["model_tag"] in rank), key=lambda r: (rank[r["model_tag"]], r["img_size"]))
+    rows = sorted((r for r in timm_table() if r["model_tag"] in rank),
+                  key=lambda r: (rank[r["model_tag"]], r["img_size"]))
     return list(CARDS.get(model, [])) + [_timm_entry(r) for r in rows]
 
 
@@ -142,7 +143,8 @@ def checkpoint_at(model: str, img_size: int, weights: str = "default",
             "shipped": chosen.weights is not None, "timm_eval": same.as_dict() if same else None}
 
 
-def top1_at(model: str, img_size: int, pretraining: Iterable[str] | None = None, weights: str = "default") -> dict | None:
+def top1_at(model: str, img_size: int, pretraining: Iterable[str] | None = None,
+            weights: str = "default") -> dict | None:
     """checkpoint_at with the pretraining groups first (the older signature)."""
     return checkpoint_at(model, img_size, weights, pretraining)
 
