@@ -5,7 +5,10 @@ reused input, one synchronisation at the end, imgs_per_s = batch x 40 / elapsed.
 (analysis.timing.measure_throughput with its default warm-up / min_iters / min_seconds) must agree
 within 10%. Runs alternate (reference, ours, reference, ours, ...) so machine load hits both alike.
 
-Run: python benchmarks/timm_protocol.py [--model deit_s] [--batch-size 8] [--repeats 5]
+Before each pair it waits for a quiet CPU, at most --quiet-timeout-s per pair and --quiet-budget-s in all,
+and prints how long it waited ("waited for quiet: X s", which the device check's summary reads).
+
+Run: python benchmarks/timm_protocol.py [--model deit_s] [--batch-size 8] [--repeats 5] [--quiet-budget-s 30]
 """
 
 from __future__ import annotations
@@ -47,10 +50,12 @@ def timm_protocol_imgs_per_s(model, images: torch.Tensor, device: torch.device) 
 
 
 def agreement(model_name: str = "deit_s", batch_size: int = 8, img_size: int = 224, repeats: int = 5,
-              device: str = "auto", threads: int | None = None, quiet_timeout_s: float = 10.0) -> dict:
+              device: str = "auto", threads: int | None = None, quiet_timeout_s: float = 10.0,
+              quiet_budget_s: float = 30.0) -> dict:
     """Interleave the reference loop and our harness `repeats` times on one model instance.
 
-    Before each pair, wait up to quiet_timeout_s for an idle machine; the ratio is the median of pairs.
+    Before each pair, wait up to quiet_timeout_s for an idle machine, and at most quiet_budget_s over all
+    pairs (so a busy host cannot spend the run waiting); the ratio is the median of pairs.
     """
     torch_device = resolve_device(device)
     threads = threads or available_cores()
@@ -59,9 +64,13 @@ def agreement(model_name: str = "deit_s", batch_size: int = 8, img_size: int = 2
     model = zoo.create_model(model_name, img_size=img_size).to(torch_device).eval()
     images = torch.randn(batch_size, 3, img_size, img_size, device=torch_device)
     reference, ours, foreign_cpu_shares = [], [], []
+    waited, quiet_pairs = 0.0, 0
     for _ in range(repeats):
-        if quiet_timeout_s:
-            wait_for_quiet(timeout_s=quiet_timeout_s)
+        timeout = min(quiet_timeout_s, quiet_budget_s - waited)
+        if timeout > 0:
+            start = time.monotonic()
+            quiet_pairs += wait_for_quiet(timeout_s=timeout)
+            waited += time.monotonic() - start
         with ForeignCpuMeter() as foreign_cpu:
             reference.append(timm_protocol_imgs_per_s(model, images, torch_device))
             ours.append(measure_throughput(model, img_size=img_size, batch_size=batch_size,   # default protocol
@@ -71,7 +80,8 @@ def agreement(model_name: str = "deit_s", batch_size: int = 8, img_size: int = 2
     ratio = statistics.median(ratios)
     return {"model": model_name, "batch_size": batch_size, "threads": threads, "device": str(torch_device),
             "reference_imgs_per_s": reference, "ours_imgs_per_s": ours, "ratio": ratio,
-            "foreign_cpu_shares": foreign_cpu_shares,
+            "foreign_cpu_shares": foreign_cpu_shares, "quiet_wait_s": waited, "quiet_pairs": quiet_pairs,
+            "quiet_budget_s": quiet_budget_s,
             "within_tolerance": abs(ratio - 1.0) <= TOLERANCE}
 
 
@@ -83,8 +93,13 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--quiet-timeout-s", type=float, default=10.0, help="most seconds to wait before one pair")
+    parser.add_argument("--quiet-budget-s", type=float, default=30.0, help="most seconds to wait over all pairs")
     args = parser.parse_args(argv)
-    result = agreement(args.model, args.batch_size, args.img_size, args.repeats, args.device, args.threads)
+    result = agreement(args.model, args.batch_size, args.img_size, args.repeats, args.device, args.threads,
+                       args.quiet_timeout_s, args.quiet_budget_s)
+    print(f"waited for quiet: {result['quiet_wait_s']:.1f} s in all (at most {args.quiet_budget_s:g} s; quiet "
+          f"before {result['quiet_pairs']} of {args.repeats} pairs)", flush=True)
     for theirs, mine, foreign in zip(result["reference_imgs_per_s"], result["ours_imgs_per_s"],
                                      result["foreign_cpu_shares"]):
         others = "?" if foreign is None else f"{foreign:.0%}"

@@ -1,6 +1,6 @@
 """The CUDA path on a real GPU: MACs per SDPA kernel, memory peaks against the meta prediction, OOM halving,
 fp16 GradScaler training, TF32, CUDA-event timing and MFU. Marked `cuda`, skipped without a GPU;
-benchmarks/device_check.sh runs them (`pytest -m cuda tests/test_cuda.py`)."""
+benchmarks/device_check.sh runs them with every other `cuda`-marked test (`pytest -m cuda`)."""
 import functools
 import gc
 import time

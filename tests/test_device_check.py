@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -20,7 +21,7 @@ SWEEP = "--metrics cost,memory,throughput,train"
 # every step, and what its command must say
 EXPECTED = {
     "machine": ["python benchmarks/device_plan.py --machine"],
-    "cuda_tests": ["python -m pytest -m cuda tests/test_cuda.py -p no:cacheprovider"],
+    "cuda_tests": ["python -m pytest -m cuda -p no:cacheprovider"],
     "compare_fp16": ["python -m zoo.compare", MODELS, SWEEP, "--dtype fp16", "--device cuda --quick --out",
                      "--format markdown", "--batch-sizes 1,256"],
     "compare_bf16": ["python -m zoo.compare", MODELS, SWEEP, "--dtype bf16", "--device cuda --quick --out",
@@ -29,8 +30,18 @@ EXPECTED = {
                      "--format markdown", "--batch-sizes 256"],
     "report": ["python -m zoo.report --results"],
     "bench_vit": ["python -m pytest benchmarks/test_bench_vit.py --benchmark-only"],
-    "timm_protocol": ["python benchmarks/timm_protocol.py --device cuda"],
+    "timm_protocol": ["python benchmarks/timm_protocol.py --device cuda --quiet-budget-s"],
 }
+
+
+# the GPU tests: tests/test_cuda.py's (18 with their parameters), and two that sit beside the code they cover
+CUDA_TESTS = {"test_macs_equal_closed_form_per_sdpa_backend", "test_cuda_memory_peak_matches_meta_prediction",
+              "test_out_of_memory_halves_the_batch_and_records_it", "test_fp16_training_with_grad_scaler_updates_weights",
+              "test_tf32_is_recorded_and_raises_the_fp32_gemm_peak",
+              "test_cuda_event_span_matches_host_clock_over_the_same_loop",
+              "test_harness_latencies_agree_with_wall_time", "test_mfu_against_measured_and_datasheet_peaks"}
+CUDA_ELSEWHERE = ("tests/test_fingerprint.py::test_cuda_sdpa_backends_are_named",
+                  "tests/test_timing.py::test_cuda_events_time_every_iteration")
 
 
 def parse_plan(text: str) -> dict:
@@ -73,6 +84,14 @@ def test_plan_lists_every_step_within_budget_and_writes_nothing(tmp_path, how):
     assert f"OUTDIR = {where} " in done.stdout
     assert "Left out to fit" in done.stdout
     assert listing(cwd) == [] and listing(out) == [], "--plan must write nothing"
+    assert "tests/" not in steps["cuda_tests"][2]                           # the whole suite, not one file
+    listed = re.search(r"^cuda-marked tests of the whole suite, run by step cuda_tests \((\d+)\):\n((?:    .+\n?)+)",
+                       done.stdout, re.M)
+    assert listed, done.stdout
+    node_ids = listed.group(2).split()
+    assert int(listed.group(1)) == len(node_ids) == 20            # 18 in tests/test_cuda.py with parameters, 2 beside
+    assert {n.split("::")[1].split("[")[0] for n in node_ids} == CUDA_TESTS | {n.split("::")[1] for n in CUDA_ELSEWHERE}
+    assert set(CUDA_ELSEWHERE) <= set(node_ids)
 
 
 def test_plan_rejects_unknown_options(tmp_path):
@@ -102,6 +121,7 @@ def test_runner_records_each_outcome_in_the_summary(tmp_path, device_plan, monke
         Step("cuda_tests", (py, "-m", "pytest", str(fake_tests), "-p", "no:cacheprovider", "-v",
                             "--junitxml", "{out}/pytest_cuda.xml"), 3, 60, "pytest_cuda.log"),
         Step("table", (py, "-c", "print('| model | img/s |')"), 1, 30, "table.log", stdout="table.md"),
+        Step("waits", (py, "-c", "print('waited for quiet: 2.46 s in all (at most 12 s)')"), 1, 30, "waits.log"),
         Step("fails", (py, "-c", "import sys; print('boom at the end', file=sys.stderr); sys.exit(3)"), 1, 30,
              "fails.log"),
         Step("hangs", (py, "-c", "import time; print('started', flush=True); time.sleep(120)"), 1, 3, "hangs.log"),
@@ -117,6 +137,8 @@ def test_runner_records_each_outcome_in_the_summary(tmp_path, device_plan, monke
     outcomes = {t["test"]: t["outcome"] for t in result["cuda_tests"]}
     assert outcomes == {"test_good": "passed", "test_bad": "failed", "test_refused": "skipped"}
     assert "| model | img/s |" in summary                          # the table, from the step's stdout
+    assert re.search(r"^\| waits \| ok \| 0 \| [0-9.]+ \| 2.5 s \|", summary, re.M)   # the quiet wait, per step
+    assert {s["name"]: s["quiet_wait"] for s in result["steps"]}["waits"] == "2.5 s"
     assert "boom at the end" in summary and "started" in summary    # tails of the failed and timed-out logs
     assert "peak 7 MiB over" in summary and "backend refused" in summary
     assert "1 passed, 1 failed, 0 error, 1 skipped" in summary
@@ -132,17 +154,46 @@ def test_a_step_without_time_left_is_skipped_not_started(tmp_path, device_plan):
 def test_cuda_tests_collect_and_all_skip_on_cpu(tmp_path):
     xml = tmp_path / "cuda.xml"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "tests/test_cuda.py", "-p", "no:cacheprovider",
-                           "-q", "--junitxml", str(xml)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    argv = [a for a in device_plan_steps()["cuda_tests"] if not a.startswith("{out}")][:-1]   # its command, our xml
+    done = subprocess.run([sys.executable, *argv[1:], "-q", "--junitxml", str(xml)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
     cases = list(ET.parse(xml).getroot().iter("testcase"))
     names = {case.get("name").split("[")[0] for case in cases}
-    assert names == {"test_macs_equal_closed_form_per_sdpa_backend", "test_cuda_memory_peak_matches_meta_prediction",
-                     "test_out_of_memory_halves_the_batch_and_records_it",
-                     "test_fp16_training_with_grad_scaler_updates_weights",
-                     "test_tf32_is_recorded_and_raises_the_fp32_gemm_peak",
-                     "test_cuda_event_span_matches_host_clock_over_the_same_loop",
-                     "test_harness_latencies_agree_with_wall_time", "test_mfu_against_measured_and_datasheet_peaks"}
-    assert len(cases) == 18
+    assert names == CUDA_TESTS | {n.split("::")[1] for n in CUDA_ELSEWHERE}
+    assert len(cases) == 20
     assert all(case.find("skipped") is not None and "needs a CUDA GPU" in case.find("skipped").get("message", "")
                for case in cases)
+
+
+def device_plan_steps() -> dict:
+    spec = importlib.util.spec_from_file_location("device_plan_steps", ROOT / "benchmarks" / "device_plan.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["device_plan_steps"] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["device_plan_steps"]
+    return {step.name: step.argv for step in module.STEPS}
+
+
+def test_timm_protocol_waits_for_quiet_within_its_budget(monkeypatch):
+    spec = importlib.util.spec_from_file_location("timm_protocol", ROOT / "benchmarks" / "timm_protocol.py")
+    protocol = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(protocol)
+    asked = []
+
+    def busy_machine(timeout_s):                  # never quiet: each wait lasts its whole timeout
+        asked.append(timeout_s)
+        time.sleep(timeout_s)
+        return False
+
+    monkeypatch.setattr(protocol, "wait_for_quiet", busy_machine)
+    monkeypatch.setattr(protocol, "timm_protocol_imgs_per_s", lambda *args: 10.0)
+    monkeypatch.setattr(protocol, "measure_throughput", lambda *args, **kwargs: {"imgs_per_s": 10.0})
+    monkeypatch.setattr(protocol.zoo, "create_model", lambda *args, **kwargs: torch.nn.Identity())
+    result = protocol.agreement("deit_ti", batch_size=1, img_size=32, repeats=4, device="cpu",
+                                quiet_timeout_s=0.2, quiet_budget_s=0.3)
+    # 0.2 s before the first pair, what is left of the 0.3 s before the second, then nothing: the budget is spent
+    assert asked[0] == 0.2 and len(asked) <= 2 and all(0 < left <= 0.1 + 1e-9 for left in asked[1:])
+    assert result["quiet_wait_s"] >= 0.2 and result["quiet_pairs"] == 0 and result["ratio"] == 1.0

@@ -29,6 +29,7 @@ def test_tf32_switch_is_recorded():
         torch.backends.cuda.matmul.allow_tf32 = before
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_sdpa_backends_are_named():
     record = environment_fingerprint("cuda")

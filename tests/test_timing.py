@@ -190,6 +190,7 @@ def test_invalid_settings_raise():
         measure_throughput(tiny_cnn(), device="tpu", img_size=16)
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_events_time_every_iteration():
     model = CountingModel()
