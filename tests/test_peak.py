@@ -72,3 +72,38 @@ def test_a_damaged_cache_is_probed_again(tmp_path, monkeypatch):
                         lambda device, dtype, threads=None: {"peak_flops": 5.0, "peak_kernel": "mm_fake"})
     assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", 224, device="cpu"))["peak_flops"] == 5.0
     assert peak_module.CPU_GEMM_SIZES == (512, 1024, 2048)
+
+
+def test_the_probe_stops_at_its_time_cap_and_says_so():
+    # a zero budget: the smallest size runs (one repeat), every larger one is predicted to overrun and left out
+    peak = measure_peak_flops("cpu", "fp32", threads=1, target_seconds=0.005, repeats=5, budget_s=0)
+    assert set(peak["probe_flops"]) == {"mm_512"} and peak["peak_kernel"] == "mm_512"
+    assert "1024, 2048 left out: over the 0 s cap" in peak["peak_method"] and peak["fast_gemm"]
+
+
+def fake_probes(rates: dict):
+    """_probe_sizes returning the given FLOP/s per dtype, at the first size only."""
+    def probe(sizes, device, dtype, target_seconds, repeats, budget_s):
+        return {f"mm_{sizes[0]}": rates[dtype]}, list(sizes[1:])
+    return probe
+
+
+def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
+    from analysis.timing.harness import mfu_fields
+    from zoo.display import cells, _columns
+
+    monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.float16: 1e9, torch.float32: 3e10}))
+    peak = measure_peak_flops("cpu", "fp16")
+    assert peak["fast_gemm"] is False and peak["peak_flops"] == 1e9
+    assert "no fast fp16 GEMM here: 1 GFLOP/s against fp32's 30 GFLOP/s" in peak["peak_method"]
+    # 1 GMAC at 10 img/s against a 1 GFLOP/s peak would read MFU 2000%: not given, and the row says why
+    fields = mfu_fields(1e9, 10.0, peak, torch.device("cpu"), "fp16", 1, "inference")
+    assert fields["mfu"] is None and fields["mfu_above_peak"] is None and fields["peak_fast_gemm"] is False
+    assert fields["peak_method"] == peak["peak_method"] and fields["peak_flops"] == 1e9
+    record = {"model": "m", "size": "224", **fields}
+    columns = [c for c in _columns([record]) if c[0] == "MFU"]
+    assert cells(record, columns) == ["no fast GEMM"]
+    monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.bfloat16: 6e10, torch.float32: 3e10}))
+    peak = measure_peak_flops("cpu", "bf16")
+    assert peak["fast_gemm"] is True and "no fast" not in peak["peak_method"]
+    assert mfu_fields(1e9, 10.0, peak, torch.device("cpu"), "bf16", 1, "inference")["mfu"] == pytest.approx(2e10 / 6e10)

@@ -23,7 +23,7 @@ def _mib(v) -> str:
 def _mfu(record: dict, prefix: str = "") -> str | None:
     mfu = record.get(f"{prefix}mfu")
     if mfu is None:
-        return None
+        return "no fast GEMM" if record.get(f"{prefix}peak_fast_gemm") is False else None
     return f"{100 * mfu:.0f}%{' (above peak)' if record.get(f'{prefix}mfu_above_peak') else ''}"
 
 
@@ -54,7 +54,7 @@ COLUMNS = [
     ("pretraining", "pretraining", str),
 ]
 TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
-         "noisy", "peak_flops", "foreign_cpu_share", "ran_batch_size")
+         "noisy", "peak_flops", "peak_fast_gemm", "foreign_cpu_share", "ran_batch_size")
 
 
 def weights_label(entry: dict) -> str:
@@ -106,7 +106,10 @@ def _measured(records: list[dict]) -> list[dict]:
 
 
 def _columns(records: list[dict]) -> list[tuple]:
-    return [c for c in COLUMNS if any(r.get(c[1]) is not None for r in records) or c[1] in ("model", "size")]
+    def shown(record: dict, field: str, fmt) -> bool:
+        return (_mfu(record, "train_" if field.startswith("train_") else "") if fmt is None
+                else record.get(field)) is not None
+    return [c for c in COLUMNS if any(shown(r, c[1], c[2]) for r in records) or c[1] in ("model", "size")]
 
 
 def cells(record: dict, columns: list[tuple]) -> list[str]:

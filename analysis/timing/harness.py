@@ -88,17 +88,19 @@ def throughput_fields(run: Optional[TimedRun], batch_size: Optional[int]) -> dic
 
 def mfu_fields(macs, imgs_per_s, peak: Optional[dict], device, dtype, threads, mode) -> dict:
     """MFU needs macs (per image, from the cost analysis); the peak is probed when not given."""
-    fields = {"macs": macs, "flops_per_img": None, "peak_flops": None, "peak_kernel": None, "mfu": None,
-              "mfu_above_peak": None, "datasheet_peak_flops": None, "mfu_datasheet": None}
+    fields = {"macs": macs, "flops_per_img": None, "peak_flops": None, "peak_kernel": None, "peak_method": None,
+              "peak_fast_gemm": None, "mfu": None, "mfu_above_peak": None, "datasheet_peak_flops": None,
+              "mfu_datasheet": None}
     if macs is None:
         return fields
     peak = peak or measure_peak_flops(str(device), dtype, threads)
     fields.update(flops_per_img=flops_per_image(macs, mode), peak_flops=peak["peak_flops"],
-                  peak_kernel=peak["peak_kernel"])
+                  peak_kernel=peak["peak_kernel"], peak_method=peak.get("peak_method"),
+                  peak_fast_gemm=peak.get("fast_gemm"))
     sheet = datasheet_peak_flops(gpu_name(device), dtype, tf32=torch.backends.cuda.matmul.allow_tf32)
     if sheet:
         fields["datasheet_peak_flops"] = sheet["peak_flops"]
-    if imgs_per_s is not None:
+    if imgs_per_s is not None and peak.get("fast_gemm", True):     # no MFU against a slow-path GEMM
         mfu = model_flops_utilisation(macs, imgs_per_s, peak["peak_flops"], mode)
         fields.update(mfu=mfu, mfu_above_peak=mfu > 1.0)
         if sheet:

@@ -129,7 +129,7 @@ def _fmt(v: float | None) -> str | None:
 
 def mfu_cell(r: dict) -> str | None:
     if r.get("mfu") is None:
-        return None
+        return "no fast GEMM" if r.get("peak_fast_gemm") is False else None
     return f"{100 * r['mfu']:.1f}{' (above peak)' if r.get('mfu_above_peak') else ''}"
 
 
