@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import plots, tables
+from . import plots, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
 from .html import page
@@ -19,6 +19,7 @@ MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "thr
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png")
 PLOT_DATA_FILE = "plots.json"
+STYLE_KEY = "style"            # in plots.json, beside each plot's data
 HTML_FILE = "index.html"
 
 
@@ -135,6 +136,9 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
 
 
 def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None) -> dict[str, list[dict]]:
+    """Every plot; plots.json keeps the data of each and, under STYLE_KEY, what each shows (style.DRAWN:
+    the colours drawn per family, the tick labels of log axes)."""
+    style.DRAWN.clear()
     points, _ = accuracy_points(data.cost, data.throughput, weights, pretraining)
     size = tables.components_size(data.cost)
     drawn = [plots.macs_vs_resolution(data.cost, out / PLOT_FILES[0]),
@@ -143,7 +147,7 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
              plots.component_shares(data.cost, out / PLOT_FILES[3], size),
              plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
              plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1")]
-    return dict(zip(PLOT_FILES, drawn))
+    return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN[name] for name in PLOT_FILES}}
 
 
 def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None, weights: str = "default",
@@ -158,6 +162,7 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
         written.append(out / name)
     plotted = draw(data, out, weights, pretraining)
     (out / PLOT_DATA_FILE).write_text(json.dumps(plotted, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (out / HTML_FILE).write_text(page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES]),
+    (out / HTML_FILE).write_text(page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES],
+                                      style.family_key_html()),
                                  encoding="utf-8")
     return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

@@ -46,14 +46,14 @@ def blocks_html(markdown: str) -> str:
     return "".join(out)
 
 
-def page(title: str, sections, plots: list[Path]) -> str:
-    """sections: objects with heading, intro, table (markdown) and notes."""
+def page(title: str, sections, plots: list[Path], plot_key: str = "") -> str:
+    """sections: objects with heading, intro, table (markdown) and notes; plot_key: HTML shown above the plots."""
     body = [f"<h1>{html.escape(title)}</h1>"]
     for s in sections:
         body += [f"<h2>{html.escape(s.heading)}</h2>", f"<p>{html.escape(s.intro)}</p>"]
         body += [f'<p class="note">NB: {html.escape(n)}</p>' for n in s.notes]
         body.append(table_html(s.table) if hasattr(s, "table") else blocks_html(s.text))
-    body.append("<h2>Plots</h2>")
+    body += ["<h2>Plots</h2>", plot_key]
     for plot in plots:
         data = base64.b64encode(plot.read_bytes()).decode()
         body.append(f'<figure><img alt="{plot.stem}" src="data:image/png;base64,{data}">'

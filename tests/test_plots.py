@@ -1,0 +1,100 @@
+"""Every plot, rendered from the committed results/: one colour per family across all plots (plots.json),
+each legend lists a family once, no two labels overlap, log axes read as plain numbers, and a model
+measured at one size says so in its label."""
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.text import Text
+
+from zoo.report import build, style
+from zoo.report.rows import load
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAIN = re.compile(r"^\d{1,3}(,\d{3})*(\.\d+)?$|^\d+(\.\d+)?$")      # 60, 2, 0.5, 10,000: no 6 x 10^1
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """{png name: figure} for every plot of the committed results, and what draw() put into plots.json."""
+    figures = {}
+    real_save = style.save
+
+    def keep(fig, path):
+        figures[Path(path).name] = fig
+        return real_save(fig, path)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(style, "save", keep)
+        plotted = build.draw(load(ROOT), tmp_path_factory.mktemp("plots"))
+    assert set(figures) == set(build.PLOT_FILES)
+    return figures, plotted
+
+
+def test_one_colour_per_family_across_every_plot(rendered):
+    _, plotted = rendered
+    committed = json.loads((ROOT / "reports" / build.PLOT_DATA_FILE).read_text())
+    assert plotted[build.STYLE_KEY] == committed[build.STYLE_KEY]          # the committed plots.json is current
+    colours = {}
+    for name, drawn in committed[build.STYLE_KEY].items():
+        for family, seen in drawn["family_colours"].items():
+            colours.setdefault(family, set()).update(seen)
+    assert {"vit", "deit", "swin", "convnext"} <= set(colours)            # the families the results hold
+    assert all(len(seen) == 1 for seen in colours.values()), colours
+    assert len({next(iter(seen)) for seen in colours.values()}) == len(colours)   # and no two families share one
+    assert {f: next(iter(c)) for f, c in colours.items()} == {f: style.style_of(f)["color"] for f in colours}
+
+
+def test_every_legend_lists_each_family_once(rendered):
+    figures, _ = rendered
+    for name, fig in figures.items():
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+        for legend in legends:
+            texts = [t.get_text() for t in legend.get_texts()]
+            assert len(texts) == len(set(texts)), (name, texts)
+        if name.startswith("accuracy_vs"):          # many panels, one legend
+            assert len(legends) == 1 and not any(ax.get_legend() for ax in fig.axes), name
+
+
+def test_no_two_labels_overlap(rendered):
+    figures, _ = rendered
+    counted = 0
+    for name, fig in figures.items():
+        renderer = FigureCanvasAgg(fig).get_renderer()        # pyplot let go of the figure after saving it
+        labels = [t for ax in fig.axes for t in ax.texts if t.get_gid() == style.LABEL_GID]
+        for label in labels:
+            label.update_positions(renderer)
+        boxes = [Text.get_window_extent(label, renderer) for label in labels]    # the text, not its leader line
+        counted += len(boxes)
+        for a, b in itertools.combinations(boxes, 2):
+            assert not a.overlaps(b), (name, a, b)
+    assert counted > 40          # the line-end and Pareto-front labels were all placed and checked
+
+
+def test_log_axes_read_as_plain_numbers(rendered):
+    figures, plotted = rendered
+    checked = 0
+    for name, fig in figures.items():
+        for ax in fig.axes:
+            for axis in "xy":
+                if (ax.get_xscale() if axis == "x" else ax.get_yscale()) != "log":
+                    continue
+                labels = style.visible_tick_labels(ax, axis)
+                assert len(labels) >= 2 and all(PLAIN.match(label) for label in labels), (name, axis, labels)
+                checked += 1
+    assert checked >= 9
+    assert [label for ticks in plotted[build.STYLE_KEY]["macs_vs_resolution.png"]["log_ticks"] for label in ticks
+            if label in ("200", "500", "1000")] == ["200", "500", "1000", "200", "500", "1000"]
+
+
+def test_a_model_measured_at_one_size_says_so(rendered):
+    figures, _ = rendered
+    labels = [t.get_text() for ax in figures["throughput_vs_resolution.png"].axes for t in ax.texts]
+    assert "deit_ti (224 px only)" in labels and "vit_b16" in labels     # committed: deit_ti timed at 224 only
+
+
+def test_plain_numbers():
+    assert [style.plain_number(v) for v in (60, 2, 0.5, 1000, 20000, 0)] == ["60", "2", "0.5", "1000", "20,000", "0"]
