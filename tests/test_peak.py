@@ -107,3 +107,15 @@ def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
     peak = measure_peak_flops("cpu", "bf16")
     assert peak["fast_gemm"] is True and "no fast" not in peak["peak_method"]
     assert mfu_fields(1e9, 10.0, peak, torch.device("cpu"), "bf16", 1, "inference")["mfu"] == pytest.approx(2e10 / 6e10)
+
+
+def test_a_16_bit_peak_cached_before_the_fast_gemm_check_is_probed_again(tmp_path, monkeypatch):
+    fp16 = Task("throughput", "vit_ti16", 224, dtype="fp16", device="cpu", threads=1)
+    fp32 = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    from zoo.runs.peaks import peak_key
+    old = {"peak_flops": 5e9, "peak_kernel": "mm_2048", "probe_flops": {}}      # no fast_gemm: an older archzoo
+    (tmp_path / PEAKS_FILE).write_text(json.dumps({peak_key(fp16): old, peak_key(fp32): old}))
+    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", lambda device, dtype, threads=None: {
+        "peak_flops": 1e9, "peak_kernel": "mm_512", "fast_gemm": False, "peak_method": "probed now"})
+    assert PeakCache(tmp_path).get(fp16)["peak_method"] == "probed now"        # replaced, though lower
+    assert PeakCache(tmp_path).get(fp32)["peak_flops"] == 5e9                 # fp32 has no such question: kept

@@ -52,6 +52,8 @@ class PeakCache:
     def get(self, task: Task) -> dict:
         key = peak_key(task)
         kept = self.peaks.get(key)
+        if kept is not None and "fast_gemm" not in kept and task.dtype != "fp32":
+            kept = None     # probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%): probe again
         if kept is None or (self.reprobe and key not in self.probed_now):
             device = resolve_device(task.device)
             probed = measure_peak_flops(str(device), task.dtype, task.threads)
