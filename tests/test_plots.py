@@ -10,7 +10,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
-from zoo.report import build, style
+from zoo.report import build, plots, style
 from zoo.report.rows import load
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,8 @@ def rendered(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(style, "save", keep)
         plotted = build.draw(load(ROOT), tmp_path_factory.mktemp("plots"))
-    assert set(figures) == set(build.PLOT_FILES)
+    assert set(figures) == set(build.PLOT_FILES), "every plot is saved through style.save"
+    assert all(plotted[build.STYLE_KEY][name] is not None for name in build.PLOT_FILES)
     return figures, plotted
 
 
@@ -91,9 +92,20 @@ def test_log_axes_read_as_plain_numbers(rendered):
 
 
 def test_a_model_measured_at_one_size_says_so(rendered):
-    figures, _ = rendered
-    labels = [t.get_text() for ax in figures["throughput_vs_resolution.png"].axes for t in ax.texts]
-    assert "deit_ti (224 px only)" in labels and "vit_b16" in labels     # committed: deit_ti timed at 224 only
+    figures, plotted = rendered
+    sizes = {}
+    for row in plotted["throughput_vs_resolution.png"]:
+        sizes.setdefault(row["model"], set()).add(row["res"])
+    expected = {f"{m} ({next(iter(s))} px only)" if len(s) == 1 else m for m, s in sizes.items()}
+    labels = {t.get_text() for ax in figures["throughput_vs_resolution.png"].axes for t in ax.texts}
+    assert expected == labels              # committed results: "deit_ti (224 px only)", timed at 224 alone
+
+
+def test_line_end_labels():
+    rows = [{"model": "deit_ti", "res": 224, "v": 60.0}, {"model": "vit_b16", "res": 384, "v": 2.0},
+            {"model": "vit_b16", "res": 224, "v": 4.5}]
+    assert plots.line_end_labels(rows, "res", "v", unit=" px") == [("deit_ti (224 px only)", 224, 60.0),
+                                                                   ("vit_b16", 384, 2.0)]
 
 
 def test_plain_numbers():

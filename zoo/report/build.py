@@ -147,7 +147,7 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
              plots.component_shares(data.cost, out / PLOT_FILES[3], size),
              plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
              plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1")]
-    return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN[name] for name in PLOT_FILES}}
+    return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN.get(name) for name in PLOT_FILES}}
 
 
 def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None, weights: str = "default",
