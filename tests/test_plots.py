@@ -110,3 +110,10 @@ def test_line_end_labels():
 
 def test_plain_numbers():
     assert [style.plain_number(v) for v in (60, 2, 0.5, 1000, 20000, 0)] == ["60", "2", "0.5", "1000", "20,000", "0"]
+
+
+def test_the_page_shows_the_same_key():
+    page = (ROOT / "reports" / build.HTML_FILE).read_text()
+    for family in style.FAMILIES:
+        look = style.FAMILY_STYLE[family]
+        assert f'<span style="color:{look["color"]}">{style._GLYPHS[look["marker"]]}</span> {family}' in page
