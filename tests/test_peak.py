@@ -107,6 +107,8 @@ def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
     peak = measure_peak_flops("cpu", "bf16")
     assert peak["fast_gemm"] is True and "no fast" not in peak["peak_method"]
     assert mfu_fields(1e9, 10.0, peak, torch.device("cpu"), "bf16", 1, "inference")["mfu"] == pytest.approx(2e10 / 6e10)
+    monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.bfloat16: 2e10, torch.float32: 3e10}))
+    assert measure_peak_flops("cpu", "bf16")["fast_gemm"] is True       # a bit slower than fp32 is still a fast path
 
 
 def test_a_16_bit_peak_cached_before_the_fast_gemm_check_is_probed_again(tmp_path, monkeypatch):

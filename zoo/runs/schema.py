@@ -121,7 +121,7 @@ class ThroughputRow(Row):
     peak_kernel: Optional[str] = _f("the GEMM probe that gave peak_flops (mm_<n>)")
     peak_method: Optional[str] = _f("how peak_flops was found: GEMM sizes probed, any left out by the time cap, "
                                     "seconds; and when the dtype has no fast GEMM on the device")
-    peak_fast_gemm: Optional[bool] = _f("false: this dtype's GEMM is slower than fp32's on the device, so mfu is "
+    peak_fast_gemm: Optional[bool] = _f("false: this dtype's GEMM runs at under half fp32's rate on the device, so mfu is "
                                         "not given")
     mfu: Optional[float] = _f("flops_per_img x imgs_per_s / peak_flops (never clipped)", "fraction")
     mfu_above_peak: Optional[bool] = _f("mfu > 1: a kernel faster than the GEMM probe, or fewer multiplies "
