@@ -182,7 +182,7 @@ def test_training_macs_of_a_tiny_mlp_by_hand():
 
     model = Flat()
     model.in_chans = a
-    record = cost_record(model, 1, batch_size=n)
+    record = cost_record(model, 1, batch_size=n).as_dict()
     forward = n * a * b + n * b * c
     # Backward: layer 2 needs grad_input (n.b.c) and grad_weight (n.b.c); layer 1 only grad_weight
     # (n.a.b): the input does not require grad. Not 3x the forward.

@@ -91,7 +91,7 @@ def require_backend(name: str, shape: tuple, dtype: torch.dtype, train: bool) ->
 def test_train_mac_formula_matches_meta_count():
     """CPU, not marked cuda: the formula the CUDA test below relies on agrees with the meta count."""
     for shape, name, size in ((VIT_TI16, "vit_ti16", 224), (VIT_TI16, "vit_ti16", 384), (VIT_B16, "vit_b16", 224)):
-        record = cost_record(zoo.create_model(name, img_size=size, device="meta"), size)
+        record = cost_record(zoo.create_model(name, img_size=size, device="meta"), size).as_dict()
         assert record["train_macs"] == vit_train_macs(vit_macs(shape, size)), (name, size)
 
 
@@ -105,7 +105,7 @@ def test_macs_equal_closed_form_per_sdpa_backend(backend, img_size):
     require_backend(backend, (1, HEADS, tokens, HEAD_DIM), torch.float16, train=True)
     model = zoo.create_model("vit_b16", img_size=img_size, device="cuda", dtype=torch.float16)
     with sdpa_kernel(BACKENDS[backend]):
-        record = cost_record(model, img_size, batch_size=1, dtype=torch.float16, train=True)
+        record = cost_record(model, img_size, batch_size=1, dtype=torch.float16, train=True).as_dict()
     parts = vit_macs(VIT_B16, img_size)
     if backend == "math":
         assert record["attn_path"].startswith("math:"), record["attn_path"]
@@ -126,7 +126,7 @@ def meta_peaks(fused: bool) -> tuple[int, int]:
     """(forward, training step) activation peak of ViT-B/16 fp16 at 224 and MEM_BATCH, predicted on meta
     with the fused SDPA kernel's outputs (out, logsumexp) or with the math path's (scores, softmax)."""
     model = zoo.create_model("vit_b16", img_size=224, device="meta", dtype=torch.float16)
-    record = cost_record(model, 224, batch_size=MEM_BATCH, dtype=torch.float16, emulate_fused_sdpa=fused)
+    record = cost_record(model, 224, batch_size=MEM_BATCH, dtype=torch.float16, emulate_fused_sdpa=fused).as_dict()
     return record["act_peak_bytes"], record["train_act_peak_bytes"]
 
 
@@ -159,7 +159,7 @@ def test_cuda_memory_peak_matches_meta_prediction(backend):
     with sdpa_kernel(BACKENDS[backend]):
         # warm-up: cuBLAS/cuDNN handles and workspaces, kernel selection; then the measured run
         cost_record(model, 224, batch_size=MEM_BATCH, dtype=torch.float16, train=True)
-        measured = cost_record(model, 224, batch_size=MEM_BATCH, dtype=torch.float16, train=True)
+        measured = cost_record(model, 224, batch_size=MEM_BATCH, dtype=torch.float16, train=True).as_dict()
     rows = (("forward", predicted[0], other[0], measured["cuda_peak_bytes"], measured["act_peak_bytes"]),
             ("train", predicted[1], other[1], measured["train_cuda_peak_bytes"], measured["train_act_peak_bytes"]))
     report = "; ".join(f"{phase}: cuda {cuda / MiB:.1f} MiB, meta {pred / MiB:.1f} MiB "

@@ -10,6 +10,7 @@ from analysis.timing.peak import (datasheet_peak_flops, flops_per_image, measure
                                   model_flops_utilisation)
 from zoo.runs.peaks import PEAKS_FILE, PeakCache
 from zoo.runs.tasks import Task
+from analysis.size import Size
 
 
 def test_mfu_formula_inference_and_training():
@@ -54,14 +55,14 @@ def test_peak_is_probed_once_per_machine_and_kept_in_results(tmp_path, monkeypat
         return {"peak_flops": next(probes), "peak_kernel": "mm_fake", "probe_flops": {}}
 
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
-    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    task = Task("throughput", "vit_ti16", Size.of(224), device="cpu", threads=1)
     first = PeakCache(tmp_path).get(task)
     again = PeakCache(tmp_path).get(task)                       # a second run: read from results/peaks.json
     assert first["peak_flops"] == again["peak_flops"] == 1e9 and len(calls) == 1
     assert json.loads((tmp_path / PEAKS_FILE).read_text())       # kept on disk
     assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # re-probed: the higher kept
     assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # 2e9 probe does not lower it
-    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", 224, dtype="bf16", device="cpu",
+    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", Size.of(224), dtype="bf16", device="cpu",
                                         threads=1))["peak_flops"] is not None   # another dtype: its own probe
     assert len(calls) == 4
 
@@ -70,5 +71,5 @@ def test_a_damaged_cache_is_probed_again(tmp_path, monkeypatch):
     (tmp_path / PEAKS_FILE).write_text("{not json")
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops",
                         lambda device, dtype, threads=None: {"peak_flops": 5.0, "peak_kernel": "mm_fake"})
-    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", 224, device="cpu"))["peak_flops"] == 5.0
+    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", Size.of(224), device="cpu"))["peak_flops"] == 5.0
     assert peak_module.CPU_GEMM_SIZES == (512, 1024, 2048)

@@ -20,6 +20,7 @@ from zoo.errors import UsageError  # noqa: E402
 from zoo.models.registry import list_models  # noqa: E402
 from zoo.runs.plan import plan_tasks  # noqa: E402
 from zoo.runs.ray_executor import check_ray  # noqa: E402
+from analysis.size import Size
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = ["--models", "vit_ti16,deit_ti,resnet50", "--metrics", "cost,memory", "--resolutions", "224"]
@@ -135,7 +136,7 @@ import json, sys
 from zoo.runs.ray_executor import run_ray
 from zoo.runs.tasks import Task
 rows = []
-run_ray([Task("throughput", "vit_ti16", 224, device="cuda"), Task("cost", "no_such_model", 224)],
+run_ray([Task("throughput", "vit_ti16", Size.of(224), device="cuda"), Task("cost", "no_such_model", Size.of(224))],
         rows.append, address=sys.argv[1], max_retries=1)
 print(json.dumps(rows))
 """

@@ -11,13 +11,14 @@ from zoo.report import deterministic
 from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
 from zoo.runs.store import ResultStore
 from zoo.runs.tasks import Task, base_row
+from analysis.size import Size
 
-SMALL_SET = [Task("cost", m, s, 1, "fp32", train=True)
+SMALL_SET = [Task("cost", m, Size.of(s), 1, "fp32", train=True)
              for m, s in (("vit_ti16", 224), ("vit_ti16", 384), ("resnet50", 224), ("swin_t", 224))]
 
 
 def timed_row(model="vit_ti16", img_size=224, cpu="Test CPU", imgs=50.0, noisy=False, **extra):
-    return {**base_row(Task("throughput", model, img_size)), "family": "vit", "imgs_per_s": imgs,
+    return {**base_row(Task("throughput", model, Size.of(img_size))), "family": "vit", "imgs_per_s": imgs,
             "latency_ms_p50": 1000 / imgs, "latency_ms_p90": 21.0, "latency_ms_p99": 22.0, "cv": 0.05, "mfu": 0.2,
             "peak_flops": 2e11, "threads": 2, "ran_batch_size": 1, "noisy": noisy,
             "env": {"cpu_model": cpu, "gpu_name": None}, **extra}
@@ -36,7 +37,7 @@ def small_results(tmp_path, monkeypatch):
 def test_reports_are_written_from_results(small_results):
     from zoo.runs.tasks import run_task
 
-    ResultStore(small_results).append(run_task(Task("cost", "vit_ti16", 224)))  # a later run without train
+    ResultStore(small_results).append(run_task(Task("cost", "vit_ti16", Size.of(224))))  # a later run without train
     written = build_reports(small_results)
     names = {p.name for p in written}
     assert set(MARKDOWN_FILES) | set(PLOT_FILES) | {HTML_FILE, PLOT_DATA_FILE} <= names

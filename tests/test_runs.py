@@ -8,17 +8,18 @@ from zoo.runs.executors import run_local, run_subprocesses
 from zoo.runs.isolated import run_isolated
 from zoo.runs.schema import SCHEMA_VERSION, validate
 from zoo.runs.tasks import Task, count
+from analysis.size import Size
 
 MIB = 2**20
 
 
-def test_a_task_is_one_size_however_it_is_spelled():
-    assert Task("cost", "vit_ti16", (224, 224)) == Task("cost", "vit_ti16", 224)
-    assert Task("cost", "vit_ti16", [800, 1344]).img_size == (800, 1344)      # JSON gives lists back
+def test_a_task_survives_json_as_it_was():
+    task = Task("throughput", "vit_ti16", Size(800, 1344), 2, "bf16", threads=1)
+    assert Task.from_json(json.loads(json.dumps(task.to_json()))) == task
 
 
 def test_local_and_subprocess_executors_give_the_same_rows():
-    tasks = [Task("cost", "vit_ti16", 64), Task("cost", "resnet50", 64)]
+    tasks = [Task("cost", "vit_ti16", Size.of(64)), Task("cost", "resnet50", Size.of(64))]
     local, isolated = [], []
     run_local(tasks, local.append)
     run_subprocesses(tasks, isolated.append)
@@ -29,13 +30,13 @@ def test_local_and_subprocess_executors_give_the_same_rows():
 
 
 def test_a_process_that_dies_is_a_failed_row_in_the_one_format():
-    row = run_isolated(Task("cost", "vit_ti16", 64), timeout_s=0.01)     # killed before it can answer
+    row = run_isolated(Task("cost", "vit_ti16", Size.of(64)), timeout_s=0.01)     # killed before it can answer
     assert row["failed"].startswith("TimeoutError: ") and validate(row) is row
     assert {"schema", "kind", "model", "img_h", "img_w", "batch_size", "settings", "software"} <= set(row)
 
 
 def test_an_unknown_model_inside_a_task_is_a_failed_row_not_a_crash():
-    row = run_isolated(Task("cost", "no_such_model", 64))
+    row = run_isolated(Task("cost", "no_such_model", Size.of(64)))
     assert row["failed"].startswith("ChildProcessError: ") and "UnknownModelError" in row["failed"]
 
 
