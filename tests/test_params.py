@@ -65,7 +65,9 @@ def test_components_and_trainable():
     model.patch_embed.requires_grad_(False)
     counts = param_counts(model)
     d = 192
-    assert counts["params"] == sum(counts["params_by_component"].values())
+    with torch.device("meta"):
+        timm_total = sum(p.numel() for p in timm.create_model("vit_tiny_patch16_224").parameters())
+    assert counts["params"] == sum(counts["params_by_component"].values()) == timm_total == 5_717_416
     assert counts["trainable_params"] == counts["params"] - (16 * 16 * 3 * d + d)
     assert counts["params_by_component"]["attn_proj"] == 12 * (4 * d * d + 4 * d)
     assert counts["params_by_component"]["mlp"] == 12 * (8 * d * d + 5 * d)

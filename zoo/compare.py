@@ -32,7 +32,8 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 
 def check_backend(args) -> None:
     """The backend says itself whether it can time these options (analysis.timing.backends)."""
-    from analysis.timing.backends import TimingSetting, backend_named
+    from analysis.timing.backends import TimingSetting
+    from analysis.timing.harness import backend_named
 
     setting = TimingSetting(device=args.device if args.device != "auto" else "cpu", dtype=args.dtype,
                             mode="train" if "train" in args.metrics else "inference",

@@ -18,6 +18,15 @@ from .steps import make_inference_step, make_train_step
 MODES = ("inference", "train")
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """torch.OutOfMemoryError (CUDA and, in recent torch, CPU) or the CPU allocator's RuntimeError; backends
+    raise out-of-memory so, and the harness halves the batch on it."""
+    if isinstance(exc, torch.OutOfMemoryError):
+        return True
+    message = str(exc).lower()
+    return isinstance(exc, RuntimeError) and ("out of memory" in message or "can't allocate memory" in message)
+
+
 @dataclass(frozen=True)
 class TimingSetting:
     """How a step runs, whatever the backend (the row's settings say the same)."""
@@ -76,13 +85,3 @@ class EagerBackend:
         make = make_inference_step if setting.mode == "inference" else make_train_step
         return PreparedStep(make(timed, images, device, setting.dtype), device)
 
-
-def backend_named(name: str) -> TimingBackend:
-    """"eager" or "onnxruntime" (imported only when asked for)."""
-    if name == "eager":
-        return EagerBackend()
-    if name == "onnxruntime":
-        from .onnx_runtime import OnnxRuntimeBackend
-
-        return OnnxRuntimeBackend()
-    raise ValueError(f"unknown timing backend {name!r}; expected eager or onnxruntime")

@@ -17,20 +17,12 @@ import torch.nn as nn
 
 from ..size import Size, SizeLike
 from ..vocab import resolve_device
-from .backends import PreparedStep, TimingBackend, TimingSetting
+from .backends import EagerBackend, PreparedStep, TimingBackend, TimingSetting, is_out_of_memory
 from .contention import ForeignCpuMeter
 from .fingerprint import available_cores, environment_fingerprint
 from .latency import DEFAULT_PROTOCOL, TimedRun, TimingProtocol, latency_stats, timed_loop
 from .result import TimingResult
 from .steps import random_input
-
-
-def is_out_of_memory(exc: BaseException) -> bool:
-    """torch.OutOfMemoryError (CUDA and, in recent torch, CPU) or the CPU allocator's RuntimeError."""
-    if isinstance(exc, torch.OutOfMemoryError):
-        return True
-    message = str(exc).lower()
-    return isinstance(exc, RuntimeError) and ("out of memory" in message or "can't allocate memory" in message)
 
 
 def oom_line(exc: BaseException, batch_size: int) -> str:
@@ -83,6 +75,17 @@ def _speed(run: Optional[TimedRun], batch_size: Optional[int]) -> dict:
             "imgs_per_s_p50": batch_size / (stats["latency_ms_p50"] / 1e3), **stats, "iters": run.iters,
             "total_seconds": run.total_seconds, "warmup_seconds": run.warmup_seconds,
             "latencies_ms": [latency * 1e3 for latency in run.latencies_s]}
+
+
+def backend_named(name: str) -> TimingBackend:
+    """"eager" or "onnxruntime" (imported only when asked for)."""
+    if name == "eager":
+        return EagerBackend()
+    if name == "onnxruntime":
+        from .onnx_runtime import OnnxRuntimeBackend
+
+        return OnnxRuntimeBackend()
+    raise ValueError(f"unknown timing backend {name!r}; expected eager or onnxruntime")
 
 
 def time_model(model: nn.Module, backend: TimingBackend, img_size: SizeLike, batch_size: int = 1,

@@ -18,8 +18,7 @@ import torch
 import torch.nn as nn
 
 from ..vocab import described
-from .backends import PreparedStep, TimingSetting
-from .harness import is_out_of_memory
+from .backends import PreparedStep, TimingSetting, is_out_of_memory
 
 # NB: 18 is the dynamo exporter's own opset (onnxscript's torchlib targets it; other opsets go through
 # the ONNX version converter), the TorchScript exporter supports it too, and onnxruntime runs it.

@@ -49,4 +49,5 @@ class TimingResult:
     def as_fields(self) -> dict:
         """The flat fields a row holds: these, then the backend's own."""
         fields = asdict(self)
-        return {**fields, **fields.pop("details")}
+        details = fields.pop("details")
+        return {**fields, **details}

@@ -10,16 +10,16 @@ from torch import nn
 
 from analysis.count.cost import run_forward
 from analysis.size import Size
-from analysis.timing.backends import TimingBackend, TimingSetting, backend_named
+from analysis.timing.backends import TimingSetting
 from analysis.timing.fingerprint import gpu_name
-from analysis.timing.harness import time_model
+from analysis.timing.harness import backend_named, time_model
 from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_peak_flops, model_flops_utilisation
 from analysis.timing.steps import autocast_context, random_input
 from analysis.vocab import attention_path
 
 from ..models.registry import create_model
-from .tasks import Task, count
+from .counted import count
 
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
 # spread by more than a fifth of their mean, or other processes using over 15% of the machine's CPU.
@@ -27,20 +27,18 @@ NOISY_CV = 0.2
 NOISY_FOREIGN_CPU_SHARE = 0.15
 
 
-def timing_setting(task: Task) -> TimingSetting:
+def timing_setting(task) -> TimingSetting:
+    """A zoo.runs.tasks.Task's timing options, as the harness takes them."""
     return TimingSetting(device=task.device, dtype=task.dtype, mode="train" if task.train else "inference",
                          threads=task.threads, channels_last=task.channels_last, compile=task.compile)
 
 
-def backend_of(task: Task) -> TimingBackend:
-    return backend_named(task.backend)
-
-
-def measure_timed(task: Task, macs: Optional[int], peak: Optional[dict]) -> dict:
-    """The timed fields of `task`'s row. macs: per image (counted here when None); peak: probed when None."""
+def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
+    """The timed fields of a throughput Task's row (zoo.runs.tasks). macs: per image (counted here when None);
+    peak: probed when None."""
     macs = macs if macs is not None else count(task.model, task.img_size, train=False, features=task.features)["macs"]
     model = create_model(task.model, img_size=task.img_size, features=task.features)
-    backend, setting = backend_of(task), timing_setting(task)
+    backend, setting = backend_named(task.backend), timing_setting(task)
     result = time_model(model, backend, task.img_size, task.batch_size, setting,
                         QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL)
     if result.imgs_per_s is None:   # out of memory at every batch down to 1
