@@ -57,6 +57,20 @@ def test_reports_are_written_from_results(small_results):
     assert {row["model"] for row in plotted["macs_vs_resolution.png"]} == {"vit_ti16", "resnet50", "swin_t"}
 
 
+def test_h_by_w_cost_rows_are_in_the_cost_table_under_their_label(tmp_path):
+    """zoo.compare --resolutions 800x1344 --metrics cost,memory, then zoo.report: the rows are in the cost table."""
+    from zoo.runs.tasks import run_task
+
+    rows = [run_task(Task("cost", m, Size(64, 96))) for m in ("vit_ti16", "resnet50")]
+    for row in rows:
+        ResultStore(tmp_path).append(row)
+    build_reports(tmp_path)
+    cost = (tmp_path / "reports" / "cost.md").read_text()
+    shown = [line.split(" | ")[:4] for line in cost.splitlines() if "| 64x96 |" in line]
+    assert shown == [["| resnet50", "resnet", "64x96", "-"], ["| vit_ti16", "vit", "64x96", str(4 * 6 + 1)]]
+    assert "None" not in cost and "64x96" not in (tmp_path / "reports" / "components.md").read_text()
+
+
 def test_a_same_machine_rerun_replaces_its_row(small_results):
     ResultStore(small_results).append(timed_row(imgs=80.0))                   # same model, settings and machine
     ResultStore(small_results).append(timed_row(imgs=30.0, cpu="Other CPU"))  # another machine: kept beside
