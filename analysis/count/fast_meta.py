@@ -11,7 +11,6 @@ each against torch), for contiguous inputs only; anything else falls through to 
 from __future__ import annotations
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
 
