@@ -207,3 +207,21 @@ def test_training_macs_of_a_tiny_mlp_by_hand():
     assert record["macs"] * n == forward                    # per image
     assert record["train_macs"] * n == forward + 2 * n * b * c + n * a * b
     assert record["train_macs"] * n != 3 * forward
+
+
+def test_low_level_attention_kernels_dense_and_packed_by_hand():
+    """The CUDA flash / memory-efficient kernels take (B, L, H, E), or packed (total, H, E) with cumulative
+    offsets (variable-length batches); their MACs are QK^T + AV per sequence (found by mutmut: untested)."""
+    q, k, v = torch.empty(2, 5, 3, 4), torch.empty(2, 7, 3, 4), torch.empty(2, 7, 3, 6)   # B, L, H, E
+    dense = 2 * 3 * 5 * 7 * (4 + 6)
+    assert op_rules.flash_forward_macs(q, k, v, None, None) == dense
+    assert op_rules.efficient_forward_macs(q, k, v, None, None, None) == dense
+    assert op_rules.flash_backward_macs(None, q, k, v, None, None, None, None) == 2 * dense
+    cum_q, cum_k = torch.tensor([0, 3, 8]), torch.tensor([0, 2, 6])   # sequences of 3 and 5 queries, 2 and 4 keys
+    q, k, v = torch.empty(8, 3, 4), torch.empty(6, 3, 4), torch.empty(6, 3, 6)
+    packed = 3 * (3 * 2 + 5 * 4) * (4 + 6)
+    assert op_rules.flash_forward_macs(q, k, v, cum_q, cum_k) == packed
+    assert op_rules.efficient_forward_macs(q[None], k[None], v[None], None, cum_q, cum_k) == packed
+    assert op_rules.efficient_backward_macs(None, q[None], k[None], v[None], None, None, cum_q, cum_k) == 2 * packed
+    with pytest.raises(NotImplementedError, match="real offsets"):
+        op_rules.flash_forward_macs(q, k, v, cum_q.to("meta"), cum_k.to("meta"))
