@@ -30,15 +30,17 @@ BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-def check_onnxruntime(args) -> None:
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        raise UsageError('--backend onnxruntime: ONNX Runtime is not installed (pip install "archzoo[onnx]")') from None
-    if {"train"} & set(args.metrics) or args.dtype != "fp32" or args.channels_last or args.compile:
-        raise UsageError("--backend onnxruntime times fp32 inference only (no train metric, --dtype, "
-                         "--channels-last or --compile)")
+def check_backend(args) -> None:
+    """The backend says itself whether it can time these options (analysis.timing.backends)."""
+    from analysis.timing.backends import TimingSetting
+    from analysis.timing.harness import backend_named
+
+    setting = TimingSetting(device=args.device if args.device != "auto" else "cpu", dtype=args.dtype,
+                            mode="train" if "train" in args.metrics else "inference",
+                            channels_last=args.channels_last, compile=args.compile)
+    why = backend_named(args.backend).unsupported(setting)
+    if why:
+        raise UsageError(f"--backend {args.backend}: the backend {why}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,8 +106,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError("--ray-address: only used with --executor ray")
     if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
         raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
-    if args.backend == "onnxruntime":
-        check_onnxruntime(args)
+    check_backend(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if not args.no_save:
@@ -121,34 +122,31 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
     from .progress import progress_tracker
     from .runs.executors import executor
     from .runs.peaks import PeakCache
-    from .runs.schema import is_measured, row_key, size_label
+    from .runs.scheduler import schedule
+    from .runs.schema import row_size
     from .runs.store import ResultStore
-    from .runs.tasks import task_key
 
     store = None if args.no_save else ResultStore(args.out)
     rows: list[dict] = list(plan.skipped)
     with store.locked() if store else contextlib.nullcontext():
-        tasks = plan.tasks
+        scheduled = schedule(plan.tasks, store.rows() if args.resume else ())
         if args.resume:
-            previous = {row_key(r): r for r in store.rows() if is_measured(r)}
-            kept = [t for t in tasks if task_key(t) not in previous]
-            rows += [previous[task_key(t)] for t in tasks if task_key(t) in previous]
-            log.info("resume: %d of %d rows already measured", len(tasks) - len(kept), len(tasks))
-            tasks = kept
+            log.info("resume: %d of %d rows already measured", len(scheduled.reused), len(plan.tasks))
+        rows += scheduled.reused
         peaks = PeakCache(store.dir if store else None, reprobe=args.reprobe_peak)
-        with progress_tracker(total=len(tasks), description="measuring", enabled=None) as advance:
+        with progress_tracker(total=len(scheduled.tasks), description="measuring", enabled=None) as advance:
             def on_row(row: dict) -> None:
                 if store:
                     store.append(row)
                 rows.append(row)
-                advance(f"{row['kind']} {row['model']} {size_label(row)} px")
+                advance(f"{row['kind']} {row['model']} {row_size(row).label} px")
 
             if args.sweep:
                 from .runs.batch_sweep import run_sweeps
 
-                run_sweeps(tasks, on_row, peaks, args.latency_target_ms)
+                run_sweeps(scheduled, on_row, peaks, args.latency_target_ms)
             else:
-                executor(args.executor, args.ray_address)(tasks, on_row, peaks)
+                executor(args.executor, args.ray_address)(scheduled, on_row, peaks)
     return rows
 
 
@@ -184,11 +182,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zoo.compare: interrupted; every row finished before it is kept{where}", file=sys.stderr)
         return 130
     from .display import merge
+    from .runs.schema import row_size
 
     print_records(merge(rows, args.weights, args.pretraining), args.format)
     failed = [r for r in rows if r.get("failed")]
     for row in failed:
-        print(f"zoo.compare: failed: {row['kind']} {row['model']} {row['img_size']}px "
+        print(f"zoo.compare: failed: {row['kind']} {row['model']} {row_size(row).label} px "
               f"batch {row['batch_size']}: {row['failed']}", file=sys.stderr)
     if not args.no_save:
         log.info("rows appended under %s; `python -m zoo.report --results %s` builds the reports",

@@ -13,7 +13,7 @@ import json
 
 from .markdown import markdown_table
 from .models.accuracy import accuracy_at, checkpoint_at
-from .runs.schema import size_label
+from .runs.schema import row_size
 
 
 def _mib(v) -> str:
@@ -84,7 +84,7 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             not_measured.append(row)
             continue
         key = (row["model"], row["img_h"], row["img_w"], row["batch_size"])
-        record = merged.setdefault(key, {"model": row["model"], "size": size_label(row), "img_size": row["img_size"],
+        record = merged.setdefault(key, {"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
                                          "img_h": row["img_h"], "img_w": row["img_w"],
                                          "batch_size": row["batch_size"]})
         if row["kind"] == "throughput" and row["settings"].get("train"):
@@ -95,7 +95,7 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
     records = list(merged.values())
     for row in not_measured:
-        records.append({"model": row["model"], "size": size_label(row), "img_size": row["img_size"],
+        records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
                         "img_h": row["img_h"], "img_w": row["img_w"], "batch_size": row["batch_size"],
                         "kind": row["kind"], "skipped": row.get("skipped"), "failed": row.get("failed")})
     return records

@@ -21,7 +21,7 @@ import sys
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
-from .models.spec import size_label
+from .models.spec import Size
 from .runs.plan import choice
 from .shortlist import FORMATS, RANKS, num, select  # noqa: F401 - select: the API, as `from zoo.select import select`
 
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cells(row: dict, timed: bool) -> list:
     top1 = None if row["top1"] is None else f"{row['top1']:g} @{row['top1_img_size']} ({row['top1_source']})"
-    cells = [row["model"] + (" *" if row["pareto"] else ""), size_label(row["img_size"]), row["batch_size"],
+    cells = [row["model"] + (" *" if row["pareto"] else ""), Size.of(row["img_size"]).label, row["batch_size"],
              num(row["params_m"]),
              num(row["gmacs"]), num(row["act_mib"]), num(row["serve_mib"])]
     if timed:
@@ -80,7 +80,7 @@ def render(result: dict, fmt: str) -> str:
     headers += ["top-1 @res (source)", "weights", "pretraining", "IN-V2", "Sketch"]
     rows = [_cells(r, timed) for r in result["shortlist"]]
     axes, query = result["query"]["pareto_axes"], result["query"]
-    title = (f"shortlist at {size_label(query['resolution'])} px, ranked by {query['rank']}: {len(rows)} of "
+    title = (f"shortlist at {Size.of(query['resolution']).label} px, ranked by {query['rank']}: {len(rows)} of "
              f"{len(query['models'])} (* on the Pareto front of {axes['y']} vs {axes['x']} in its pretraining group)")
     if fmt == "markdown":
         table = markdown_table(headers, rows).rstrip("\n")

@@ -22,7 +22,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import UsageError
-from .schema import KINDS, SchemaError, is_measured, measurement_key, row_key, sort_key, validate
+from .schema import KINDS, SchemaError, is_measured, measurement_key, sort_key, validate
 
 LOCK_FILE = ".lock"
 
@@ -104,10 +104,6 @@ class ResultStore:
                 warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not valid rows ({shown}"
                               f"{'; ...' if len(bad) > 3 else ''})", stacklevel=2)
         return rows
-
-    def keys(self) -> set[tuple]:
-        """Keys of the rows already measured (failed and skipped ones excluded, so --resume retries them)."""
-        return {row_key(r) for r in self.rows() if is_measured(r)}
 
 
 def _last_byte(path: Path) -> bytes:
