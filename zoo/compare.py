@@ -6,7 +6,8 @@ throughput and latency are measured on the chosen device. Every row is appended 
 
 exit status: 0 every requested row measured (rows a model's size rule skips included); 1 some
 measurements failed (one line each on stderr, then a count); 2 bad input (one line, nothing
-written); 130 interrupted (Ctrl-C; every finished row is kept).
+written); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM): one line, every finished row kept, a
+measuring child process ended.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from analysis.vocab import DEVICES, DTYPES
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
+from .signals import Terminated, terminate_as_interrupt
 from .runs.executors import EXECUTORS
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
                         check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
@@ -143,6 +145,9 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
                 rows.append(row)
                 advance(f"{row['kind']} {row['model']} {size_label(row)} px")
 
+            for row in plan.skipped:      # stored too, so the report lists what a size rule skipped
+                if store:
+                    store.append(row)
             if args.sweep:
                 from .runs.batch_sweep import run_sweeps
 
@@ -171,6 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     args = None
     try:
+        with terminate_as_interrupt():
+            return _main(argv)
+    except Terminated:        # after the measurements (while printing): nothing left to keep
+        print("zoo.compare: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+
+
+def _main(argv: list[str] | None) -> int:
+    args = None
+    try:
         args = parse(argv)
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, device=args.device, threads=args.threads, quick=args.quick,
@@ -179,10 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
         print(f"zoo.compare: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         where = "" if args is None or args.no_save else f" in {args.out / 'results'}"
-        print(f"zoo.compare: interrupted; every row finished before it is kept{where}", file=sys.stderr)
-        return 130
+        how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"zoo.compare: {how}; every row finished before it is kept{where}", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     from .display import merge
 
     print_records(merge(rows, args.weights, args.pretraining), args.format)

@@ -14,7 +14,6 @@ nothing written); 130 interrupted (timed rows finished before it are kept).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -23,6 +22,7 @@ from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
 from .models.spec import size_label
 from .runs.plan import choice
+from .runs.safe_io import strict_dumps
 from .shortlist import FORMATS, RANKS, num, select  # noqa: F401 - select: the API, as `from zoo.select import select`
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         print("zoo.select: interrupted; timed rows finished before it are kept", file=sys.stderr)
         return 130
     if args.format == "json":
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        sys.stdout.write(strict_dumps(result, indent=2) + "\n")
     else:
         sys.stdout.write(render(result, args.format))
     return 0

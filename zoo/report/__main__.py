@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import UsageError, UsageParser
 from ..models.accuracy import pretraining_option, weights_option
 from ..runs.plan import check_out_dir
+from ..runs.safe_io import kind_of, refuse_symlinked_folder
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -43,8 +44,20 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.out is not None:
         args.out = check_out_dir(args.out)
     elif not args.check:
+        refuse_symlinked_folder(results / "reports", "--results")   # a link would carry the reports elsewhere
         check_out_dir(str(results / "reports"))
+    if not args.check:
+        check_report_files(args.out or results / "reports")
     return args
+
+
+def check_report_files(out: Path) -> None:
+    """Report files are renamed into place (a link or FIFO there is replaced); a folder in the way is refused."""
+    from .build import REPORT_FILES
+
+    for name in REPORT_FILES:
+        if kind_of(out / name) == "a folder":
+            raise UsageError(f"--out: {out / name} is a folder, not a report file (remove it)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from analysis.vocab import DEVICES, DTYPES, resolve_device
 from ..errors import UsageError, ZooError
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
 from ..models.spec import Size, as_hw, canonical_size, size_label
+from .safe_io import refuse_symlinked_folder, refuse_unless_regular
 from .tasks import Task, run_task
 
 METRICS = ("cost", "memory", "throughput", "train")
@@ -141,6 +142,8 @@ def check_out_dir(out: str) -> Path:
     for name in ("cost.jsonl", "throughput.jsonl"):
         if (path / "results" / name).is_dir():
             raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
+    refuse_symlinked_folder(path / "results")     # writes never follow links out of --out
+    refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", ".lock")))
     probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
     if not probe_dir.is_dir():
         raise UsageError(f"--out: cannot write under {out!r} ({probe_dir} is not a folder)")
