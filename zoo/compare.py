@@ -5,9 +5,9 @@ throughput and latency are measured on the chosen device. Every row is appended 
 <out>/results/*.jsonl the moment it is measured; `python -m zoo.report` builds reports from them.
 
 exit status: 0 every requested row measured (rows a model's size rule skips included); 1 some
-measurements failed (one line each on stderr, then a count); 2 bad input (one line, nothing
-written); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM): one line, every finished row kept, a
-measuring child process ended.
+measurements failed (one line each on stderr, then a count), or a row could not be written (disk
+full; the row is cut back off); 2 bad input (one line, nothing written); 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM): one line, every finished row kept, a measuring child process ended.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
 from .signals import Terminated, terminate_as_interrupt
 from .runs.executors import EXECUTORS
+from .runs.store import StoreWriteError
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
                         check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
                         split_list)
@@ -191,7 +192,10 @@ def _main(argv: list[str] | None) -> int:
                           features=args.features, device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backend=args.backend)
         rows = run(args, plan)
-    except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
+    except StoreWriteError as e:         # a full disk: the row was cut back, the run stops
+        print(f"zoo.compare: error: {e}", file=sys.stderr)
+        return 1
+    except (UsageError, ZooError) as e:  # before any work, or found once it starts (Ray)
         print(f"zoo.compare: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:

@@ -124,8 +124,9 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                    ([f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
                                      f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
                                     if data.bad_lines else []) +
-                                   ([f"{data.left_out} row(s) at H x W input sizes or of feature extractors are "
-                                     f"in results/ but not in these tables (zoo.load_frame reads them)"]
+                                   ([f"{data.left_out} row(s) at H x W input sizes, of feature extractors or "
+                                     f"without the fields the tables compute with are in results/ but not in "
+                                     f"these tables (zoo.load_frame reads them)"]
                                     if data.left_out else [])),
         "choosing.md": TextSection("Choosing a backbone",
                                    "Worked questions answered by `python -m zoo.select` (counted constraints and "

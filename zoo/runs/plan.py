@@ -71,15 +71,16 @@ def positive_ints(text: str, what: str, limit: int) -> list[int]:
     return list(dict.fromkeys(positive_int(item, what, limit) for item in split_list(text, what)))
 
 
-def sizes(text: str) -> list[Size]:
-    """"224,384,800x1344" -> [224, 384, (800, 1344)]: a side, or HEIGHTxWIDTH; a square HxW is the side."""
+def sizes(text: str, what: str = "resolutions") -> list[Size]:
+    """"224,384,800x1344" -> [224, 384, (800, 1344)]: a side, or HEIGHTxWIDTH; a square HxW is the side.
+    `what`: the option the user typed, named in every message."""
     found = []
-    for item in split_list(text, "resolutions"):
+    for item in split_list(text, what):
         parts = item.lower().split("x")
         if len(parts) > 2:
-            raise UsageError(f"--resolutions: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
-        found.append(canonical_size(tuple(positive_int(p.strip(), "resolutions", MAX_SIDE) for p in parts)
-                                    if len(parts) == 2 else positive_int(item, "resolutions", MAX_SIDE)))
+            raise UsageError(f"--{what}: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
+        found.append(canonical_size(tuple(positive_int(p.strip(), what, MAX_SIDE) for p in parts)
+                                    if len(parts) == 2 else positive_int(item, what, MAX_SIDE)))
     return list(dict.fromkeys(found))
 
 

@@ -186,6 +186,23 @@ TIMED_SETTINGS = {"device": (str,), "threads": (int, type(None)), "quick": (bool
                   "compile": (str, bool, type(None)), "backend": (str,)}
 
 
+# what list fields hold, and the per-component dicts' values (readers sum and join them)
+ITEMS = {"uncounted_ops": str, "onnx_providers": str, "failed_attempts": str, "oom_batch_sizes": int,
+         "latencies_ms": (int, float), "features": list}
+
+
+def _check_items(name: str, value) -> None:
+    items = value.values() if name.endswith("_by_component") and isinstance(value, dict) else value
+    accepted = (int,) if name.endswith("_by_component") else ITEMS.get(name)
+    if accepted is None or not isinstance(value, (list, dict)):
+        return
+    for item in items:
+        if not isinstance(item, accepted) or isinstance(item, bool):
+            raise SchemaError(f"{name} holds {type(item).__name__} {item!r:.40}, not {accepted}")
+        if name == "features" and (len(item) != 3 or not all(type(v) is int for v in item)):
+            raise SchemaError(f"features holds {item!r:.40}, not [C, H, W]")
+
+
 def _check_bounds(name: str, value) -> None:
     if isinstance(value, list):
         for item in value:
@@ -230,7 +247,9 @@ def validate(row: Any) -> dict:
         if not _type_ok(value, types_ok):
             raise SchemaError(f"{name} is {type(value).__name__} {value!r:.40}, not {types_ok[0].__name__}")
     for name, value in row.items():
-        _check_bounds(name, value)
+        _check_items(name, value)
+        _check_bounds(name, value if not isinstance(value, dict) or not name.endswith("_by_component")
+                      else list(value.values()))
     _check_settings(kind, row["settings"])
     square = row["img_h"] == row["img_w"]
     if row.get("img_size") != (row["img_h"] if square else None):

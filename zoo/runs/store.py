@@ -30,7 +30,7 @@ LOCK_FILE = ".lock"
 
 
 class StoreWriteError(UsageError):
-    """The results folder cannot take a row (disk full, not writable): one line, exit status 2."""
+    """The results folder cannot take a row (disk full, not writable): one line; zoo.compare exits 1."""
 
 
 @dataclass(frozen=True)
