@@ -164,10 +164,14 @@ def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
         record = measure_onnxruntime(model, task.img_size, batch_size=task.batch_size, device=task.device,
                                      protocol=protocol, threads=task.threads, macs=macs, peak=peak)
     else:
-        record = measure_throughput(model, task.img_size, batch_size=task.batch_size, device=task.device,
+        from .host_fit import fit_to_host, record_halving
+
+        batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
+        record = measure_throughput(model, task.img_size, batch_size=batch, device=task.device,
                                     dtype=task.dtype, mode="train" if task.train else "inference", protocol=protocol,
                                     channels_last=task.channels_last, compile=task.compile or False,
                                     threads=task.threads, macs=macs, peak=peak)
+        record_halving(record, task.batch_size, halved, why)
     if record["imgs_per_s"] is None:   # out of memory at every batch down to 1
         raise MemoryError(record["error"])
     record["noisy"] = bool(record["cv"] > NOISY_CV or (record["foreign_cpu_share"] or 0) > NOISY_FOREIGN_CPU_SHARE)
