@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
                    help="probe the GEMM peak again instead of using the one kept in results/peaks.json")
+    p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
+                                                          "on stderr instead of keeping them in results/logs/")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -124,13 +126,15 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
     from .progress import progress_tracker
     from .runs.executors import executor
     from .runs.peaks import PeakCache
+    from .runs.run_logs import LOG_DIR_ENV, VERBOSE_ENV, environment
     from .runs.schema import is_measured, row_key, size_label
     from .runs.store import ResultStore
     from .runs.tasks import task_key
 
     store = None if args.no_save else ResultStore(args.out)
     rows: list[dict] = list(plan.skipped)
-    with store.locked() if store else contextlib.nullcontext():
+    logs = {LOG_DIR_ENV: str(store.dir / "logs") if store else None, VERBOSE_ENV: "1" if args.verbose else None}
+    with store.locked() if store else contextlib.nullcontext(), environment(logs):
         tasks = plan.tasks
         if args.resume:
             previous = {row_key(r): r for r in store.rows() if is_measured(r)}

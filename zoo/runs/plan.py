@@ -144,6 +144,7 @@ def check_out_dir(out: str) -> Path:
         if (path / "results" / name).is_dir():
             raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
     refuse_symlinked_folder(path / "results")     # writes never follow links out of --out
+    refuse_symlinked_folder(path / "results" / "logs")
     refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", ".lock")))
     probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
     if not probe_dir.is_dir():

@@ -20,7 +20,7 @@ from analysis.vocab import DTYPES
 from .._version import __version__
 from ..models.registry import create_model, get_spec, map_shapes
 from ..models.spec import Size, as_hw, canonical_size
-from .schema import SCHEMA_VERSION, row_key, validate
+from .schema import SCHEMA_VERSION, row_key, size_label, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
@@ -161,8 +161,17 @@ def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
         if task.train or task.dtype != "fp32" or task.channels_last or task.compile:
             raise ValueError("the onnxruntime backend times fp32 inference only (no --metrics train, --dtype, "
                              "--channels-last or --compile)")
-        record = measure_onnxruntime(model, task.img_size, batch_size=task.batch_size, device=task.device,
-                                     protocol=protocol, threads=task.threads, macs=macs, peak=peak)
+        from analysis.timing.log_capture import captured_logging
+
+        from .run_logs import keep_log, verbose
+
+        with captured_logging(verbose()) as exporter_log:     # ~300 lines of exporter and optimizer chatter
+            try:
+                record = measure_onnxruntime(model, task.img_size, batch_size=task.batch_size, device=task.device,
+                                             protocol=protocol, threads=task.threads, macs=macs, peak=peak)
+            finally:
+                keep_log(f"{task.model}-{size_label(base_row(task))}-b{task.batch_size}-onnxruntime",
+                         exporter_log.getvalue())
     else:
         from .host_fit import fit_to_host, record_halving
 
