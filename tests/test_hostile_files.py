@@ -13,6 +13,7 @@ import pytest
 from cli import run_cli
 from zoo.runs.safe_io import StrictJSONError, strict_loads
 from zoo.runs.store import ResultStore
+from zoo.runs.tasks import Task
 
 COST = ["--metrics", "cost", "--resolutions", "224"]
 REPO = Path(__file__).resolve().parents[1]
@@ -203,3 +204,43 @@ def test_crafted_lines_are_skipped_and_named_by_every_reader(tmp_path):
                                           "--out", str(tmp_path)])]:
         result = run_cli(module, *args)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("damaged", [{"peak_flops": "fast", "peak_kernel": "mm_1024"}, {"peak_flops": -1.0},
+                                     [1, 2], {"peak_flops": 1e400}, None])
+def test_a_damaged_peak_entry_is_dropped_and_probed_again(tmp_path, monkeypatch, damaged):
+    from zoo.runs import peaks
+
+    task = Task("throughput", "deit_ti", 224, device="cpu", threads=1)
+    text = json.dumps({peaks.peak_key(task): damaged}).replace("Infinity", "1e400")
+    (tmp_path / peaks.PEAKS_FILE).write_text(text)
+    probed = {"peak_flops": 2e11, "peak_kernel": "mm_2048"}
+    monkeypatch.setattr(peaks, "measure_peak_flops", lambda *a, **k: dict(probed))
+    assert peaks.PeakCache(tmp_path).get(task) == probed
+    assert json.loads((tmp_path / peaks.PEAKS_FILE).read_text())[peaks.peak_key(task)] == probed
+
+
+def test_a_symlinked_peak_cache_is_replaced_not_followed(tmp_path, monkeypatch):
+    from zoo.runs import peaks
+
+    target = tmp_path / "outside.json"
+    target.write_text("precious\n")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / peaks.PEAKS_FILE).symlink_to(target)
+    monkeypatch.setattr(peaks, "measure_peak_flops", lambda *a, **k: {"peak_flops": 1e9, "peak_kernel": "mm_8"})
+    peaks.PeakCache(tmp_path / "results").get(Task("throughput", "deit_ti", 224, device="cpu", threads=1))
+    assert target.read_text() == "precious\n" and not (tmp_path / "results" / peaks.PEAKS_FILE).is_symlink()
+
+
+def test_select_and_report_end_on_sigterm_with_one_line_and_143(capsys):
+    from zoo.signals import handles_sigterm
+
+    def main_killed_midway():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+        return 0
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert handles_sigterm("zoo.select")(main_killed_midway)() == 143
+    assert capsys.readouterr().err == "zoo.select: terminated (SIGTERM)\n"
+    assert signal.getsignal(signal.SIGTERM) is before          # the handler is the command's only

@@ -7,7 +7,9 @@ the store never has half a row); the command then exits 143 (128 + SIGTERM), as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
+import sys
 import threading
 
 
@@ -29,3 +31,27 @@ def terminate_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def handles_sigterm(prog: str):
+    """Decorate a command's main(): SIGTERM raises Terminated inside it; one that escapes is one line, 143."""
+    def wrap(main):
+        @functools.wraps(main)
+        def wrapped(*args, **kwargs):
+            try:
+                with terminate_as_interrupt():
+                    return main(*args, **kwargs)
+            except Terminated:
+                print(f"{prog}: terminated (SIGTERM)", file=sys.stderr)
+                return 143
+        return wrapped
+    return wrap
+
+
+def interrupted(error: KeyboardInterrupt) -> str:
+    return "terminated (SIGTERM)" if isinstance(error, Terminated) else "interrupted"
+
+
+def exit_status(error: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 143 for SIGTERM (128 + the signal's number), as the shell reports them."""
+    return 143 if isinstance(error, Terminated) else 130
