@@ -97,11 +97,11 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
-        with_suppressed_unlink(tmp)
+        _unlink_quietly(tmp)
         raise
 
 
-def with_suppressed_unlink(path: str) -> None:
+def _unlink_quietly(path: str) -> None:
     try:
         os.unlink(path)
     except OSError:
