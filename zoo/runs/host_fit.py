@@ -7,6 +7,7 @@ counted at batches 1 and 2 and extrapolated.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from analysis.timing.host_memory import available_bytes, halve_to_fit
@@ -23,7 +24,8 @@ def fit_to_host(task) -> tuple[int, list[int], str | None]:
     available = available_bytes()
     if available is None:
         return task.batch_size, [], None
-    one, two = _counted(task, 1), _counted(task, 2)
+    unit = dataclasses.replace(task, batch_size=1)      # one count per model and setting, whatever the batch
+    one, two = _counted(unit, 1), _counted(unit, 2)
     h, w = as_hw(task.img_size)
     itemsize = DTYPES["fp32"].itemsize       # timing keeps fp32 weights and input (autocast inside)
 
