@@ -39,7 +39,7 @@ def _run(main, argv) -> tuple[int, str, str]:
 def _fast_report(monkeypatch):
     """choosing.md and PNG bytes do not read results/; the plots' data still does."""
     monkeypatch.setattr(build, "choosing_markdown", lambda: "")
-    monkeypatch.setattr("zoo.report.plots.write_atomic", lambda path, data: None)
+    monkeypatch.setattr("zoo.report.style.write_atomic", lambda path, data: None)
     monkeypatch.setattr(build, "page", lambda *a, **k: "")
 
 
