@@ -5,8 +5,9 @@ throughput and latency are measured on the chosen device. Every row is appended 
 <out>/results/*.jsonl the moment it is measured; `python -m zoo.report` builds reports from them.
 
 exit status: 0 every requested row measured (rows a model's size rule skips included); 1 some
-measurements failed (one line each on stderr, then a count); 2 bad input (one line, nothing
-written); 130 interrupted (Ctrl-C; every finished row is kept).
+measurements failed (one line each on stderr, then a count), or a row could not be written (disk
+full; the row is cut back off); 2 bad input (one line, nothing written); 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM): one line, every finished row kept, a measuring child process ended.
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from analysis.vocab import DEVICES, DTYPES
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
+from .signals import Terminated, terminate_as_interrupt
 from .runs.executors import EXECUTORS
+from .runs.store import StoreWriteError
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
                         check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
                         split_list)
@@ -77,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
                    help="probe the GEMM peak again instead of using the one kept in results/peaks.json")
+    p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
+                                                          "on stderr instead of keeping them in results/logs/")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -122,13 +127,15 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
     from .progress import progress_tracker
     from .runs.executors import executor
     from .runs.peaks import PeakCache
+    from .runs.run_logs import LOG_DIR_ENV, VERBOSE_ENV, environment
     from .runs.scheduler import schedule
     from .runs.schema import row_size
     from .runs.store import ResultStore
 
     store = None if args.no_save else ResultStore(args.out)
     rows: list[dict] = list(plan.skipped)
-    with store.locked() if store else contextlib.nullcontext():
+    logs = {LOG_DIR_ENV: str(store.dir / "logs") if store else None, VERBOSE_ENV: "1" if args.verbose else None}
+    with store.locked() if store else contextlib.nullcontext(), environment(logs):
         scheduled = schedule(plan.tasks, store.rows() if args.resume else ())
         if args.resume:
             log.info("resume: %d of %d rows already measured", len(scheduled.reused), len(plan.tasks))
@@ -141,6 +148,9 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
                 rows.append(row)
                 advance(f"{row['kind']} {row['model']} {row_size(row).label} px")
 
+            for row in plan.skipped:      # stored too, so the report lists what a size rule skipped
+                if store:
+                    store.append(row)
             if args.sweep:
                 from .runs.batch_sweep import run_sweeps
 
@@ -169,18 +179,32 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     args = None
     try:
+        with terminate_as_interrupt():
+            return _main(argv)
+    except Terminated:        # after the measurements (while printing): nothing left to keep
+        print("zoo.compare: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+
+
+def _main(argv: list[str] | None) -> int:
+    args = None
+    try:
         args = parse(argv)
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backend=args.backend)
         rows = run(args, plan)
-    except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
+    except StoreWriteError as e:         # a full disk: the row was cut back, the run stops
+        print(f"zoo.compare: error: {e}", file=sys.stderr)
+        return 1
+    except (UsageError, ZooError) as e:  # before any work, or found once it starts (Ray)
         print(f"zoo.compare: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         where = "" if args is None or args.no_save else f" in {args.out / 'results'}"
-        print(f"zoo.compare: interrupted; every row finished before it is kept{where}", file=sys.stderr)
-        return 130
+        how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"zoo.compare: {how}; every row finished before it is kept{where}", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     from .display import merge
     from .runs.schema import row_size
 

@@ -13,6 +13,7 @@ import json
 
 from .markdown import markdown_table
 from .models.accuracy import accuracy_at, checkpoint_at
+from .runs.safe_io import strict_dumps
 from .runs.schema import row_size
 
 
@@ -159,13 +160,15 @@ def to_markdown(records: list[dict]) -> str:
 
 
 def to_csv(records: list[dict]) -> str:
-    fields = sorted({k for r in records for k, v in r.items() if not isinstance(v, (dict, list))})
+    """One column per scalar or list field; lists (feature-map shapes, latencies) as JSON text in their cell."""
+    fields = sorted({k for r in records for k, v in r.items() if not isinstance(v, dict)})
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({k: strict_dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in records)
     return buffer.getvalue()
 
 
 def to_json(records: list[dict]) -> str:
-    return json.dumps(records, indent=2, default=str)
+    """Strict JSON (a non-finite number becomes null), whatever the rows hold."""
+    return strict_dumps(json.loads(json.dumps(records, default=str)), indent=2)

@@ -9,12 +9,11 @@ rows under <out>/results/ that `zoo.compare --resume` would reuse (same key). Me
 there unless --no-save.
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
-nothing written); 130 interrupted (timed rows finished before it are kept).
+nothing written); 130 interrupted, 143 terminated (SIGTERM) (timed rows finished before it are kept).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -23,6 +22,8 @@ from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
 from .models.spec import Size
 from .runs.plan import choice
+from .runs.safe_io import strict_dumps
+from .signals import exit_status, handles_sigterm, interrupted
 from .shortlist import FORMATS, RANKS, num, select  # noqa: F401 - select: the API, as `from zoo.select import select`
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,6 +104,7 @@ def render(result: dict, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+@handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
@@ -118,11 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("zoo.select: interrupted; timed rows finished before it are kept", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"zoo.select: {interrupted(e)}; timed rows finished before it are kept", file=sys.stderr)
+        return exit_status(e)
     if args.format == "json":
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        sys.stdout.write(strict_dumps(result, indent=2) + "\n")
     else:
         sys.stdout.write(render(result, args.format))
     return 0

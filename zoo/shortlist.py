@@ -65,10 +65,11 @@ def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
 def check_query(q: dict) -> dict:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
     q = dict(q)
-    found = sizes(str(q["resolution"]).strip("()[] ").replace(", ", "x").replace(",", "x"))
-    if len(found) != 1:
-        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH, not {q['resolution']!r}")
-    q["resolution"] = found[0].compact   # JSON-able: a side or (H, W)
+    res = q["resolution"]    # the API takes (H, W) too
+    text = "x".join(map(str, res)) if isinstance(res, (tuple, list)) else str(getattr(res, "label", res))
+    if "," in text or not text.strip():
+        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH (800x1344), not a list ({text!r})")
+    q["resolution"] = sizes(text, "resolution")[0].compact   # JSON-able: a side or (H, W)
     for key in LIMITS:
         q[key] = limit(q.get(key), key.replace("_", "-"))
     q["pretraining"] = pretraining_groups(q.get("pretraining"))
@@ -164,6 +165,8 @@ def _at_batch(row: dict) -> str:
 def _measured_reason(row: dict, q: dict) -> str | None:
     stat = q["latency_stat"]
     latency = row.get(f"latency_ms_{stat}")
+    if latency is None and (q["max_latency_ms"] is not None or q["rank"] == "latency"):   # a stored row without it
+        return f"no latency {stat} in its timed row{_at_batch(row)}"
     if q["max_latency_ms"] is not None and latency > q["max_latency_ms"]:
         return f"latency {stat} {num(latency)} ms > {q['max_latency_ms']:g} ms{_at_batch(row)}"
     if q["min_imgs_per_s"] is not None and row["imgs_per_s"] < q["min_imgs_per_s"]:

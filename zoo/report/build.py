@@ -3,10 +3,10 @@ and index.html with everything. Built from results/ alone; any subset of rows, o
 report, and the page says what it left out and why."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
@@ -21,6 +21,7 @@ PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throug
 PLOT_DATA_FILE = "plots.json"
 STYLE_KEY = "style"            # in plots.json, beside each plot's data
 HTML_FILE = "index.html"
+REPORT_FILES = (*MARKDOWN_FILES, *PLOT_FILES, PLOT_DATA_FILE, HTML_FILE)   # each written whole, renamed into place
 
 
 @dataclass
@@ -123,8 +124,9 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                    ([f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
                                      f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
                                     if data.bad_lines else []) +
-                                   ([f"{data.left_out} row(s) of feature extractors or timed at H x W sizes are "
-                                     f"in results/ but not in these tables (zoo.load_frame reads them)"]
+                                   ([f"{data.left_out} row(s) of feature extractors, timed at H x W sizes or "
+                                     f"without the fields the tables compute with are in results/ but not in "
+                                     f"these tables (zoo.load_frame reads them)"]
                                     if data.left_out else [])),
         "choosing.md": TextSection("Choosing a backbone",
                                    "Worked questions answered by `python -m zoo.select` (counted constraints and "
@@ -159,11 +161,10 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
     content = sections(data, weights, pretraining)
     written = []
     for name, section in content.items():
-        (out / name).write_text(section.markdown(), encoding="utf-8")
+        write_atomic(out / name, section.markdown())
         written.append(out / name)
     plotted = draw(data, out, weights, pretraining)
-    (out / PLOT_DATA_FILE).write_text(json.dumps(plotted, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (out / HTML_FILE).write_text(page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES],
-                                      style.family_key_html()),
-                                 encoding="utf-8")
+    write_atomic(out / PLOT_DATA_FILE, strict_dumps(plotted, indent=1, sort_keys=True) + "\n")
+    write_atomic(out / HTML_FILE, page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES],
+                                       style.family_key_html()))
     return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

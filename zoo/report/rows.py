@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.registry import natural_key
-from ..runs.schema import is_measured, measurement_key
+from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
 
 
@@ -35,17 +35,30 @@ def _latest_unmeasured(rows: list[dict]) -> list[dict]:
     return [r for r in last.values() if not is_measured(r)]
 
 
+# fields the tables and plots compute with, beyond the schema's required ones (every counted row has them)
+TABLE_FIELDS = {"cost": ("attn_macs", "attn_share", "macs_by_component", "uncounted_ops"), "throughput": ()}
+
+
 def in_tables(row: dict) -> bool:
     """The report's tables compare classifiers: cost rows at any size (the cost table shows H x W ones under
-    their label), timed rows at square sizes; feature extractors' rows stay in results/ (load_frame)."""
+    their label), timed rows at square sizes; feature extractors' rows stay in results/ (load_frame). A
+    measured row without the fields the tables compute with (a hand-made or older row) stays out too."""
+    complete = not is_measured(row) or all(row.get(f) is not None for f in TABLE_FIELDS[row["kind"]])
     square_or_counted = row.get("img_size") is not None or row["kind"] == "cost"
-    return square_or_counted and not row["settings"].get("features")
+    return square_or_counted and not row["settings"].get("features") and complete
+
+
+def _filled(rows: list[dict], kind: str) -> list[dict]:
+    """Absent optional fields read as None, so tables never meet a missing key."""
+    blank = dict.fromkeys(fields_of(kind))
+    return [{**blank, **r} for r in rows]
 
 
 def load(results_dir: str | Path) -> ReportRows:
     store = ResultStore(results_dir)
     every_cost, every_timed = store.rows("cost", warn=False), store.rows("throughput", warn=False)
-    cost_rows, timed_rows = [r for r in every_cost if in_tables(r)], [r for r in every_timed if in_tables(r)]
+    cost_rows = _filled([r for r in every_cost if in_tables(r)], "cost")
+    timed_rows = _filled([r for r in every_timed if in_tables(r)], "throughput")
     cost_all = latest(cost_rows)
     cost: dict[tuple, dict] = {}
     for r in cost_all:

@@ -19,6 +19,7 @@ from analysis.vocab import DEVICES, DTYPES, resolve_device
 
 from ..errors import UsageError, ZooError
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
+from .safe_io import refuse_symlinked_folder, refuse_unless_regular
 from .tasks import Task, skipped_row
 
 METRICS = ("cost", "memory", "throughput", "train")
@@ -70,14 +71,15 @@ def positive_ints(text: str, what: str, limit: int) -> list[int]:
     return list(dict.fromkeys(positive_int(item, what, limit) for item in split_list(text, what)))
 
 
-def sizes(text: str) -> list[Size]:
-    """"224,384,800x1344" -> the Sizes: a side, or HEIGHTxWIDTH (800x800 is the side 800); duplicates once."""
+def sizes(text: str, what: str = "resolutions") -> list[Size]:
+    """"224,384,800x1344" -> the Sizes: a side, or HEIGHTxWIDTH (800x800 is the side 800); duplicates once.
+    `what`: the option the user typed, named in every message."""
     found = []
-    for item in split_list(text, "resolutions"):
+    for item in split_list(text, what):
         parts = item.lower().split("x")
         if len(parts) > 2:
-            raise UsageError(f"--resolutions: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
-        sides = [positive_int(p.strip(), "resolutions", MAX_SIDE) for p in parts]
+            raise UsageError(f"--{what}: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
+        sides = [positive_int(p.strip(), what, MAX_SIDE) for p in parts]
         found.append(Size(sides[0], sides[-1]))
     return list(dict.fromkeys(found))
 
@@ -141,6 +143,9 @@ def check_out_dir(out: str) -> Path:
     for name in ("cost.jsonl", "throughput.jsonl"):
         if (path / "results" / name).is_dir():
             raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
+    refuse_symlinked_folder(path / "results")     # writes never follow links out of --out
+    refuse_symlinked_folder(path / "results" / "logs")
+    refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", ".lock")))
     probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
     if not probe_dir.is_dir():
         raise UsageError(f"--out: cannot write under {out!r} ({probe_dir} is not a folder)")

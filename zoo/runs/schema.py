@@ -122,6 +122,11 @@ def fields_of(kind: str) -> dict[str, dataclasses.Field]:
     return {name: f for name, (f, _) in _FIELDS[kind].items()}
 
 
+def accepted_types(kind: str) -> dict[str, tuple[type, ...]]:
+    """field -> the Python types a row of `kind` may hold there (type(None) where optional)."""
+    return {name: types for name, (_, types) in _FIELDS[kind].items()}
+
+
 def _type_ok(value, accepted: tuple[type, ...]) -> bool:
     if object in accepted:
         return True
@@ -130,6 +135,56 @@ def _type_ok(value, accepted: tuple[type, ...]) -> bool:
     if isinstance(value, int) and float in accepted:   # JSON writes 2.0 as 2.0, but 2 is a fine float
         return True
     return isinstance(value, accepted)
+
+
+# Bounds of every numeric field (and of the numbers inside list fields): (low, high), inclusive. Sizes and
+# batches as zoo.compare accepts them; counts, bytes, rates and times non-negative and within int64.
+MAX_COUNT = 2**63 - 1
+BOUNDS = {"img_h": (1, 65_536), "img_w": (1, 65_536), "img_size": (1, 65_536), "batch_size": (1, 1 << 20),
+          "requested_batch_size": (1, 1 << 20), "ran_batch_size": (1, 1 << 20), "oom_batch_sizes": (1, 1 << 20),
+          "schema": (SCHEMA_VERSION, SCHEMA_VERSION), "attn_share": (0, 1), "threads": (1, 1 << 20)}
+DEFAULT_BOUNDS = (0, MAX_COUNT)
+# settings every row carries (readers group by them): name -> accepted types
+SETTINGS = {"dtype": (str,), "train": (bool,), "features": (bool,)}
+TIMED_SETTINGS = {"device": (str,), "threads": (int, type(None)), "quick": (bool,), "channels_last": (bool,),
+                  "compile": (str, bool, type(None)), "backend": (str,)}
+
+
+# what list fields hold, and the per-component dicts' values (readers sum and join them)
+ITEMS = {"uncounted_ops": str, "onnx_providers": str, "failed_attempts": str, "oom_batch_sizes": int,
+         "latencies_ms": (int, float), "features": list}
+
+
+def _check_items(name: str, value) -> None:
+    items = value.values() if name.endswith("_by_component") and isinstance(value, dict) else value
+    accepted = (int,) if name.endswith("_by_component") else ITEMS.get(name)
+    if accepted is None or not isinstance(value, (list, dict)):
+        return
+    for item in items:
+        if not isinstance(item, accepted) or isinstance(item, bool):
+            raise SchemaError(f"{name} holds {type(item).__name__} {item!r:.40}, not {accepted}")
+        if name == "features" and (len(item) != 3 or not all(type(v) is int for v in item)):
+            raise SchemaError(f"features holds {item!r:.40}, not [C, H, W]")
+
+
+def _check_bounds(name: str, value) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _check_bounds(name, item)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        low, high = BOUNDS.get(name, DEFAULT_BOUNDS)
+        if not low <= value <= high:    # NaN fails this too
+            raise SchemaError(f"{name} {value!r:.40} is out of its bounds [{low:g}, {high:g}]")
+
+
+def _check_settings(kind: str, settings: dict) -> None:
+    for name, accepted in {**SETTINGS, **(TIMED_SETTINGS if kind == "throughput" else {})}.items():
+        value = settings.get(name)
+        if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in accepted):
+            raise SchemaError(f"settings.{name} is {type(value).__name__} {value!r:.40}, not {accepted[0].__name__}")
+    for name, value in settings.items():
+        if not isinstance(value, (str, int, float, bool, type(None))):
+            raise SchemaError(f"settings.{name} is {type(value).__name__}, not a plain value")
 
 
 def validate(row: Any) -> dict:
@@ -155,9 +210,11 @@ def validate(row: Any) -> dict:
             continue
         if not _type_ok(value, types_ok):
             raise SchemaError(f"{name} is {type(value).__name__} {value!r:.40}, not {types_ok[0].__name__}")
-    for name in ("img_h", "img_w", "batch_size"):
-        if row[name] <= 0:
-            raise SchemaError(f"{name} must be positive, not {row[name]}")
+    for name, value in row.items():
+        _check_items(name, value)
+        _check_bounds(name, value if not isinstance(value, dict) or not name.endswith("_by_component")
+                      else list(value.values()))
+    _check_settings(kind, row["settings"])
     square = row["img_h"] == row["img_w"]
     if row.get("img_size") != (row["img_h"] if square else None):
         raise SchemaError(f"img_size {row.get('img_size')!r} does not match img_h x img_w "

@@ -40,6 +40,9 @@ class Task:
     compile: Optional[str] = None     # throughput: a torch.compile mode ("default", "max-autotune", ...)
     backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
 
+    def __post_init__(self):  # a Task is public API: 224 and (800, 1344) are taken as the Size they mean
+        object.__setattr__(self, "img_size", Size.of(self.img_size))
+
     def to_json(self) -> dict:
         return dataclasses.asdict(self)            # img_size: {"height": ..., "width": ...}
 

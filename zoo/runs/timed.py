@@ -13,6 +13,7 @@ from analysis.size import Size
 from analysis.timing.backends import TimingSetting
 from analysis.timing.fingerprint import gpu_name
 from analysis.timing.harness import backend_named, time_model
+from analysis.timing.log_capture import captured_logging
 from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_peak_flops, model_flops_utilisation
 from analysis.timing.steps import autocast_context, random_input
@@ -20,6 +21,8 @@ from analysis.vocab import attention_path
 
 from ..models.registry import create_model
 from .counted import count
+from .host_fit import fit_to_host, record_halving
+from .run_logs import keep_log, verbose
 
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
 # spread by more than a fifth of their mean, or other processes using over 15% of the machine's CPU.
@@ -39,12 +42,17 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     macs = macs if macs is not None else count(task.model, task.img_size, train=False, features=task.features)["macs"]
     model = create_model(task.model, img_size=task.img_size, features=task.features)
     backend, setting = backend_named(task.backend), timing_setting(task)
-    result = time_model(model, backend, task.img_size, task.batch_size, setting,
-                        QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL)
+    batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
+    with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
+        try:
+            result = time_model(model, backend, task.img_size, batch, setting,
+                                QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL)
+        finally:
+            keep_log(f"{task.model}-{task.img_size.label}-b{task.batch_size}-{task.backend}", library_log.getvalue())
     if result.imgs_per_s is None:   # out of memory at every batch down to 1
         raise MemoryError(result.error)
     device = torch.device(result.device)
-    fields = result.as_fields()
+    fields = record_halving(result.as_fields(), task.batch_size, halved, why)
     fields["attn_path"] = attention_path_on(model, task.img_size, device, task.dtype) if backend.sees_dispatcher \
         else None
     fields.update(mfu_fields(macs, result.imgs_per_s, peak or measure_peak_flops(str(device), task.dtype,
