@@ -7,6 +7,7 @@ head; forward returns a list of (B, C, H_i, W_i) maps, NCHW for every model.
   FeatureGetterNet, by default the last block only, through the final norm as for the scratch ViT
   (`out_indices` chooses blocks);
 - the scratch ViT and hybrid: `ViTFeatureMaps`, the last block's patch tokens (see vit.py);
+- ViTDet: its simple feature pyramid, four 256-channel maps at strides 4, 8, 16, 32 (vitdet.py);
 - ad-hoc "timm:" models: timm's `features_only=True` with timm's defaults (NHWC made NCHW).
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..errors import ZooError
 from .hybrid import hybrid_vit
 from .spec import AnySize, ModelSpec, Size
 from .vit import ViTFeatureMaps
+from .vitdet import ViTDet
 
 LAST_BLOCK = (-1,)
 
@@ -39,13 +41,15 @@ class ChannelsFirst(nn.Module):
         return [f.permute(0, 3, 1, 2) for f in self.model(x)]
 
 
-def build_scratch_features(spec: ModelSpec, img_size: Size, overrides: dict) -> ViTFeatureMaps:
+def build_scratch_features(spec: ModelSpec, img_size: Size, overrides: dict) -> nn.Module:
     overrides = dict(overrides)
     indices = overrides.pop("out_indices", LAST_BLOCK)
     try:
         cfg = dataclasses.replace(spec.vit_config, img_size=img_size, num_classes=0, **overrides)
     except TypeError as e:  # an override the config does not have
         raise ZooError(f"{spec.name}: {e}") from None
+    if spec.family == "vitdet":
+        return ViTDet(cfg, features=True)
     if spec.family == "hybrid":
         return hybrid_vit(cfg, feature_indices=indices)
     return ViTFeatureMaps(cfg, indices=indices)

@@ -15,6 +15,7 @@ from .hybrid import hybrid_vit
 from ..errors import DuplicateModelError, UnknownModelError, ZooError
 from .spec import AnySize, ModelSpec, Size, as_hw, canonical_size
 from .vit import VisionTransformer
+from .vitdet import ViTDet
 
 TIMM_PREFIX = "timm:"
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -88,11 +89,13 @@ def create_model(name: str, img_size: Size | None = None, num_classes: int = 100
     return model.to(dtype=dtype) if dtype is not None else model
 
 
-def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> VisionTransformer:
+def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> nn.Module:
     try:
         cfg = dataclasses.replace(spec.vit_config, img_size=img_size, num_classes=num_classes, **overrides)
     except TypeError as e:  # an override the config does not have
         raise ZooError(f"{spec.name}: {e}") from None
+    if spec.family == "vitdet":
+        return ViTDet(cfg)
     return hybrid_vit(cfg) if spec.family == "hybrid" else VisionTransformer(cfg)
 
 
