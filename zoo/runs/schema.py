@@ -70,10 +70,12 @@ class CostRow(Row):
                                         "bytes per batch")
     weight_bytes: Optional[int] = _f("parameters and buffers at the row's dtype", "bytes")
     serve_bytes: Optional[int] = _f("weight_bytes + act_peak_bytes: memory to serve the batch", "bytes per batch")
-    train_serve_bytes: Optional[int] = _f("weights + gradients + optimizer state (train_optimizer) + "
+    train_serve_bytes: Optional[int] = _f("weights + gradients and optimizer state (train_optimizer) of trainable params + "
                                           "train_act_peak_bytes", "bytes per batch")
     train_optimizer: Optional[str] = _f("optimizer whose state train_serve_bytes counts")
     features: Optional[list] = _f("feature extractor rows: [C, H, W] of each map it returns")
+    feature_strides: Optional[list] = _f("feature extractor rows: each map's stride (input side / map side)", "px")
+    feature_stages: Optional[list] = _f("feature extractor rows: the stage module or block that makes each map")
     dtype: Optional[str] = _f("dtype the model was counted in (fp32, bf16, fp16)")
     train_macs: Optional[int] = _f("forward + backward of one training step", "MACs per image")
     train_backward_macs: Optional[int] = _f("the backward part of train_macs", "MACs per image")

@@ -20,6 +20,7 @@ from analysis.vocab import DTYPES
 from .._version import __version__
 from ..models.registry import create_model, get_spec, map_shapes
 from ..models.spec import Size, as_hw, canonical_size
+from ..models.stages import feature_layout, freeze_stages
 from .schema import SCHEMA_VERSION, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
@@ -44,6 +45,8 @@ class Task:
     channels_last: bool = False       # throughput: channels-last memory format
     compile: Optional[str] = None     # throughput: a torch.compile mode ("default", "max-autotune", ...)
     backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
+    frozen_stages: Optional[int] = None   # no gradients for the stem and stages 1..K (features / detector)
+    detector: Optional[str] = None        # count the whole detector (zoo.models.detectors) on this backbone
 
     def __post_init__(self):  # (224, 224) and 224 are one task; JSON turns tuples into lists
         object.__setattr__(self, "img_size", canonical_size(self.img_size))
@@ -54,6 +57,9 @@ class Task:
         fields = dataclasses.asdict(self)
         for name in ("kind", "model", "img_size", "batch_size"):
             fields.pop(name)
+        for name in ("frozen_stages", "detector"):     # absent when unset: earlier rows keep their keys
+            if fields[name] is None:
+                fields.pop(name)
         if self.kind == "cost":
             for name in ("device", "threads", "quick", "channels_last", "compile", "backend"):
                 fields.pop(name)
@@ -121,22 +127,25 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
 
 def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-          features: bool = False, **overrides) -> dict:
+          features: bool = False, frozen_stages: int | None = None, **overrides) -> dict:
     """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
     from analysis.count.cost import cost_record
 
     module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], features=features, **overrides)
+    if frozen_stages is not None:
+        freeze_stages(module, frozen_stages)
     record = cost_record(module, img_size, batch_size=batch_size, dtype=DTYPES[dtype], train=train)
     record.update(serving_memory(record, dtype))
     if features:
         record["features"] = map_shapes(module, img_size, overrides.get("in_chans", 3))   # the module just counted
+        record["feature_strides"], record["feature_stages"] = feature_layout(module)
     return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
 
 
 def serving_memory(record: dict, dtype: str) -> dict:
     """Memory to serve a batch: weights at the dtype + the activation peak; for a training step also one
     gradient and one SGD momentum buffer per parameter (the step the harness times), at the dtype."""
-    param_bytes = record["params"] * DTYPES[dtype].itemsize
+    param_bytes = record["trainable_params"] * DTYPES[dtype].itemsize     # frozen ones have neither
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
     if record.get("train_act_peak_bytes") is not None:
@@ -146,7 +155,8 @@ def serving_memory(record: dict, dtype: str) -> dict:
 
 
 def _cost(task: Task) -> dict:
-    return count(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features)
+    return count(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
+                 frozen_stages=task.frozen_stages)
 
 
 def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
