@@ -77,6 +77,16 @@ class CostRow(Row):
     feature_strides: Optional[list] = _f("feature extractor rows: each map's stride (input side / map side)", "px")
     feature_stages: Optional[list] = _f("feature extractor rows: the stage module or block that makes each map")
     dtype: Optional[str] = _f("dtype the model was counted in (fp32, bf16, fp16)")
+    detector_macs_by_part: Optional[dict] = _f("detector rows: forward MACs of backbone, neck, rpn, box_heads, "
+                                               "mask_heads", "MACs per image")
+    backbone_macs: Optional[int] = _f("detector rows: the backbone's forward MACs", "MACs per image")
+    backbone_share: Optional[float] = _f("detector rows: backbone_macs / macs", "fraction")
+    backbone_params: Optional[int] = _f("detector rows: the backbone's parameters")
+    detector_rois: Optional[dict] = _f("detector rows: RoIs per image through each box head and each mask head, "
+                                       "and the number of stages", "RoIs per image")
+    detector_config: Optional[str] = _f("detector rows: the published config its heads follow")
+    detector_uncounted: Optional[dict] = _f("detector rows: what runs without MACs: RoIAlign's bilinear cost at "
+                                            "2x2 samples per bin (MACs per image), NMS")
     train_macs: Optional[int] = _f("forward + backward of one training step", "MACs per image")
     train_backward_macs: Optional[int] = _f("the backward part of train_macs", "MACs per image")
     train_act_peak_bytes: Optional[int] = _f("peak of live activations in a training step, gradients excluded",

@@ -126,17 +126,34 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
     return validate({**base_row(task), "family": spec.family, **measured})
 
 
-def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-          features: bool = False, frozen_stages: int | None = None, **overrides) -> dict:
-    """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
-    from analysis.count.cost import cost_record
+def build(model: str, img_size: Size, device: str, dtype: str = "fp32", features: bool = False,
+          frozen_stages: int | None = None, detector: str | None = None, **overrides):
+    """The module a task measures: the model, its feature extractor, or a whole detector on it."""
+    if detector is not None:
+        from ..models.detectors import create_detector
 
-    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], features=features, **overrides)
+        return create_detector(model, detector, img_size, device=device, dtype=DTYPES[dtype],
+                               frozen_stages=frozen_stages)
+    module = create_model(model, img_size=img_size, device=device, dtype=DTYPES[dtype], features=features, **overrides)
     if frozen_stages is not None:
         freeze_stages(module, frozen_stages)
+    return module
+
+
+def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
+          features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
+          **overrides) -> dict:
+    """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
+    from analysis.count.cost import cost_record, macs_by_module
+
+    module = build(model, img_size, "meta", dtype, features, frozen_stages, detector, **overrides)
     record = cost_record(module, img_size, batch_size=batch_size, dtype=DTYPES[dtype], train=train)
     record.update(serving_memory(record, dtype))
-    if features:
+    if detector is not None:
+        from ..models.detectors import detector_fields
+
+        record.update(detector_fields(macs_by_module(module, img_size, DTYPES[dtype]), module))
+    elif features:
         record["features"] = map_shapes(module, img_size, overrides.get("in_chans", 3))   # the module just counted
         record["feature_strides"], record["feature_stages"] = feature_layout(module)
     return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
@@ -156,14 +173,15 @@ def serving_memory(record: dict, dtype: str) -> dict:
 
 def _cost(task: Task) -> dict:
     return count(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
-                 frozen_stages=task.frozen_stages)
+                 frozen_stages=task.frozen_stages, detector=task.detector)
 
 
 def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
     from analysis.timing.harness import measure_throughput
 
-    macs = macs if macs is not None else count(task.model, task.img_size, train=False, features=task.features)["macs"]
-    model = create_model(task.model, img_size=task.img_size, features=task.features)
+    macs = macs if macs is not None else count(task.model, task.img_size, train=False, features=task.features,
+                                               detector=task.detector)["macs"]
+    model = build(task.model, task.img_size, "cpu", "fp32", task.features, task.frozen_stages, task.detector)
     protocol = QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL
     if task.backend == "onnxruntime":
         from analysis.timing.onnx_runtime import measure_onnxruntime
