@@ -19,6 +19,7 @@ class ReportRows:
     bad_lines: list[BadLine] = field(default_factory=list)
     left_out: int = 0                 # rows at H x W sizes or of feature extractors: not in these tables
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
+    detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
 
     @property
     def empty(self) -> bool:
@@ -35,7 +36,8 @@ def _latest_unmeasured(rows: list[dict]) -> list[dict]:
 
 def in_tables(row: dict) -> bool:
     """The report's tables compare classifiers on square inputs; other rows stay in results/ (load_frame)."""
-    return row.get("img_size") is not None and not row["settings"].get("features")
+    return row.get("img_size") is not None and not row["settings"].get("features") and \
+        not row["settings"].get("detector")
 
 
 def load(results_dir: str | Path) -> ReportRows:
@@ -58,7 +60,9 @@ def load(results_dir: str | Path) -> ReportRows:
                       runs=runs,
                       throughput=latest(timed_rows), not_measured=_latest_unmeasured(cost_rows + timed_rows),
                       bad_lines=store.bad_lines,
-                      left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows))
+                      detectors=[r for r in latest(every_cost) if r["settings"].get("detector") and is_measured(r)],
+                      left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
+                      - sum(1 for r in every_cost if r["settings"].get("detector")))
 
 
 def machine_name(row: dict) -> str:
