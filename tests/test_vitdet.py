@@ -88,3 +88,19 @@ def test_tiny_vitdet_runs_on_cpu_with_padding():
     maps = ViTDet(cfg, features=True)(torch.randn(1, 3, 160, 224))
     assert [tuple(m.shape) for m in maps] == [(1, 256, 160 // s, 224 // s) for s in (4, 8, 16, 32)]
     assert all(torch.isfinite(m).all() for m in maps)
+
+
+def test_compare_gives_four_maps_at_strides_4_to_32_and_the_closed_form(capsys):
+    """The issue's first 'done when': the command line, JSON out."""
+    import json
+
+    from zoo.compare import main
+
+    argv = ["--models", "vitdet_b16", "--resolutions", "1024", "--metrics", "cost,memory", "--features",
+            "--no-save", "--format", "json"]
+    assert main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["features"] == [[256, 1024 // s, 1024 // s] for s in (4, 8, 16, 32)]
+    assert row["feature_strides"] == [4, 8, 16, 32]
+    assert row["macs"] == vitdet_macs(shape_from_paper("vitdet_b16"), 1024)["total"]
+    assert row["act_peak_bytes"] > 0 and row["serve_bytes"] > row["act_peak_bytes"]
