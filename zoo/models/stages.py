@@ -11,6 +11,7 @@ from __future__ import annotations
 from torch import nn
 
 from ..errors import ZooError
+from .features import ChannelsFirst
 from .vit import ViTFeatureMaps
 from .vitdet import ViTDet
 
@@ -18,7 +19,7 @@ STEM_MAX_STRIDE = 2      # maps at stride <= 2 are the stem's (ResNet's act1, Bi
 
 
 def _inner(extractor: nn.Module) -> nn.Module:
-    return extractor.model if type(extractor).__name__ == "ChannelsFirst" else extractor
+    return extractor.model if isinstance(extractor, ChannelsFirst) else extractor
 
 
 def feature_layout(extractor: nn.Module) -> tuple[list[int], list[str]]:
