@@ -81,6 +81,14 @@ class CostRow(Row):
                                              "bytes per batch")
     train_cuda_peak_bytes: Optional[int] = _f("CUDA allocator peak of a training step", "bytes per batch")
     uncounted_ops: Optional[list] = _f("matmul- or conv-like ops that ran without a MAC rule (should be empty)")
+    bytes_moved: Optional[int] = _f("bytes one forward's ops read and write, unfused eager traffic, views free "
+                                     "(analysis.count.traffic)", "bytes per batch")
+    non_mac_flops: Optional[int] = _f("FLOPs besides MACs: norms, softmax, activations, elementwise (convention in "
+                                      "analysis.count.traffic)", "FLOPs per batch")
+    arithmetic_intensity: Optional[float] = _f("(2 x macs x batch + non_mac_flops) / bytes_moved", "FLOPs per byte")
+    bytes_by_op_class: Optional[dict] = _f("bytes_moved per operator class (matmul_conv, attention, norm, "
+                                           "elementwise, data_movement)", "bytes per batch")
+    bytes_by_component: Optional[dict] = _f("bytes_moved per component", "bytes per batch")
 
 
 @dataclass
