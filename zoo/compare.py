@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
                    help="probe the GEMM peak again instead of using the one kept in results/peaks.json")
+    p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
+                                                       "device (H100, H200, A100, L4, T4, 'RTX 4090'), marked "
+                                                       "predicted; nothing is written")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -108,6 +111,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         check_onnxruntime(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
+    if args.predict is not None:
+        from .runs.roofline_rows import check_predict
+
+        check_predict(args.predict, args.dtype)
+        args.no_save = True              # a prediction is never a result
     if not args.no_save:
         args.out = check_out_dir(args.out)
     if args.executor == "ray":
@@ -175,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backend=args.backend)
+        if args.predict is not None:
+            from .runs.roofline_rows import print_predictions
+
+            return print_predictions(plan, args.predict, args.format)
         rows = run(args, plan)
     except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
         print(f"zoo.compare: error: {e}", file=sys.stderr)

@@ -144,6 +144,13 @@ class ThroughputRow(Row):
     onnx_max_abs_diff: Optional[float] = _f("largest |ONNX Runtime output - eager output| on one random input")
     onnx_matches_eager: Optional[bool] = _f("onnx_max_abs_diff <= 1e-3 x the largest eager output "
                                             "(analysis.timing.onnx_runtime)")
+    mem_bandwidth: Optional[float] = _f("measured memory bandwidth of this machine: STREAM-like triad, best of 5 "
+                                        "(analysis.timing.bandwidth)", "bytes/s")
+    roofline_ms: Optional[float] = _f("roofline estimate: sum over ops of max(FLOPs / peak_flops, bytes / "
+                                      "mem_bandwidth), + 5 us per kernel on GPUs (analysis.roofline)", "ms per batch")
+    roofline_compute_share: Optional[float] = _f("share of roofline_ms in compute-bound ops", "fraction")
+    roofline_memory_share: Optional[float] = _f("share of roofline_ms in memory-bound ops", "fraction")
+    roofline_launch_share: Optional[float] = _f("share of roofline_ms that is kernel launches", "fraction")
 
 
 ROW_TYPES: dict[str, type[Row]] = {"cost": CostRow, "throughput": ThroughputRow}

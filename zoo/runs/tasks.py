@@ -171,4 +171,7 @@ def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
     if record["imgs_per_s"] is None:   # out of memory at every batch down to 1
         raise MemoryError(record["error"])
     record["noisy"] = bool(record["cv"] > NOISY_CV or (record["foreign_cpu_share"] or 0) > NOISY_FOREIGN_CPU_SHARE)
+    from .roofline_rows import measured_roofline
+
+    record.update(measured_roofline(task, record, peak))
     return record
