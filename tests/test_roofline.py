@@ -94,3 +94,22 @@ def test_compare_predict_refuses_unknown_devices_and_missing_dtypes():
     for args in (("--predict", "V100"), ("--predict", "T4", "--dtype", "bf16")):
         result = run_cli("zoo.compare", "--models", "vit_ti16", *args)
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+def test_report_compares_both_predictors_by_rank_and_ratio(tmp_path):
+    from zoo.report import roofline as report
+
+    rows = [{"model": m, "img_size": 224, "batch_size": 1, "ran_batch_size": 1, "roofline_ms": est,
+             "latency_ms_p50": measured, "macs": macs, "settings": {"dtype": "fp32"}, "env": {"cpu_model": "X"},
+             "threads": 2} for m, est, measured, macs in [("a", 1, 2, 3), ("b", 2, 3, 5), ("c", 3, 7, 4), ("d", 5, 6, 9)]]
+    df = report.frame(rows)
+    # MACs-only: k = median(measured / MACs) = median(2/3, 3/5, 7/4, 6/9) = (2/3 + 2/3) / 2 = 2/3
+    assert list(df["macs_only_ms"]) == pytest.approx([2, 10 / 3, 8 / 3, 6])
+    found = report.stats(df)
+    # ranks of measured 1 2 4 3; roofline 1 2 3 4 (sum d^2 = 2); MACs-only 1 3 2 4 (sum d^2 = 6): 1 - 6 sum d^2 / 60
+    assert found["roofline"]["spearman"] == pytest.approx(0.8) and found["macs_only"]["spearman"] == pytest.approx(0.4)
+    assert found["roofline"]["median_ratio"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert found["macs_only"]["median_ratio"] == pytest.approx(1.0)
+    assert "| roofline | 0.800 |" in report.table(df)
+    assert len(report.plot(df, tmp_path / "p.png")) == 4 and (tmp_path / "p.png").stat().st_size > 0
+    assert report.frame([]).empty and report.plot(report.frame([]), tmp_path / "e.png") == []
