@@ -30,6 +30,7 @@ EXPECTED = {
     "report": ["python -m zoo.report --results"],
     "bench_vit": ["python -m pytest benchmarks/test_bench_vit.py --benchmark-only"],
     "timm_protocol": ["python benchmarks/timm_protocol.py --device cuda"],
+    "roofline": ["python benchmarks/roofline_vs_measured.py --device cuda --quick --models"],
 }
 
 
