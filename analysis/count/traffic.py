@@ -132,7 +132,7 @@ class TrafficCounter(Observer):
         rule = rule_for(func)
         macs = int(rule(*args, out=out, **kwargs)) if rule is not None else 0
         extra = non_mac_flops(func, cls, inputs, outputs)
-        read = sum(tensor_bytes(t) for t in inputs)
+        read = sum(tensor_bytes(t) for t in (inputs[1:] if op_name(func) == "copy_" else inputs))  # copy_ only writes dst
         written = sum(tensor_bytes(t) for t in outputs)
         self.bytes_read += read
         self.bytes_written += written
