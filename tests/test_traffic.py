@@ -100,6 +100,10 @@ def test_vit_b16_bytes_moved_equals_its_closed_form():
     assert record["bytes_moved"] == vit_b16_bytes() == 627_226_728
     assert sum(record["bytes_by_op_class"].values()) == record["bytes_moved"]
     assert sum(record["bytes_by_component"].values()) == record["bytes_moved"]
+    # attention's QK^T and AV: 2 x 715,327,488 MACs + softmax 12 x 5 x 12 x 197^2 over q, k, v, out, lse
+    sdpa_bytes = 12 * 4 * (4 * 197 * 768 + 12 * 197)
+    assert record["arithmetic_intensity_by_component"]["attn_matmul"] == pytest.approx(
+        (2 * 715_327_488 + 12 * 5 * 12 * 197 ** 2) / sdpa_bytes)
     # non-MAC FLOPs: 25 LayerNorms (5/elem), 12 softmaxes over 12 x 197 x 197 scores (5/elem), 12 GELUs
     # over 197 x 3072, 25 adds (pos_embed + 24 residuals) over 197 x 768 (1/elem)
     n, d = 197, 768

@@ -119,6 +119,7 @@ class TrafficCounter(Observer):
         self.bytes_read = self.bytes_written = self.non_mac_flops = self.mac_flops = 0
         self.bytes_by_class: dict[str, int] = defaultdict(int)
         self.bytes_by_component: dict[str, int] = defaultdict(int)
+        self.flops_by_component: dict[str, int] = defaultdict(int)
         self.ops: Counter = Counter()           # OpTraffic -> how many times it ran (a kernel launch each)
 
     def observe(self, func, args, kwargs, out) -> None:
@@ -139,7 +140,9 @@ class TrafficCounter(Observer):
         self.mac_flops += 2 * macs
         self.non_mac_flops += extra
         self.bytes_by_class[cls] += read + written
-        self.bytes_by_component[self._component(func)] += read + written
+        component = self._component(func)
+        self.bytes_by_component[component] += read + written
+        self.flops_by_component[component] += 2 * macs + extra
         self.ops[OpTraffic(cls, 2 * macs + extra, read + written)] += 1
 
     def _component(self, func) -> str:
@@ -162,7 +165,9 @@ class TrafficCounter(Observer):
         return {"bytes_moved": moved, "non_mac_flops": self.non_mac_flops,
                 "arithmetic_intensity": self.flops / moved if moved else None,
                 "bytes_by_op_class": {c: self.bytes_by_class.get(c, 0) for c in OP_CLASSES},
-                "bytes_by_component": {c: b for c, b in sorted(self.bytes_by_component.items()) if b}}
+                "bytes_by_component": {c: b for c, b in sorted(self.bytes_by_component.items()) if b},
+                "arithmetic_intensity_by_component": {c: self.flops_by_component[c] / b
+                                                      for c, b in sorted(self.bytes_by_component.items()) if b}}
 
     def op_list(self) -> list[tuple[str, int, int, int]]:
         """[(op_class, flops, bytes, count)]: what analysis.roofline needs, compact (blocks repeat)."""

@@ -89,6 +89,8 @@ class CostRow(Row):
     bytes_by_op_class: Optional[dict] = _f("bytes_moved per operator class (matmul_conv, attention, norm, "
                                            "elementwise, data_movement)", "bytes per batch")
     bytes_by_component: Optional[dict] = _f("bytes_moved per component", "bytes per batch")
+    arithmetic_intensity_by_component: Optional[dict] = _f("FLOPs (2 x MACs + non-MAC) / bytes_moved of each "
+                                                           "component", "FLOPs per byte")
 
 
 @dataclass
