@@ -9,7 +9,9 @@ correlation, and the median, p10, p90 and spread of predicted / measured; writes
 roofline_vs_measured.png into <out> and prints the table.
 
 Run: python benchmarks/roofline_vs_measured.py [--out DIR] [--quick] [--device cpu|cuda] [--models a,b]
-     [--analyze-only]
+     [--analyze-only [--assume-bandwidth GB/s]]
+--assume-bandwidth estimates rows timed before rows carried a roofline (older results/) from their own
+GEMM peak and the bandwidth given (say which, and why, when quoting it).
 """
 from __future__ import annotations
 
@@ -33,6 +35,9 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--quick", action="store_true", help="zoo.compare --quick (short timing runs)")
     parser.add_argument("--analyze-only", action="store_true", help="time nothing: compare the rows in --out")
+    parser.add_argument("--report-dir", type=Path, default=None, help="where roofline.md and the plot go (--out)")
+    parser.add_argument("--assume-bandwidth", type=float, default=None,
+                        help="GB/s for timed CPU fp32 inference rows without roofline_ms (their own peak_flops)")
     args = parser.parse_args(argv)
     from zoo.compare import main as compare
     from zoo.report import roofline
@@ -47,13 +52,32 @@ def main(argv=None) -> int:
             if status not in (0, 1):
                 return status
     wanted = set(args.models.split(","))
-    df = roofline.frame([r for r in load(out).throughput if r["model"] in wanted])
+    rows = [r for r in load(out).throughput if r["model"] in wanted]
+    if args.assume_bandwidth:
+        rows = [with_roofline(r, args.assume_bandwidth * 1e9) for r in rows]
+    df = roofline.frame(rows)
     table = roofline.table(df) if len(df) else roofline.NO_ROWS
-    roofline.plot(df, out / "roofline_vs_measured.png")
-    (out / "roofline.md").write_text(table, encoding="utf-8")
+    report_dir = args.report_dir or out
+    report_dir.mkdir(parents=True, exist_ok=True)
+    roofline.plot(df, report_dir / "roofline_vs_measured.png")
+    (report_dir / "roofline.md").write_text(table, encoding="utf-8")
     print(table)
-    print(f"rows in {out / 'results'}; table and plot in {out}", file=sys.stderr)
+    print(f"rows in {out / 'results'}; table and plot in {report_dir}", file=sys.stderr)
     return 0
+
+
+def with_roofline(row: dict, bandwidth: float) -> dict:
+    """A timed CPU fp32 eager inference row without a roofline gets one from its peak and `bandwidth`."""
+    from analysis.roofline import roofline
+    from zoo.runs.roofline_rows import ROOFLINE_FIELDS, traffic_ops
+
+    s = row["settings"]
+    if row.get("roofline_ms") or not row.get("peak_flops") or s.get("train") or s["dtype"] != "fp32" or \
+            s.get("backend", "eager") != "eager" or row.get("device") != "cpu":
+        return row
+    ops = traffic_ops(row["model"], row["img_size"], row.get("ran_batch_size") or row["batch_size"])
+    estimate = roofline(ops, row["peak_flops"], bandwidth)
+    return {**row, "mem_bandwidth": bandwidth, **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 
 
 if __name__ == "__main__":
