@@ -87,7 +87,7 @@ def plot(df: pd.DataFrame, path: Path) -> list[dict]:
         points = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}
                   for row in df[["model", "size", "batch", "machine", "measured_ms", "roofline_ms",
                                  "macs_only_ms"]].to_dict("records")]
-    ax.set_title("Roofline and MACs-only latency against measured (fp32 eager)", fontsize=9)
+    ax.set_title("Roofline and MACs-only latency against measured (eager inference)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)
