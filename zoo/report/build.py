@@ -82,9 +82,10 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                            "live tensors during one forward (train: forward + backward), weights and input "
                            "excluded; weights: parameters and buffers at fp32. MiB = 2^20 bytes.",
                            tables.cost_table(data.cost), cost_notes),
-        "components.md": Section(f"MACs per component at {size} px",
+        "components.md": Section(f"MACs per component at {size} px" if size else "MACs per component",
                                  "attn_matmul is attention's QK^T + AV; attn_proj the qkv and output projections.",
-                                 tables.component_table(cost, size), _unless_empty(cost, "cost rows")),
+                                 tables.component_table(cost, size),
+                                 _unless_empty(cost, "classifier cost rows at a square size")),
         "attention.md": Section("Attention share against tokens",
                                 "Share of MACs in attention matmuls; N* = 6d is where one layer's quadratic term "
                                 "2N^2 d equals its linear terms 12Nd^2 (MLP ratio 4).", attention, attention_notes),
