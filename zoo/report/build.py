@@ -10,12 +10,13 @@ from pathlib import Path
 from . import plots, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
+from .detection import detection_table
 from .html import page
 from .rows import ReportRows, load
 from .textbook import textbook_table
 
-MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "accuracy.md",
-                  "textbook.md", "not_measured.md", "choosing.md")
+MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "detection.md",
+                  "accuracy.md", "textbook.md", "not_measured.md", "choosing.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png")
 PLOT_DATA_FILE = "plots.json"
@@ -78,7 +79,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                            "live tensors during one forward (train: forward + backward), weights and input "
                            "excluded; weights: parameters and buffers at fp32. MiB = 2^20 bytes.",
                            tables.cost_table(cost), cost_notes),
-        "components.md": Section(f"MACs per component at {size} px",
+        "components.md": Section("MACs per component" + (f" at {size} px" if size is not None else ""),
                                  "attn_matmul is attention's QK^T + AV; attn_proj the qkv and output projections.",
                                  tables.component_table(cost, size), _unless_empty(cost, "cost rows")),
         "attention.md": Section("Attention share against tokens",
@@ -94,8 +95,19 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                  "(at p50) = batch / median step latency; latencies are per step of the whole "
                                  "batch. MFU = 2 x MACs x img/s / the machine's measured GEMM peak (x3 for a "
                                  "training step); above 100% is kept and marked. 'noisy': step latencies' cv "
-                                 "above 0.2 or other processes above 15% of the CPU while timing.",
+                                 "above 0.2 or other processes above 15% of the cores timed on (beyond the cores "
+                                 "left free) while timing. A p99 from fewer than 100 steps says how many (n=...): "
+                                 "it is close to the slowest step.",
                                  tables.throughput_table(throughput, data.runs), _unless_empty(throughput, "timed rows")),
+        "detection.md": Section("Detection-style inputs: H x W sizes and feature extractors",
+                                "Counted on the meta device at each row's batch and dtype. 'features': the backbone "
+                                "as a detector's neck sees it (no pooling, no head), each map [C,H,W] with its stride "
+                                f"(input height / map height). {tables.CONVENTION} Training memory: fp32 weights, "
+                                "gradients and optimizer state + the training step's activation peak (mixed "
+                                "precision adds autocast's weight copies). img/s: the latest timed row at the same "
+                                "input, eager and ONNX Runtime side by side.",
+                                detection_table(data.detection_cost, data.detection_timed),
+                                _unless_empty(data.detection_cost, "H x W or feature-extractor cost rows")),
         "accuracy.md": Section("Accuracy beside cost",
                                "Top-1 on ImageNet-1k val at the resolution it was measured at, for a named "
                                "checkpoint (its timm tag) and that checkpoint's pretraining group. "
@@ -124,14 +136,14 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                      f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
                                     if data.bad_lines else []) +
                                    ([f"{data.left_out} row(s) at H x W input sizes or of feature extractors are "
-                                     f"in results/ but not in these tables (zoo.load_frame reads them)"]
+                                     f"in detection.md, not in the classifier tables"]
                                     if data.left_out else [])),
         "choosing.md": TextSection("Choosing a backbone",
                                    "Worked questions answered by `python -m zoo.select` (counted constraints and "
                                    "published accuracy only, so the same on any machine; a measured latency "
                                    "question is in the README with its machine). Every registry model is a "
                                    "candidate; each excluded one names the first constraint it broke.",
-                                   choosing_markdown()),
+                                   choosing_markdown(data.answers)),
     }
 
 

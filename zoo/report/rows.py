@@ -5,6 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..answers import load_answers
 from ..models.registry import natural_key
 from ..runs.schema import is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
@@ -19,6 +20,9 @@ class ReportRows:
     bad_lines: list[BadLine] = field(default_factory=list)
     left_out: int = 0                 # rows at H x W sizes or of feature extractors: not in these tables
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
+    answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.answers)
+    detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes or of feature
+    detection_timed: list = field(default_factory=list)   # extractors (the detection section)
 
     @property
     def empty(self) -> bool:
@@ -57,7 +61,9 @@ def load(results_dir: str | Path) -> ReportRows:
                       cost_all=cost_all,
                       runs=runs,
                       throughput=latest(timed_rows), not_measured=_latest_unmeasured(cost_rows + timed_rows),
-                      bad_lines=store.bad_lines,
+                      bad_lines=store.bad_lines, answers=load_answers(results_dir),
+                      detection_cost=[r for r in latest(every_cost) if is_measured(r) and not in_tables(r)],
+                      detection_timed=[r for r in latest(every_timed) if is_measured(r) and not in_tables(r)],
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows))
 
 

@@ -27,6 +27,7 @@ DEFAULT_METRICS = ("cost", "memory", "throughput")
 # must stay inside what torch can index (numel < 2^63).
 MAX_SIDE = 65_536
 MAX_BATCH = 1 << 20
+MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
 
 
 def split_list(text: str, what: str) -> list[str]:
@@ -80,6 +81,13 @@ def sizes(text: str) -> list[Size]:
         found.append(canonical_size(tuple(positive_int(p.strip(), "resolutions", MAX_SIDE) for p in parts)
                                     if len(parts) == 2 else positive_int(item, "resolutions", MAX_SIDE)))
     return list(dict.fromkeys(found))
+
+
+def pad_size(size: Size, multiple: int | None) -> Size:
+    """Each side rounded up to a multiple of `multiple` (as detection pipelines pad images to 32); None: as is."""
+    if not multiple:
+        return size
+    return canonical_size(tuple(-(-side // multiple) * multiple for side in as_hw(size)))
 
 
 def model_names(text: str) -> list[str]:
@@ -176,9 +184,14 @@ class Plan:
 
 
 def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: list[int], metrics: list[str],
-               dtype: str = "fp32", features: bool = False, **timing) -> Plan:
+               dtype: str = "fp32", features: bool = False, backends: tuple[str, ...] = ("eager",),
+               pad_to: int | None = None, **timing) -> Plan:
     """Tasks for every model x size x batch. `timing`: the Task fields of timed tasks (device, threads,
-    quick, channels_last, compile, backend); cost tasks take only dtype and features."""
+    quick, channels_last, compile, iters, min_seconds); each timed task once per backend, one after the other (interleaved, so
+    the backends see the same machine); cost tasks take only dtype and features. pad_to: each size is padded
+    up to a multiple of it first, and its tasks record the size asked for (padded_from)."""
+    asked = {pad_size(s, pad_to): size_label(s) for s in resolutions or [] if pad_size(s, pad_to) != s}
+    resolutions = list(dict.fromkeys(pad_size(s, pad_to) for s in resolutions)) if resolutions else resolutions
     if resolutions:
         for size in resolutions:
             if not any(get_spec(m).rule.accepts(size) for m in models):
@@ -198,13 +211,15 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
                 kind = "cost" if count else "throughput"
                 skipped.append(run_task(Task(kind, model, img_size, batch_sizes[0], dtype)))  # a skipped row
                 continue
+            padded_from = asked.get(img_size)
             for batch in batch_sizes:
                 if count:
                     tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics,
-                                      features=features))
+                                      features=features, padded_from=padded_from))
                 if "throughput" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, features=features, **timing))
+                    tasks += [Task("throughput", model, img_size, batch, dtype, features=features, backend=backend,
+                                   padded_from=padded_from, **timing) for backend in backends]
                 if "throughput" in metrics and "train" in metrics:
                     tasks.append(Task("throughput", model, img_size, batch, dtype, train=True, features=features,
-                                      **timing))
+                                      padded_from=padded_from, **timing))
     return Plan(tasks, skipped)

@@ -8,6 +8,7 @@ through here: the CLI, Ray, the benchmarks and the report's deterministic refres
 from __future__ import annotations
 
 import dataclasses
+import os
 import traceback
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -19,14 +20,24 @@ from analysis.vocab import DTYPES
 
 from .._version import __version__
 from ..models.registry import create_model, get_spec, map_shapes
-from ..models.spec import Size, as_hw, canonical_size
+from ..models.spec import Size, as_hw, canonical_size, size_label
 from .schema import SCHEMA_VERSION, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
-# spread by more than a fifth of their mean, or other processes using over 15% of the machine's CPU.
+# spread by more than a fifth of their mean, or other processes using more than 15% of the cores we timed
+# on (their use of the cores we did not ask for is not noise).
 NOISY_CV = 0.2
 NOISY_FOREIGN_CPU_SHARE = 0.15
+
+
+def is_noisy(cv: float, foreign_cpu_share: float | None, threads: int | None, cores: int | None = None) -> bool:
+    """cv above NOISY_CV, or others' CPU beyond the cores left free, above NOISY_FOREIGN_CPU_SHARE of ours.
+    foreign_cpu_share is of all `cores` (/proc/stat's); `threads` is how many we timed on (None: all)."""
+    cores = cores or os.cpu_count() or 1
+    ours = min(threads or cores, cores)
+    beyond_free = (foreign_cpu_share or 0) * cores - (cores - ours)
+    return bool(cv > NOISY_CV or beyond_free > NOISY_FOREIGN_CPU_SHARE * ours)
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,9 @@ class Task:
     channels_last: bool = False       # throughput: channels-last memory format
     compile: Optional[str] = None     # throughput: a torch.compile mode ("default", "max-autotune", ...)
     backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
+    iters: Optional[int] = None       # throughput: at least this many timed steps (else the protocol's)
+    padded_from: Optional[str] = None     # the size asked for, when --pad-to padded it up to img_size
+    min_seconds: Optional[float] = None   # throughput: at least this timed span (else the protocol's)
 
     def __post_init__(self):  # (224, 224) and 224 are one task; JSON turns tuples into lists
         object.__setattr__(self, "img_size", canonical_size(self.img_size))
@@ -57,7 +71,17 @@ class Task:
         if self.kind == "cost":
             for name in ("device", "threads", "quick", "channels_last", "compile", "backend"):
                 fields.pop(name)
+        for name in ("iters", "min_seconds", "padded_from"):   # only when asked: rows timed before these options keep their key
+            if fields[name] is None:
+                fields.pop(name)
         return fields
+
+    @property
+    def protocol(self):
+        """The timing protocol: --quick's or the default, with --iters and --min-seconds applied."""
+        protocol = QUICK_PROTOCOL if self.quick else DEFAULT_PROTOCOL
+        asked = {k: v for k, v in (("min_iters", self.iters), ("min_seconds", self.min_seconds)) if v is not None}
+        return dataclasses.replace(protocol, **asked)
 
 
 def software() -> dict:
@@ -111,8 +135,9 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
     """
     spec = get_spec(task.model)
     if not spec.rule.accepts(task.img_size):
+        nearest = ", ".join(size_label(n) for n in spec.rule.nearest(task.img_size))
         return validate({**base_row(task), "family": spec.family,
-                         "skipped": f"{task.model} takes sides {spec.rule.describe()}"})
+                         "skipped": f"{task.model} takes sides {spec.rule.describe()}; nearest: {nearest}"})
     try:
         measured = _cost(task) if task.kind == "cost" else _throughput(task, macs, peak)
     except Exception as e:  # recorded, never swallowed: the row says what went wrong
@@ -133,15 +158,27 @@ def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", 
     return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
 
 
-def serving_memory(record: dict, dtype: str) -> dict:
-    """Memory to serve a batch: weights at the dtype + the activation peak; for a training step also one
-    gradient and one SGD momentum buffer per parameter (the step the harness times), at the dtype."""
-    param_bytes = record["params"] * DTYPES[dtype].itemsize
+OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # fp32 state tensors per parameter
+
+
+def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
+    """Memory to serve a batch: weights at the dtype + the activation peak. A training step is counted as
+    torch.autocast (+ GradScaler for fp16) trains: fp32 master weights, one fp32 gradient and the optimizer's
+    fp32 state per trainable parameter, for bf16/fp16 also the low-precision weight copies autocast caches
+    for the step, plus the training step's activation peak."""
+    itemsize = DTYPES[dtype].itemsize
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
     if record.get("train_act_peak_bytes") is not None:
-        fields.update(train_serve_bytes=record["weight_bytes"] + 2 * param_bytes + record["train_act_peak_bytes"],
-                      train_optimizer="SGD with momentum: 1 state tensor per parameter (AdamW would add 1 more)")
+        params, trainable = record["params"], record.get("trainable_params", record["params"])
+        name, states = OPTIMIZER_STATES[optimizer]
+        master = record["weight_bytes"] + params * (4 - itemsize)      # parameters in fp32, buffers as counted
+        cast_copies = params * itemsize if itemsize < 4 else 0
+        text = f"{name}: {states} fp32 state tensor{'s' if states > 1 else ''} per parameter"
+        if cast_copies:
+            text += f"; mixed precision: fp32 master weights and gradients + autocast's {dtype} weight copies"
+        fields.update(train_serve_bytes=master + 4 * trainable * (1 + states) + cast_copies
+                      + record["train_act_peak_bytes"], train_optimizer=text)
     return fields
 
 
@@ -154,7 +191,7 @@ def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
 
     macs = macs if macs is not None else count(task.model, task.img_size, train=False, features=task.features)["macs"]
     model = create_model(task.model, img_size=task.img_size, features=task.features)
-    protocol = QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL
+    protocol = task.protocol
     if task.backend == "onnxruntime":
         from analysis.timing.onnx_runtime import measure_onnxruntime
 
@@ -170,5 +207,6 @@ def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
                                     threads=task.threads, macs=macs, peak=peak)
     if record["imgs_per_s"] is None:   # out of memory at every batch down to 1
         raise MemoryError(record["error"])
-    record["noisy"] = bool(record["cv"] > NOISY_CV or (record["foreign_cpu_share"] or 0) > NOISY_FOREIGN_CPU_SHARE)
+    record["noisy"] = is_noisy(record["cv"], record["foreign_cpu_share"], record.get("threads"))
+    record["peak_probe"] = (peak or {}).get("peak_probe") if record.get("peak_flops") else None
     return record
