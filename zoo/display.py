@@ -142,7 +142,7 @@ def _measured(records: list[dict]) -> list[dict]:
 
 def _columns(records: list[dict]) -> list[tuple]:
     def shown(record: dict, field: str, fmt) -> bool:
-        return (_mfu(record, "train_" if field.startswith("train_") else "") if fmt is None
+        return (_mfu(record, "train_" if field.startswith("train_") else "") if field in ("mfu", "train_mfu")
                 else record.get(field)) is not None
     return [c for c in COLUMNS if any(shown(r, c[1], c[2]) for r in records) or c[1] in ("model", "size")]
 
