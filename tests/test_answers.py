@@ -41,14 +41,15 @@ def test_the_report_renders_stored_answers_without_building_a_model(small_answer
     import timm
 
     import zoo.models.registry
+    import zoo.runs.counted
     import zoo.runs.plan
-    import zoo.runs.tasks
+    import zoo.runs.timed
     from zoo.report.build import build_reports
 
     def refuse(*args, **kwargs):
         raise AssertionError("the report built a model")
 
-    for module in (zoo.models.registry, timm, zoo.runs.tasks, zoo.runs.plan):
+    for module in (zoo.models.registry, timm, zoo.runs.counted, zoo.runs.timed, zoo.runs.plan):
         monkeypatch.setattr(module, "create_model", refuse)
     (fresh,) = zoo.answers.fresh_answers()      # the stand-in is the one zoo.select reaches
     assert {e["reason"] for e in fresh["answer"]["excluded"]} == {"counting failed: AssertionError: the report "
@@ -65,13 +66,14 @@ def test_the_committed_reports_build_without_building_a_model(tmp_path, monkeypa
     import timm
 
     import zoo.models.registry
-    import zoo.runs.tasks
+    import zoo.runs.counted
+    import zoo.runs.timed
     from zoo.report.build import build_reports
 
     def refuse(*args, **kwargs):
         raise AssertionError("the report built a model")
 
-    for module in (zoo.models.registry, timm, zoo.runs.tasks):
+    for module in (zoo.models.registry, timm, zoo.runs.counted, zoo.runs.timed):
         monkeypatch.setattr(module, "create_model", refuse)
     root = pathlib.Path(__file__).resolve().parents[1]
     build_reports(root, tmp_path)

@@ -2,6 +2,7 @@
 Runtime apart with their ratio, and the report's detection section shows H x W feature rows per size."""
 import pytest
 
+from analysis.size import Size
 from zoo.display import merge, to_markdown
 from zoo.runs.tasks import Task, base_row, count
 
@@ -14,7 +15,7 @@ def timed(backend: str, imgs_per_s: float, iters: int = 200, noisy: bool = False
 
 
 def test_eager_and_onnxruntime_are_two_records_with_their_ratio():
-    cost = {**base_row(Task("cost", "deit_ti", 224)), "family": "deit", **count("deit_ti", 224, train=False)}
+    cost = {**base_row(Task("cost", "deit_ti", 224)), "family": "deit", **count("deit_ti", Size(224, 224), train=False)}
     records = merge([cost, timed("eager", 10.0), timed("onnxruntime", 25.0, iters=3, noisy=True)])
     by_backend = {r["backend"]: r for r in records}
     assert set(by_backend) == {"eager", "onnxruntime"}
@@ -50,7 +51,7 @@ def test_the_detection_section_shows_feature_rows_at_800x1344(tmp_path):
     # ConvNeXt's four stages at strides 4, 8, 16, 32 with widths 96..768 (paper, Table 9)
     assert cells[4:6] == ["features", "[96,200,336]/4 [192,100,168]/8 [384,50,84]/16 [768,25,42]/32"]
     assert cells[10] == "2.00" and cells[11] == "-"
-    assert "not in the classifier tables" in (tmp_path / "reports" / "not_measured.md").read_text()
+    assert "detection.md shows" in (tmp_path / "reports" / "not_measured.md").read_text()
 
 
 def test_a_peak_probed_under_load_is_not_kept(tmp_path, monkeypatch):
@@ -117,7 +118,7 @@ def test_the_console_table_never_cuts_a_map_shape():
     from zoo.display import to_rich
 
     row = {**base_row(Task("cost", "resnet50", (800, 1344), features=True)), "family": "resnet",
-           **count("resnet50", (800, 1344), train=False, features=True)}
+           **count("resnet50", Size(800, 1344), train=False, features=True)}
     console = Console(width=100, record=True, file=open("/dev/null", "w"))
     console.print(to_rich(merge([row])))
     text = "".join(console.export_text().split())          # the cells, however they wrapped

@@ -170,7 +170,7 @@ def test_onnxruntime_is_timed_and_decides(tmp_path):
 
 
 def test_the_noise_rule_counts_only_the_cores_we_timed_on():
-    from zoo.runs.tasks import is_noisy
+    from zoo.runs.timed import is_noisy
 
     # 2 cores, 1 thread: others using the other core (half the machine) is not noise; taking 30% of ours is
     assert not is_noisy(0.01, 0.5, threads=1, cores=2)

@@ -13,19 +13,20 @@ Measured rows are appended there unless --no-save. A --rank no candidate has a v
 detection size) falls back to gmacs, and the output says so.
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
-nothing written); 130 interrupted (timed rows finished before it are kept).
+nothing written); 130 interrupted, 143 terminated (SIGTERM) (timed rows finished before it are kept).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
 from .runs.plan import check_out_dir, choice
+from .runs.safe_io import strict_dumps
 from .selection_table import render  # noqa: F401 - render: part of the API
+from .signals import exit_status, handles_sigterm, interrupted
 from .shortlist import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, RANKS, Query, num,  # noqa: F401
                         select)  # noqa: F401 - select: the API, as `from zoo.select import select`
 
@@ -89,6 +90,7 @@ def query_of(args: argparse.Namespace) -> Query:
     return Query(**fields, save=not args.no_save)
 
 
+@handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
@@ -103,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("zoo.select: interrupted; timed rows finished before it are kept", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"zoo.select: {interrupted(e)}; timed rows finished before it are kept", file=sys.stderr)
+        return exit_status(e)
     if args.format == "json":
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        sys.stdout.write(strict_dumps(result, indent=2) + "\n")
     else:
         sys.stdout.write(render(result, args.format))
     return 0

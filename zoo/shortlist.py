@@ -12,7 +12,7 @@ from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pare
 from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
-from .models.spec import Size, size_label
+from .models.spec import Size
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
                         finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
 from .selection_table import num  # noqa: F401 - the callers' number format
@@ -34,7 +34,7 @@ LIMITS = {"max_gmacs": None, "max_params": None, "max_act_mib": None, "max_serve
 class Query:
     """One zoo.select question. MiB are 2**20 bytes, max_params is in millions, latencies are per batch."""
     models: Union[list, str, None] = None        # names, wildcards, timm:<name>; None: the registry
-    resolution: Union[Size, str] = 224           # one side, (H, W) or "HxW"
+    resolution: Union[Size, int, tuple, str] = 224   # one side, (H, W), a Size or "HxW" (checked: a side or (H, W))
     pad_to: Optional[int] = None                 # pad each side up to a multiple of this first (detection: 32)
     # constraints, in the order they apply (None: not asked)
     pretraining: Union[list, str, None] = None   # also chooses the checkpoint shown among these groups'
@@ -129,12 +129,15 @@ def check_query(query: Query) -> Query:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
     q = dataclasses.replace(query)
     q.models = model_names(q.models if isinstance(q.models, str) else ",".join(q.models or ["all"]))
-    found = sizes(str(q.resolution).strip("()[] ").replace(", ", "x").replace(",", "x"))
-    if len(found) != 1:
-        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH, not {q.resolution!r}")
+    res = q.resolution    # the API takes (H, W) and a Size too
+    text = "x".join(map(str, res)) if isinstance(res, (tuple, list)) else str(getattr(res, "label", res))
+    if "," in text or not text.strip():
+        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH (800x1344), not a list ({text!r})")
+    asked = sizes(text, "resolution")[0]
     q.pad_to = None if q.pad_to is None else positive_int(str(q.pad_to), "pad-to", MAX_SIDE)
-    q.resolution = pad_size(found[0], q.pad_to)
-    q.padded_from = size_label(found[0]) if q.resolution != found[0] else None
+    padded = pad_size(asked, q.pad_to)
+    q.resolution = padded.compact      # JSON-able: a side or (H, W)
+    q.padded_from = asked.label if padded != asked else None
     for key in LIMITS:
         setattr(q, key, limit(getattr(q, key), key.replace("_", "-")))
     q.train = q.train or q.max_train_mib is not None
@@ -189,11 +192,11 @@ def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default
 def size_reason(model: str, size: Size) -> str | None:
     """Why `model` cannot take `size` (its rule and the nearest sizes it would take), or None."""
     rule = get_spec(model).rule
-    if rule.accepts(size):
+    if rule.accepts(Size.of(size)):
         return None
     sides = "the side" if isinstance(size, int) else "each side"
-    nearest = ", ".join(size_label(n) for n in rule.nearest(size))
-    return f"cannot take {size_label(size)} px: {sides} must be {rule.describe()}; nearest: {nearest}"
+    nearest = ", ".join(n.label for n in rule.nearest(Size.of(size)))
+    return f"cannot take {Size.of(size).label} px: {sides} must be {rule.describe()}; nearest: {nearest}"
 
 
 def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
@@ -205,12 +208,12 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
     if q.weights_available and not any(e["source"] == "timm" and e["img_size"] == size
                                        and (groups is None or e["pretraining"] in groups)
                                        for e in accuracy_entries(model)):
-        return None, f"no timm weights evaluated at {size_label(size)} px"
+        return None, f"no timm weights evaluated at {Size.of(size).label} px"
     if q.min_top1 is not None:
         if entry is None:
-            return None, f"no top-1 known at {size_label(size)} px"
+            return None, f"no top-1 known at {Size.of(size).label} px"
         if entry["top1"] < q.min_top1:
-            return None, f"top-1 {entry['top1']:g} < {q.min_top1:g} ({entry['source']}, {size_label(size)} px)"
+            return None, f"top-1 {entry['top1']:g} < {q.min_top1:g} ({entry['source']}, {Size.of(size).label} px)"
     return entry, None
 
 
@@ -257,7 +260,7 @@ def effective_rank(rows: list[dict], q: Query) -> tuple[str, str | None]:
     field, _ = _rank_field(q.rank, q.latency_stat)
     if not rows or any(r.get(field) is not None for r in rows):
         return q.rank, None
-    return FALLBACK_RANK, (f"no candidate has {field} at {size_label(q.resolution)} px, so ranked by "
+    return FALLBACK_RANK, (f"no candidate has {field} at {Size.of(q.resolution).label} px, so ranked by "
                            f"{FALLBACK_RANK} instead of {q.rank}")
 
 

@@ -2,15 +2,16 @@
 batch, dtype, feature-extractor and training settings, and the first counted budget it breaks."""
 from __future__ import annotations
 
+from .models.spec import Size
 from .runs.plan import MAX_BATCH
 
 MIB = 2 ** 20
 
 
 def _count(model: str, q, batch: int) -> dict:
-    from .runs.tasks import count, serving_memory
+    from .runs.counted import count, serving_memory
 
-    c = count(model, q.resolution, batch_size=batch, dtype=q.dtype, train=q.train, features=q.features)
+    c = count(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train, features=q.features)
     if q.train:
         c.update(serving_memory(c, q.dtype, q.optimizer))
     return c

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from .models.spec import size_label
+from .models.spec import Size
 from .shortlist_cost import at_batch
 
 log = logging.getLogger("zoo.select")
@@ -27,6 +27,8 @@ def measured_reason(row: dict, q) -> str | None:
 
     stat = q.latency_stat
     latency = row.get(f"latency_ms_{stat}")
+    if latency is None and (q.max_latency_ms is not None or q.rank == "latency"):   # a stored row without it
+        return f"no latency {stat} in its timed row{at_batch(row)} ({q.backend})"
     if q.max_latency_ms is not None and latency > q.max_latency_ms:
         return f"latency {stat} {num(latency)} ms > {q.max_latency_ms:g} ms{at_batch(row)} ({q.backend})"
     if q.min_imgs_per_s is not None and row["imgs_per_s"] < q.min_imgs_per_s:
@@ -73,7 +75,7 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
             row["timing"] = "reused" if timed else "measured"
             if timed is None:
                 _wait(q)
-                log.info("timing %s at %s px, batch %d (%s)", row["model"], size_label(row["img_size"]),
+                log.info("timing %s at %s px, batch %d (%s)", row["model"], Size.of(row["img_size"]).label,
                          row["batch_size"], q.backend)
                 timed = run(task, row["macs"], peaks.get(task))
                 if q.save:

@@ -4,7 +4,7 @@ against ONNX Runtime where both were timed at the same input."""
 from __future__ import annotations
 
 from ..markdown import markdown_table
-from ..runs.schema import size_label
+from ..runs.schema import row_size
 
 MIB = 2 ** 20
 HEADERS = ["size (px)", "model", "batch", "dtype", "as", "maps [C,H,W] / stride", "GMACs / image",
@@ -35,11 +35,11 @@ def detection_table(cost: list[dict], timed: list[dict]) -> str:
         if not r["settings"].get("train"):
             speed.setdefault(_same_input(r), {})[r["settings"].get("backend", "eager")] = r["imgs_per_s"]
     rows = []
-    for r in sorted(cost, key=lambda r: (r["img_h"] * r["img_w"], size_label(r), r["model"], r["batch_size"])):
+    for r in sorted(cost, key=lambda r: (r["img_h"] * r["img_w"], row_size(r).label, r["model"], r["batch_size"])):
         backends = speed.get(_same_input(r), {})
         eager, ort = backends.get("eager"), backends.get("onnxruntime")
         train = r.get("train_serve_bytes")
-        rows.append([size_label(r), r["model"], r["batch_size"], r["settings"]["dtype"],
+        rows.append([row_size(r).label, r["model"], r["batch_size"], r["settings"]["dtype"],
                      "features" if r["settings"].get("features") else "classifier", _maps(r),
                      f"{r['macs'] / 1e9:,.2f}", _mib(r.get("act_peak_bytes")), _mib(r.get("train_act_peak_bytes")),
                      None if train is None else f"{_mib(train)} ({r.get('train_optimizer')})",

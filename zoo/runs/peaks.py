@@ -9,8 +9,7 @@ load can only lower a probe).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import warnings
 from pathlib import Path
 
 import torch
@@ -19,7 +18,9 @@ from analysis.timing.fingerprint import available_cores
 from analysis.timing.peak import measure_peak_flops
 from analysis.vocab import resolve_device
 
-from .tasks import Task, is_noisy, machine
+from .safe_io import kind_of, strict_loads, write_atomic
+from .tasks import Task, machine
+from .timed import is_noisy
 
 PEAKS_FILE = "peaks.json"
 
@@ -37,6 +38,13 @@ def _under_load(probe: dict, task: Task) -> bool:
                                                                   task.threads)
 
 
+def usable_peak(entry) -> bool:
+    """A kept entry of the shape measure_peak_flops returns; any other is dropped and probed again."""
+    peak = entry.get("peak_flops") if isinstance(entry, dict) else None
+    return (isinstance(peak, (int, float)) and not isinstance(peak, bool) and 0 < peak < 1e20
+            and isinstance(entry.get("peak_kernel"), str))
+
+
 class PeakCache:
     """`get(task)` -> measure_peak_flops' dict for the task's device, dtype and threads."""
 
@@ -47,13 +55,13 @@ class PeakCache:
         self.peaks: dict[str, dict] = self._load()
 
     def _load(self) -> dict:
-        if self.path is None or not self.path.exists():
+        if self.path is None or not self.path.exists() or kind_of(self.path):   # a link, FIFO, folder: not read
             return {}
         try:
-            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            loaded = strict_loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):     # damaged: probe again rather than trust it
             return {}
-        return loaded if isinstance(loaded, dict) else {}
+        return {k: v for k, v in loaded.items() if usable_peak(v)} if isinstance(loaded, dict) else {}
 
     def get(self, task: Task) -> dict:
         """The peak, with `peak_probe` saying where it came from. A probe that others' CPU disturbed (the noise
@@ -80,8 +88,9 @@ class PeakCache:
     def _save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=self.path.parent, suffix=".tmp", delete=False,
-                                         encoding="utf-8") as f:
-            json.dump(self.peaks, f, indent=1, sort_keys=True)
-        os.replace(f.name, self.path)   # atomic: a reader sees the old file or the new one, never half
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # atomic: a reader sees the old file or the new one, never half; a link at the path is replaced
+            write_atomic(self.path, json.dumps(self.peaks, indent=1, sort_keys=True, allow_nan=False))
+        except OSError as e:      # a folder in the way, a full disk: the run goes on, the peak is not kept
+            warnings.warn(f"cannot keep the GEMM peak in {self.path}: {e.strerror or e}", stacklevel=2)
