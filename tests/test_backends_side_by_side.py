@@ -78,6 +78,26 @@ def test_a_peak_probed_under_load_is_not_kept(tmp_path, monkeypatch):
     assert list(probes) == [(1.5e9, 0.9)]                      # a kept quiet peak is not probed again
 
 
+def test_a_peak_probed_under_load_is_not_written_with_another_kept_one(tmp_path, monkeypatch):
+    import json
+
+    from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
+
+    probes = iter([(1e9, 0.9), (2e9, 0.0)])                     # one thread count under load, then another quiet
+
+    def fake_probe(device, dtype, threads=None):
+        flops, share = next(probes)
+        return {"peak_flops": flops, "peak_kernel": "mm_fake", "peak_foreign_cpu_share": share}
+
+    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    loaded, quiet = (Task("throughput", "vit_ti16", 224, device="cpu", threads=t) for t in (2, 1))
+    cache = PeakCache(tmp_path)
+    assert cache.get(loaded)["peak_probe"].startswith("probed under load")
+    assert cache.get(quiet)["peak_probe"] == "probed now, kept"
+    assert set(json.loads((tmp_path / PEAKS_FILE).read_text())) == {peak_key(quiet)}
+
+
 def test_iters_and_min_seconds_set_the_protocol_and_stay_out_of_old_keys():
     from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 

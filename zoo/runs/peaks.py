@@ -52,6 +52,7 @@ class PeakCache:
         self.path = results_dir / PEAKS_FILE if results_dir else None
         self.reprobe, self.probed_now = reprobe, set()
         self.labels: dict[str, str] = {}     # key -> how this run got its peak, when it probed
+        self.unkept: set[str] = set()        # keys probed under load: used this run, never written
         self.peaks: dict[str, dict] = self._load()
 
     def _load(self) -> dict:
@@ -79,6 +80,7 @@ class PeakCache:
                 loaded = _under_load(probed, task)
                 share = probed.get("peak_foreign_cpu_share") or 0
                 self.peaks[key] = probed
+                (self.unkept.add if loaded else self.unkept.discard)(key)
                 self.labels[key] = (f"probed under load (others' CPU {100 * share:.0f}%), not kept" if loaded
                                     else "probed now, kept")
                 if not loaded:
@@ -91,6 +93,7 @@ class PeakCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # atomic: a reader sees the old file or the new one, never half; a link at the path is replaced
-            write_atomic(self.path, json.dumps(self.peaks, indent=1, sort_keys=True, allow_nan=False))
+            kept = {k: v for k, v in self.peaks.items() if k not in self.unkept}
+            write_atomic(self.path, json.dumps(kept, indent=1, sort_keys=True, allow_nan=False))
         except OSError as e:      # a folder in the way, a full disk: the run goes on, the peak is not kept
             warnings.warn(f"cannot keep the GEMM peak in {self.path}: {e.strerror or e}", stacklevel=2)
