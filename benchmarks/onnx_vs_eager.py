@@ -33,7 +33,7 @@ from analysis.timing.onnx_runtime import DEFAULT_OPSET, OnnxRuntimeBackend  # no
 MODELS = ("vit_b16", "swin_t", "convnext_t")
 SHORT_PROTOCOL = TimingProtocol(warmup=2, min_iters=5, min_seconds=1.0)
 QUIET_SHARE = 0.15  # a round counts as quiet when both measurements saw at most this foreign CPU share
-                    # (zoo.runs.tasks.NOISY_FOREIGN_CPU_SHARE)
+                    # (zoo.runs.timed.NOISY_FOREIGN_CPU_SHARE)
 
 
 def _median(values):

@@ -216,7 +216,7 @@ def test_a_damaged_peak_entry_is_dropped_and_probed_again(tmp_path, monkeypatch,
     (tmp_path / peaks.PEAKS_FILE).write_text(text)
     probed = {"peak_flops": 2e11, "peak_kernel": "mm_2048"}
     monkeypatch.setattr(peaks, "measure_peak_flops", lambda *a, **k: dict(probed))
-    assert peaks.PeakCache(tmp_path).get(task) == probed
+    assert peaks.PeakCache(tmp_path).get(task) == {**probed, "peak_probe": "probed now, kept"}
     assert json.loads((tmp_path / peaks.PEAKS_FILE).read_text())[peaks.peak_key(task)] == probed
 
 

@@ -38,7 +38,7 @@ def _run(main, argv) -> tuple[int, str, str]:
 @pytest.fixture(autouse=True)
 def _fast_report(monkeypatch):
     """choosing.md and PNG bytes do not read results/; the plots' data still does."""
-    monkeypatch.setattr(build, "choosing_markdown", lambda: "")
+    monkeypatch.setattr(build, "choosing_markdown", lambda *a, **k: "")
     monkeypatch.setattr("zoo.report.style.write_atomic", lambda path, data: None)
     monkeypatch.setattr(build, "page", lambda *a, **k: "")
 
@@ -56,7 +56,8 @@ def test_generated_rows_pass_report_select_and_resume(generated, cost_anchor, ti
         _strict(Path(d, "reports", build.PLOT_DATA_FILE).read_text())
         code, out, err = _run(select.main, [*SELECT, "--latency-stat", stat, "--out", d])
         assert code == 0, err
-        assert _strict(out)["shortlist"] or _strict(out)["excluded"]
+        answer = _strict(out)
+        assert answer["shortlist"] or answer["excluded"] or answer["undecided"]    # undecided: a noisy timing
         code, out, err = _run(compare.main, [*RESUME, "--format", fmt, "--out", d])
         assert code == 0, err
         if fmt == "json":

@@ -153,7 +153,7 @@ def test_html_page_renders_every_table_and_image_without_console_errors(small_re
     assert found, result.stderr[-2000:]
     probe = json.loads(found.group(1).replace("&quot;", '"'))
     # one table per markdown file, and the worked questions' shortlists as tables of their own
-    from zoo.report.choosing import QUESTIONS
+    from zoo.answers import QUESTIONS
     assert probe["tables"] == len(MARKDOWN_FILES) - 1 + len(QUESTIONS) and probe["rows"] > 0
     assert probe["images"] == len(PLOT_FILES) and probe["broken"] == 0 and probe["errors"] == []
     console_errors = [line for line in result.stderr.splitlines() if "CONSOLE" in line and "rror" in line]

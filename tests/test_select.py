@@ -21,6 +21,7 @@ from zoo.select import main, select  # noqa: E402
 from zoo.shortlist import limit, num  # noqa: E402
 
 MIB = 2 ** 20
+DEIT_TI_PARAMS = 5_717_416     # deit_tiny_patch16_224 (DeiT README: 5M; timm's results tables: 5.72 M)
 
 
 def run_select(*args, cwd=None) -> subprocess.CompletedProcess:
@@ -46,7 +47,7 @@ def at_384(tmp_path_factory):
 
 def test_json_contract_and_max_gmacs(at_384):
     out, cwd = at_384
-    assert set(out) == {"query", "shortlist", "excluded", "pareto"}
+    assert set(out) == {"query", "shortlist", "excluded", "undecided", "pareto"} and out["undecided"] == []
     assert out["query"]["resolution"] == 384 and out["query"]["constraints"] == {"max_gmacs": 20.0}
     shortlisted = [r["model"] for r in out["shortlist"]]
     excluded = {e["model"]: e for e in out["excluded"]}
@@ -60,6 +61,7 @@ def test_json_contract_and_max_gmacs(at_384):
     # 384 is no multiple of 14: ViT-H/14 and EVA-02-B/14 are excluded with their size rule
     for model in ("vit_h14", "eva02_b14"):
         assert excluded[model]["reason"].startswith("cannot take 384 px: the side must be a multiple of 14")
+        assert excluded[model]["reason"].endswith("nearest: 378, 392")             # 27 and 28 patches of 14
     assert not (cwd / "results").exists()         # counting writes nothing
 
 
@@ -72,8 +74,15 @@ def test_rows_show_accuracy_at_the_resolution_only(at_384):
     assert (t["imagenet_v2"], t["sketch"], t["weights_short"]) == (74.79, 41.097, "in12k_ft_in1k_384")
     # BiT-R50x1 is published at 480 (README) and evaluated by timm at 448: nothing at 384
     assert rows["bit_r50x1"]["top1"] is None
-    for group, models in at_384[0]["pareto"].items():
-        assert all(rows[m]["pretraining"] == group and rows[m]["pareto"] for m in models)
+
+
+def test_the_pareto_front_of_published_numbers():
+    # top-1 at 224 (--weights paper: DeiT README, ConvNeXt README, Swin README, the card's ResNet-50) against GMACs
+    # (torchvision's counts: ResNet-50 4.09, ConvNeXt-T 4.46, Swin-T 4.49; DeiT-S 4.6, DeiT-Ti 1.3):
+    # swin_t (81.2 at 4.49) and deit_s (79.9 at 4.6) are beaten by convnext_t (82.1 at 4.46)
+    out = select(["deit_ti", "deit_s", "convnext_t", "resnet50", "swin_t"], 224, weights="paper")
+    assert out["pareto"] == {"in1k": ["convnext_t", "resnet50", "deit_ti"]}
+    assert [r["model"] for r in out["shortlist"] if r["pareto"]] == ["convnext_t", "resnet50", "deit_ti"]
 
 
 def test_table_and_markdown_formats(tmp_path, capsys, monkeypatch):
@@ -81,8 +90,8 @@ def test_table_and_markdown_formats(tmp_path, capsys, monkeypatch):
     for fmt, marker in (("table", "deit_ti"), ("markdown", "| deit_ti")):
         assert main(["--models", "deit_ti,vit_b16", "--max-gmacs", "5", "--format", fmt]) == 0
         printed = capsys.readouterr().out
-        assert marker in printed and "vit_b16: 17.6 GMACs > 5" in printed      # 17.56 GMACs in closed form
-    assert vit_macs(197, 768, 12, 196, 16) / 1e9 == pytest.approx(17.56, abs=0.01)
+        # ViT-B/16 at 224: 197 tokens of width 768, 12 blocks, in closed form
+        assert marker in printed and f"vit_b16: {vit_macs(197, 768, 12, 196, 16) / 1e9:.1f} GMACs > 5" in printed
     assert list(tmp_path.iterdir()) == []
 
 
@@ -93,12 +102,12 @@ def test_max_params_and_memory_constraints():
     reason = out["excluded"][0]["reason"]
     value = float(re.fullmatch(r"params ([\d.]+) M > 10 M", reason).group(1))
     assert value == pytest.approx(22.05, abs=0.1)
-    # deit_ti's fp32 weights alone: 5.72 M parameters x 4 bytes = 21.8 MiB (timm param_count 5.72)
-    assert 5.72e6 * 4 / MIB == pytest.approx(21.8, abs=0.05)
     out = select(["deit_ti"], 224, max_serve_mib=21)
-    assert re.fullmatch(r"serving memory [\d.]+ MiB > 21 MiB \(weights 21\.\d MiB \+ activations "
+    assert re.fullmatch(r"serving memory [\d.]+ MiB > 21 MiB \(weights 21\.8 MiB \+ activations "
                         r"[\d.]+ MiB\)", out["excluded"][0]["reason"])
-    assert select(["deit_ti"], 224, max_serve_mib=100)["shortlist"][0]["weight_mib"] == pytest.approx(21.8, abs=0.2)
+    # deit_ti's fp32 weights: DEIT_TI_PARAMS x 4 bytes, no buffers
+    weight_mib = select(["deit_ti"], 224, max_serve_mib=100)["shortlist"][0]["weight_mib"]
+    assert weight_mib == pytest.approx(DEIT_TI_PARAMS * 4 / MIB, rel=1e-9)
     out = select(["deit_ti"], 224, max_act_mib=0.01)
     assert re.fullmatch(r"activation peak [\d.]+ MiB > 0.01 MiB", out["excluded"][0]["reason"])
 
@@ -208,26 +217,26 @@ def test_latency_measured_once_then_reused(tmp_path):
         path = tmp_path / "results" / "throughput.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
-    common = dict(device="cpu", quick=True, threads=1, out=str(tmp_path))
+    common = dict(device="cpu", quick=True, threads=1, out=str(tmp_path), allow_noisy=True)   # a busy box decides too
     # a counted constraint first: vit_b16 (17.6 GMACs) is never timed
     first = select(["deit_ti", "deit_s", "vit_b16"], 224, max_gmacs=5, max_latency_ms=1e6, **common)
     assert [r["model"] for r in stored()] == ["deit_ti", "deit_s"]           # cheapest first
     assert {r["timing"] for r in first["shortlist"]} == {"measured"}
     p50 = {r["model"]: r["latency_ms_p50"] for r in stored()}
-    assert p50["deit_ti"] < p50["deit_s"]                                    # 1.3 vs 4.6 GMACs
-    budget = math.sqrt(p50["deit_ti"] * p50["deit_s"])
+    fast, slow = sorted(p50, key=p50.get)                                    # whichever ran faster here
+    budget = math.sqrt(p50[fast] * p50[slow])
     again = select(["deit_ti", "deit_s"], 224, max_latency_ms=budget, **common)
     assert len(stored()) == 2                                                # no new throughput row
-    assert [(r["model"], r["timing"]) for r in again["shortlist"]] == [("deit_ti", "reused")]
-    assert again["excluded"] == [{"model": "deit_s", "img_size": 224, "reason":
-                                  f"latency p50 {num(p50['deit_s'])} ms > {budget:g} ms"}]
+    assert [(r["model"], r["timing"]) for r in again["shortlist"]] == [(fast, "reused")]
+    assert again["excluded"][0]["model"] == slow and again["excluded"][0]["reason"].startswith(
+        f"latency p50 {num(p50[slow])} ms > {budget:g} ms (eager)")
     ranked = select(["deit_ti", "deit_s"], 224, rank="latency", **common)
-    assert [r["model"] for r in ranked["shortlist"]] == ["deit_ti", "deit_s"] and len(stored()) == 2
+    assert [r["model"] for r in ranked["shortlist"]] == [fast, slow] and len(stored()) == 2
 
 
 def test_no_save_writes_nothing(tmp_path):
     result = run_select("--models", "deit_ti", "--max-latency-ms", "100000", "--device", "cpu", "--quick",
-                        "--threads", "1", "--no-save", "--format", "json", cwd=tmp_path)
+                        "--threads", "1", "--no-save", "--allow-noisy", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)["shortlist"][0]
     assert row["model"] == "deit_ti" and row["latency_ms_p50"] > 0 and row["timing"] == "measured"

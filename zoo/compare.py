@@ -24,8 +24,9 @@ from .signals import Terminated, terminate_as_interrupt
 from .models.detectors import DETECTORS
 from .runs.executors import EXECUTORS
 from .runs.store import StoreWriteError
-from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
-                        check_threads, choice, model_names, non_negative_int, plan_tasks, positive_ints,
+from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
+                        check_out_dir, check_threads, choice, model_names, non_negative_int, plan_tasks, positive_int,
+                        positive_ints,
                         positive_number, sizes, split_list)
 
 log = logging.getLogger("zoo.compare")
@@ -42,9 +43,10 @@ def check_backend(args) -> None:
     setting = TimingSetting(device=args.device if args.device != "auto" else "cpu", dtype=args.dtype,
                             mode="train" if "train" in args.metrics else "inference",
                             channels_last=args.channels_last, compile=args.compile)
-    why = backend_named(args.backend).unsupported(setting)
-    if why:
-        raise UsageError(f"--backend {args.backend}: the backend {why}")
+    for name in args.backends:
+        why = backend_named(name).unsupported(setting)
+        if why:
+            raise UsageError(f"--backend {name}: the backend {why}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma list: registry names, wildcards (swin_*), 'all', or timm:<name>")
     p.add_argument("--resolutions", help=f"comma list of input sides or HEIGHTxWIDTH (800x1344), at most {MAX_SIDE:,} "
                                          f"px a side (default: each model's native one)")
+    p.add_argument("--pad-to", help="pad each H x W up to a multiple of this (as detection pipelines pad to 32); "
+                                    "rows record the size asked for in settings.padded_from")
     p.add_argument("--batch-sizes", default="1", help=f"comma list, at most {MAX_BATCH:,} (default 1); or 'sweep' "
                                                       f"with --latency-target-ms")
     p.add_argument("--latency-target-ms", help="with --batch-sizes sweep: double the batch from 1 until the p99 "
@@ -77,10 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=".", help="folder for results/ (default: the current one)")
     p.add_argument("--no-save", action="store_true", help="write nothing, only print")
     p.add_argument("--quick", action="store_true", help="short throughput runs")
+    p.add_argument("--iters", help="timing: at least this many timed steps (default 10, --quick 3); a p99 needs 100")
+    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 2, --quick 0.3)")
     p.add_argument("--channels-last", action="store_true", help="timing: channels-last memory format")
     p.add_argument("--compile", nargs="?", const="default", default=None,
                    help=f"timing: torch.compile the model, with a mode ({', '.join(COMPILE_MODES)}; default 'default')")
-    p.add_argument("--backend", default="eager", help=f"timing runtime: {', '.join(BACKENDS)} (default eager; "
+    p.add_argument("--backend", default="eager", help=f"timing runtime, or a comma list of them timed side by side, "
+                                                      f"interleaved: {', '.join(BACKENDS)} (default eager; "
                                                       f"onnxruntime needs pip install \"archzoo[onnx]\")")
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
@@ -107,7 +114,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.latency_target_ms = positive_number(args.latency_target_ms, "latency-target-ms")
     if args.compile is not None:
         choice(args.compile, COMPILE_MODES, "compile")
-    choice(args.backend, BACKENDS, "backend")
+    args.pad_to = None if args.pad_to is None else positive_int(args.pad_to, "pad-to", MAX_SIDE)
+    args.iters = None if args.iters is None else positive_int(args.iters, "iters", MAX_ITERS)
+    args.min_seconds = None if args.min_seconds is None else positive_number(args.min_seconds, "min-seconds")
+    args.backends = list(dict.fromkeys(choice(b, BACKENDS, "backend") for b in split_list(args.backend, "backend")))
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.threads = check_threads(args.threads)
     if args.frozen_stages is not None:
@@ -210,7 +220,8 @@ def _main(argv: list[str] | None) -> int:
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
                           device=args.device, threads=args.threads, quick=args.quick,
-                          channels_last=args.channels_last, compile=args.compile, backend=args.backend)
+                          channels_last=args.channels_last, compile=args.compile, backends=args.backends,
+                          pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)
         if args.predict is not None:
             from .runs.roofline_rows import print_predictions
 

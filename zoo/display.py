@@ -49,18 +49,39 @@ COLUMNS = [
     ("img/s (mean)", "imgs_per_s", lambda v: f"{v:.1f}"),
     ("img/s (at p50)", "imgs_per_s_p50", lambda v: f"{v:.1f}"),
     ("p50 (ms / batch)", "latency_ms_p50", lambda v: f"{v:.1f}"),
+    ("p99 (ms / batch)", "latency_ms_p99", None),
+    ("backend", "backend", str),
+    ("img/s vs eager", "vs_eager", lambda v: f"{v:.2f}x"),
     ("MFU", "mfu", None),
     ("roofline (ms / batch)", "roofline_ms", lambda v: f"{v:.1f}"),
     ("train img/s (mean)", "train_imgs_per_s", lambda v: f"{v:.1f}"),
     ("train p50 (ms / batch)", "train_latency_ms_p50", lambda v: f"{v:.1f}"),
     ("train MFU", "train_mfu", None),
-    ("noisy", "noisy", lambda v: "noisy" if v else ""),
+    ("noisy (cv, others' CPU)", "noisy", None),
     ("top-1 % (at this res)", "top1", lambda v: f"{v:.2f}"),
     ("weights", "weights_label", str),
     ("pretraining", "pretraining", str),
 ]
 TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
-         "noisy", "peak_flops", "peak_fast_gemm", "foreign_cpu_share", "ran_batch_size")
+         "noisy", "peak_flops", "peak_fast_gemm", "foreign_cpu_share", "ran_batch_size", "iters")
+P99_MIN_STEPS = 100    # a p99 of fewer steps is the slowest step or close to it: the table says so
+
+
+def _p99(record: dict, prefix: str = "") -> str | None:
+    p99, steps = record.get(f"{prefix}latency_ms_p99"), record.get(f"{prefix}iters")
+    if p99 is None:
+        return None
+    return f"{p99:.1f}" + (f" (n={steps})" if steps is not None and steps < P99_MIN_STEPS else "")
+
+
+def _noisy(record: dict, prefix: str = "") -> str:
+    if not record.get(f"{prefix}noisy"):
+        return ""
+    share = record.get(f"{prefix}foreign_cpu_share")
+    return f"cv {record[f'{prefix}cv']:.2f}" + (f", others {100 * share:.0f}%" if share is not None else "")
+
+
+RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy}
 
 
 def weights_label(entry: dict) -> str:
@@ -81,15 +102,17 @@ def accuracy_fields(model: str, img_size: int | None, weights: str = "default", 
 
 
 def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[dict]:
-    """One record per model x resolution x batch: its cost row, its timed rows (training prefixed
-    train_), and the accuracy of the checkpoint `weights` picks at exactly that resolution."""
+    """One record per model x resolution x batch (x timing backend): its cost row, its timed rows (training
+    prefixed train_), and the accuracy of the checkpoint `weights` picks at exactly that resolution. Where one
+    run timed eager and ONNX Runtime, each backend is a record, and the ONNX Runtime one has vs_eager."""
     merged: dict[tuple, dict] = {}
     not_measured = []
     for row in rows:
         if row.get("skipped") or row.get("failed"):
             not_measured.append(row)
             continue
-        key = (row["model"], row["img_h"], row["img_w"], row["batch_size"])
+        backend = row["settings"].get("backend") if row["kind"] == "throughput" else None
+        key = (row["model"], row["img_h"], row["img_w"], row["batch_size"], backend)
         record = merged.setdefault(key, {"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
                                          "img_h": row["img_h"], "img_w": row["img_w"],
                                          "batch_size": row["batch_size"]})
@@ -97,13 +120,25 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             record.update({f"train_{k}": row.get(k) for k in TIMED})
             continue
         record.update({k: v for k, v in row.items() if k not in ("kind", "settings", "software", "schema")})
+        record["settings" if row["kind"] == "cost" else "timing_settings"] = row["settings"]
+    for key in [k for k in merged if k[4] is None]:      # a cost record joins each backend's timed record
+        timed = [k for k in merged if k[:4] == key[:4] and k[4] is not None]
+        for other in timed:
+            merged[other] = {**merged[key], **merged[other]}
+        if timed:
+            del merged[key]
+    for key, record in merged.items():
+        eager = merged.get((*key[:4], "eager"))
+        if key[4] not in (None, "eager") and eager and eager.get("imgs_per_s") and record.get("imgs_per_s"):
+            record["vs_eager"] = record["imgs_per_s"] / eager["imgs_per_s"]
     for record in merged.values():
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
     records = list(merged.values())
     for row in not_measured:
         records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
                         "img_h": row["img_h"], "img_w": row["img_w"], "batch_size": row["batch_size"],
-                        "kind": row["kind"], "skipped": row.get("skipped"), "failed": row.get("failed")})
+                        "kind": row["kind"], "settings": row["settings"], "skipped": row.get("skipped"),
+                        "failed": row.get("failed")})
     return records
 
 
@@ -113,7 +148,7 @@ def _measured(records: list[dict]) -> list[dict]:
 
 def _columns(records: list[dict]) -> list[tuple]:
     def shown(record: dict, field: str, fmt) -> bool:
-        return (_mfu(record, "train_" if field.startswith("train_") else "") if fmt is None
+        return (_mfu(record, "train_" if field.startswith("train_") else "") if field in ("mfu", "train_mfu")
                 else record.get(field)) is not None
     return [c for c in COLUMNS if any(shown(r, c[1], c[2]) for r in records) or c[1] in ("model", "size")]
 
@@ -121,8 +156,9 @@ def _columns(records: list[dict]) -> list[tuple]:
 def cells(record: dict, columns: list[tuple]) -> list[str]:
     out = []
     for _, field, fmt in columns:
-        if fmt is None:     # MFU columns
-            out.append(_mfu(record, "train_" if field.startswith("train_") else "") or "-")
+        if fmt is None:     # cells that read more of the record than their own field
+            value = RECORD_CELLS[field](record)
+            out.append("-" if value is None else value)
             continue
         value = record.get(field)
         out.append("-" if value is None else fmt(value))
@@ -146,12 +182,14 @@ def to_rich(records: list[dict]):
     measured = _measured(records)
     columns = _columns(measured)
     table = Table(title=TITLE, title_justify="left")
-    for header, field, _ in columns:
+    rows = [cells(record, columns) for record in measured]
+    for i, (header, field, _) in enumerate(columns):
+        # long cells wrap between words (map shapes, one per word), never inside one, and are never cut
+        widest = max((len(word) for row in rows for word in str(row[i]).split()), default=None)
         table.add_column(header, justify="left" if field in ("model", "weights_label", "pretraining") else "right",
-                         no_wrap=field == "model", min_width=max((len(r["model"]) for r in measured), default=5)
-                         if field == "model" else None)
-    for record in measured:
-        table.add_row(*cells(record, columns))
+                         no_wrap=field == "model", min_width=widest, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
     lines = not_measured_lines(records)
     return Group(table, *(Text(f"not measured: {line}") for line in lines))
 

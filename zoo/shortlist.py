@@ -2,33 +2,80 @@
 counted cost and measured speed (in that order), ranked, with Pareto fronts and reasons for every exclusion."""
 from __future__ import annotations
 
-import contextlib
-import logging
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional, Union
 
 from .errors import UsageError
-from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pareto_front,
-                              pretraining_of, short_weights, weights_option)
+from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of,
+                              short_weights, weights_option)
 from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import Size
-from .runs.plan import (MAX_BATCH, check_device, check_dtype, check_out_dir, check_threads, choice, finite_number,
-                        model_names, positive_int, sizes, split_list)
+from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
+                        finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
+from .selection_table import num  # noqa: F401 - the callers' number format
 
-log = logging.getLogger("zoo.select")
 FORMATS = ("table", "markdown", "json")
 RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s")
+FALLBACK_RANK = "gmacs"         # what a rank no candidate has a value for falls back to (every row has GMACs)
 LATENCY_STATS = ("p50", "p99")
+OPTIMIZERS = ("sgd", "adamw")
+BACKENDS = ("eager", "onnxruntime")
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 MIB = 2 ** 20
 # numeric constraints (all >= 0) -> their upper bound, if any
-LIMITS = {"max_gmacs": None, "max_params": None, "max_act_mib": None, "max_serve_mib": None, "min_top1": 100.0,
-          "max_latency_ms": None, "min_imgs_per_s": None}
+LIMITS = {"max_gmacs": None, "max_params": None, "max_act_mib": None, "max_serve_mib": None, "max_train_mib": None,
+          "min_top1": 100.0, "max_latency_ms": None, "min_imgs_per_s": None}
 
 
-def num(value: float) -> str:
-    """Three significant figures or so: 243, 47.2, 5.79, 0.012."""
-    a = abs(value)
-    return f"{value:,.0f}" if a >= 100 else f"{value:.1f}" if a >= 10 else f"{value:.2f}" if a >= 0.1 else f"{value:.3g}"
+@dataclass
+class Query:
+    """One zoo.select question. MiB are 2**20 bytes, max_params is in millions, latencies are per batch."""
+    models: Union[list, str, None] = None        # names, wildcards, timm:<name>; None: the registry
+    resolution: Union[Size, int, tuple, str] = 224   # one side, (H, W), a Size or "HxW" (checked: a side or (H, W))
+    pad_to: Optional[int] = None                 # pad each side up to a multiple of this first (detection: 32)
+    # constraints, in the order they apply (None: not asked)
+    pretraining: Union[list, str, None] = None   # also chooses the checkpoint shown among these groups'
+    weights: str = "default"                     # whose accuracy: default (timm's pretrained=True), paper, best
+    weights_available: bool = False
+    min_top1: Optional[float] = None
+    max_params: Optional[float] = None
+    max_gmacs: Optional[float] = None
+    max_act_mib: Optional[float] = None
+    max_serve_mib: Optional[float] = None
+    max_train_mib: Optional[float] = None        # weights, gradients, optimizer state, training activations
+    max_latency_ms: Optional[float] = None
+    min_imgs_per_s: Optional[float] = None
+    # what is counted and timed
+    batch_size: Union[int, str] = 1              # or "auto" with max_serve_mib
+    dtype: str = "fp32"
+    features: bool = False                       # the backbone as a feature extractor (no pooling, no head)
+    train: bool = False                          # count (and time) a training step
+    optimizer: str = "sgd"                       # whose state the training memory counts
+    # how timing runs
+    latency_stat: str = "p50"
+    device: str = "auto"
+    threads: Optional[int] = None
+    quick: bool = False
+    iters: Optional[int] = None                  # at least this many timed steps (a p99 needs 100)
+    min_seconds: Optional[float] = None          # at least this timed span
+    backend: str = "eager"
+    channels_last: bool = False
+    compile: Optional[str] = None
+    allow_noisy: bool = False                    # decide on noisy timings too (else: "undecided")
+    wait_quiet: Optional[float] = None           # seconds to wait for a quiet machine before each timing
+    # output
+    rank: str = "top1"
+    out: str = "."
+    save: bool = True
+    padded_from: Optional[str] = None            # set by check_query: the size asked for, when pad_to changed it
+
+    @property
+    def measured(self) -> bool:
+        return (self.max_latency_ms is not None or self.min_imgs_per_s is not None
+                or self.rank in ("latency", "imgs_per_s"))
 
 
 def limit(text: str | float | None, flag: str) -> float | None:
@@ -62,64 +109,61 @@ def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
     return positive_int(str(text), "batch-size", MAX_BATCH)
 
 
-def check_query(q: dict) -> dict:
+def _check_backend(q: Query) -> None:
+    choice(q.backend, BACKENDS, "backend")
+    if q.compile is not None:
+        choice(q.compile, COMPILE_MODES, "compile")
+    if q.backend != "onnxruntime":
+        return
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        raise UsageError('--backend onnxruntime: ONNX Runtime is not installed (pip install "archzoo[onnx]")') from None
+    if q.train or q.dtype != "fp32" or q.channels_last or q.compile:
+        raise UsageError("--backend onnxruntime times fp32 inference only (no --train, --dtype, --channels-last "
+                         "or --compile)")
+
+
+def check_query(query: Query) -> Query:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
-    q = dict(q)
-    res = q["resolution"]    # the API takes (H, W) too
+    q = dataclasses.replace(query)
+    q.models = model_names(q.models if isinstance(q.models, str) else ",".join(q.models or ["all"]))
+    res = q.resolution    # the API takes (H, W) and a Size too
     text = "x".join(map(str, res)) if isinstance(res, (tuple, list)) else str(getattr(res, "label", res))
     if "," in text or not text.strip():
         raise UsageError(f"--resolution: one side or HEIGHTxWIDTH (800x1344), not a list ({text!r})")
-    q["resolution"] = sizes(text, "resolution")[0].compact   # JSON-able: a side or (H, W)
+    asked = sizes(text, "resolution")[0]
+    q.pad_to = None if q.pad_to is None else positive_int(str(q.pad_to), "pad-to", MAX_SIDE)
+    padded = pad_size(asked, q.pad_to)
+    q.resolution = padded.compact      # JSON-able: a side or (H, W)
+    q.padded_from = asked.label if padded != asked else None
     for key in LIMITS:
-        q[key] = limit(q.get(key), key.replace("_", "-"))
-    q["pretraining"] = pretraining_groups(q.get("pretraining"))
-    q["weights"] = weights_option(q.get("weights"))
-    q["batch_size"] = batch_option(q.get("batch_size", 1), q["max_serve_mib"])
-    choice(q["rank"], RANKS, "rank")
-    choice(q["latency_stat"], LATENCY_STATS, "latency-stat")
-    check_dtype(q["dtype"])
-    q["device"] = check_device(q["device"])
-    if q.get("threads") is not None:
-        q["threads"] = check_threads(str(q["threads"]))
+        setattr(q, key, limit(getattr(q, key), key.replace("_", "-")))
+    q.train = q.train or q.max_train_mib is not None
+    q.pretraining = pretraining_groups(q.pretraining)
+    q.weights = weights_option(q.weights)
+    q.batch_size = batch_option(q.batch_size, q.max_serve_mib)
+    choice(q.rank, RANKS, "rank")
+    choice(q.latency_stat, LATENCY_STATS, "latency-stat")
+    choice(q.optimizer, OPTIMIZERS, "optimizer")
+    check_dtype(q.dtype)
+    _check_backend(q)
+    q.device = check_device(q.device)
+    if q.threads is not None:
+        q.threads = check_threads(str(q.threads))
+    q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
+    q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
+    if q.wait_quiet is not None:
+        q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
+        if q.wait_quiet < 0:
+            raise UsageError(f"--wait-quiet: {q.wait_quiet:g} must be >= 0 seconds")
+    if q.measured and q.save:
+        q.out = str(check_out_dir(q.out))
     return q
 
 
-def _count(model: str, img_size: int, batch: int, dtype: str) -> dict:
-    from .runs.tasks import count
-
-    c = count(model, Size.of(img_size), batch_size=batch, dtype=dtype, train=False)
-    return {k: c[k] for k in ("params", "macs", "act_peak_bytes", "weight_bytes")}
-
-
-def _serve_mib(c: dict) -> float:
-    return (c["weight_bytes"] + c["act_peak_bytes"]) / MIB
-
-
-def _auto_batch(model: str, img_size: int, dtype: str, budget_mib: float, first: dict) -> tuple[int, dict]:
-    """The largest batch whose weights + activation peak fit `budget_mib` (counted on meta), with its count;
-    `first` is the batch-1 count, which fits."""
-    counts = {1: first}
-
-    def fits(b: int) -> bool:
-        if b not in counts:
-            counts[b] = _count(model, img_size, b, dtype)
-        return _serve_mib(counts[b]) <= budget_mib
-
-    per_image = max(first["act_peak_bytes"], 1) / MIB
-    guess = int(max(1, min(MAX_BATCH, (budget_mib - first["weight_bytes"] / MIB) // per_image)))
-    lo, hi = 1, guess
-    if fits(guess):
-        lo, step = guess, min(guess * 2, MAX_BATCH)
-        while lo < MAX_BATCH and fits(step):
-            lo, step = step, min(step * 2, MAX_BATCH)
-        hi = step if lo < MAX_BATCH else None
-    while hi is not None and hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo, counts[lo]
-
-
-def _accuracy(model: str, img_size: int, groups: list[str] | None, weights: str) -> tuple[dict | None, str | None]:
+def _accuracy(model: str, img_size: Size, groups: list[str] | None, weights: str) -> tuple[dict | None, str | None]:
     """(the checkpoint the row shows under --weights, chosen among --pretraining's groups; the reason the
     model is excluded by --pretraining, or None)."""
     entry = checkpoint_at(model, img_size, weights, groups)
@@ -131,7 +175,7 @@ def _accuracy(model: str, img_size: int, groups: list[str] | None, weights: str)
     return None, f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(g or 'unknown' for g in has)})"
 
 
-def _row(model: str, img_size: int, entry: dict | None, weights: str = "default", groups=None) -> dict:
+def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default", groups=None) -> dict:
     robust = entry if entry and entry["source"] == "timm" else (entry or {}).get("timm_eval") or entry or {}
     return {"model": model, "img_size": img_size, "family": get_spec(model).family,
             "top1": entry["top1"] if entry else None, "top1_img_size": entry["img_size"] if entry else None,
@@ -145,74 +189,60 @@ def _row(model: str, img_size: int, entry: dict | None, weights: str = "default"
             "accuracy": accuracy_at(model, img_size)}
 
 
-def _counted_reason(row: dict, q: dict) -> str | None:
-    checks = [("max_params", row["params_m"], "params {v} M > {lim} M"),
-              ("max_gmacs", row["gmacs"], "{v} GMACs > {lim}"),
-              ("max_act_mib", row["act_mib"], "activation peak {v} MiB > {lim} MiB{b}"),
-              ("max_serve_mib", row["serve_mib"], "serving memory {v} MiB > {lim} MiB{b} (weights {w} "
-                                                  "MiB + activations {a} MiB)")]
-    for key, value, text in checks:
-        if q[key] is not None and value > q[key]:
-            return text.format(v=num(value), lim=f"{q[key]:g}", b=_at_batch(row), w=num(row["weight_mib"]),
-                               a=num(row["act_mib"]))
-    return None
+def size_reason(model: str, size: Size) -> str | None:
+    """Why `model` cannot take `size` (its rule and the nearest sizes it would take), or None."""
+    rule = get_spec(model).rule
+    if rule.accepts(Size.of(size)):
+        return None
+    sides = "the side" if isinstance(size, int) else "each side"
+    nearest = ", ".join(n.label for n in rule.nearest(Size.of(size)))
+    return f"cannot take {Size.of(size).label} px: {sides} must be {rule.describe()}; nearest: {nearest}"
 
 
-def _at_batch(row: dict) -> str:
-    return "" if row["batch_size"] == 1 else f" at batch {row['batch_size']}"
+def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
+    """(the accuracy entry the row shows, None), or (None, the accuracy constraint it broke)."""
+    size, groups = q.resolution, q.pretraining
+    entry, reason = _accuracy(model, size, groups, q.weights)
+    if reason:
+        return None, reason
+    if q.weights_available and not any(e["source"] == "timm" and e["img_size"] == size
+                                       and (groups is None or e["pretraining"] in groups)
+                                       for e in accuracy_entries(model)):
+        return None, f"no timm weights evaluated at {Size.of(size).label} px"
+    if q.min_top1 is not None:
+        if entry is None:
+            return None, f"no top-1 known at {Size.of(size).label} px"
+        if entry["top1"] < q.min_top1:
+            return None, f"top-1 {entry['top1']:g} < {q.min_top1:g} ({entry['source']}, {Size.of(size).label} px)"
+    return entry, None
 
 
-def _measured_reason(row: dict, q: dict) -> str | None:
-    stat = q["latency_stat"]
-    latency = row.get(f"latency_ms_{stat}")
-    if latency is None and (q["max_latency_ms"] is not None or q["rank"] == "latency"):   # a stored row without it
-        return f"no latency {stat} in its timed row{_at_batch(row)}"
-    if q["max_latency_ms"] is not None and latency > q["max_latency_ms"]:
-        return f"latency {stat} {num(latency)} ms > {q['max_latency_ms']:g} ms{_at_batch(row)}"
-    if q["min_imgs_per_s"] is not None and row["imgs_per_s"] < q["min_imgs_per_s"]:
-        return f"{num(row['imgs_per_s'])} img/s < {q['min_imgs_per_s']:g} img/s{_at_batch(row)}"
-    return None
+def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
+    """(the model's counted row, None), or (None, the first constraint it broke), in the module's order."""
+    from .shortlist_cost import counted_reason, counted_row
+
+    reason = size_reason(model, q.resolution)
+    if reason:
+        return None, reason
+    entry, reason = _published(model, q)
+    if reason:
+        return None, reason
+    try:
+        counted = counted_row(model, q)
+    except Exception as e:  # noqa: BLE001 - a timm model that refuses the size, a counting failure
+        return None, f"counting failed: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+    row = {**_row(model, q.resolution, entry, q.weights, q.pretraining), **counted}
+    reason = counted_reason(row, q)
+    return (None, reason) if reason else (row, None)
 
 
-def _time(rows: list[dict], q: dict, excluded: list[dict]) -> list[dict]:
-    """Time `rows` cheapest first (reusing stored rows with the --resume key); returns those that pass."""
-    from .runs.peaks import PeakCache
-    from .runs.schema import is_measured, row_key
-    from .runs.store import ResultStore
-    from .runs.tasks import Task, run_task, task_key
-
-    store = ResultStore(q["out"])
-    previous = ({row_key(r): r for r in store.rows("throughput") if is_measured(r)}
-                if store.path("throughput").is_file() else {})
-    kept = []
-    with store.locked() if q["save"] else contextlib.nullcontext():
-        peaks = PeakCache(store.dir if q["save"] else None)
-        for row in sorted(rows, key=lambda r: (r["gmacs"], r["model"])):
-            task = Task("throughput", row["model"], Size.of(row["img_size"]), row["batch_size"], q["dtype"],
-                        device=q["device"], threads=q["threads"], quick=q["quick"])
-            timed = previous.get(task_key(task))
-            row["timing"] = "reused" if timed else "measured"
-            if timed is None:
-                log.info("timing %s at %s px, batch %d", row["model"], Size.of(row["img_size"]).label, row["batch_size"])
-                timed = run_task(task, macs=row["macs"], peak=peaks.get(task))
-                if q["save"]:
-                    store.append(timed)
-            if timed.get("failed"):
-                excluded.append({"model": row["model"], "img_size": row["img_size"],
-                                 "reason": f"timing failed: {timed['failed']}"})
-                continue
-            row.update({k: timed.get(k) for k in ("latency_ms_p50", "latency_ms_p99", "imgs_per_s", "ran_batch_size")})
-            reason = _measured_reason(row, q)
-            if reason:
-                excluded.append({"model": row["model"], "img_size": row["img_size"], "reason": reason})
-            else:
-                kept.append(row)
-    return kept
+def _rank_field(rank: str, stat: str) -> tuple[str, bool]:
+    return {"top1": ("top1", True), "imagenet_v2": ("imagenet_v2", True), "gmacs": ("gmacs", False),
+            "latency": (f"latency_ms_{stat}", False), "imgs_per_s": ("imgs_per_s", True)}[rank]
 
 
 def _rank_key(rank: str, stat: str):
-    field, higher = {"top1": ("top1", True), "imagenet_v2": ("imagenet_v2", True), "gmacs": ("gmacs", False),
-                     "latency": (f"latency_ms_{stat}", False), "imgs_per_s": ("imgs_per_s", True)}[rank]
+    field, higher = _rank_field(rank, stat)
     return lambda r: (r.get(field) is None, -(r.get(field) or 0) if higher else (r.get(field) or 0), r["model"])
 
 
@@ -225,82 +255,57 @@ def pareto_axes(rank: str, stat: str) -> tuple[str, str, bool]:
     return "gmacs", "imagenet_v2" if rank == "imagenet_v2" else "top1", True
 
 
-def _screen(model: str, q: dict) -> tuple[dict | None, str | None]:
-    """(the model's counted row, None), or (None, the first constraint it broke), in the module's order."""
-    size, groups = q["resolution"], q["pretraining"]
-    spec = get_spec(model)
-    if not spec.rule.accepts(Size.of(size)):
-        sides = "the side" if isinstance(size, int) else "each side"
-        return None, f"cannot take {Size.of(size).label} px: {sides} must be {spec.rule.describe()}"
-    entry, reason = _accuracy(model, size, groups, q["weights"])
-    if reason:
-        return None, reason
-    if q["weights_available"] and not any(e["source"] == "timm" and e["img_size"] == size
-                                          and (groups is None or e["pretraining"] in groups)
-                                          for e in accuracy_entries(model)):
-        return None, f"no timm weights evaluated at {Size.of(size).label} px"
-    if q["min_top1"] is not None:
-        if entry is None:
-            return None, f"no top-1 known at {Size.of(size).label} px"
-        if entry["top1"] < q["min_top1"]:
-            return None, f"top-1 {entry['top1']:g} < {q['min_top1']:g} ({entry['source']}, {Size.of(size).label} px)"
-    auto = q["batch_size"] == "auto"
-    try:
-        batch = 1 if auto else q["batch_size"]
-        counted = _count(model, size, batch, q["dtype"])
-        if auto and _serve_mib(counted) <= q["max_serve_mib"]:
-            batch, counted = _auto_batch(model, size, q["dtype"], q["max_serve_mib"], counted)
-    except Exception as e:  # noqa: BLE001 - a timm model that refuses the size, a counting failure
-        return None, f"counting failed: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
-    row = {**_row(model, size, entry, q["weights"], groups), "batch_size": batch, "params_m": counted["params"] / 1e6,
-           "gmacs": counted["macs"] / 1e9, "macs": counted["macs"], "act_mib": counted["act_peak_bytes"] / MIB,
-           "weight_mib": counted["weight_bytes"] / MIB, "serve_mib": _serve_mib(counted)}
-    reason = _counted_reason(row, q)
-    return (None, reason) if reason else (row, None)
+def effective_rank(rows: list[dict], q: Query) -> tuple[str, str | None]:
+    """(the rank used, why it is not the one asked for): a key no candidate has falls back to GMACs."""
+    field, _ = _rank_field(q.rank, q.latency_stat)
+    if not rows or any(r.get(field) is not None for r in rows):
+        return q.rank, None
+    return FALLBACK_RANK, (f"no candidate has {field} at {Size.of(q.resolution).label} px, so ranked by "
+                           f"{FALLBACK_RANK} instead of {q.rank}")
 
 
-def select(models: list[str] | str | None = None, resolution: int = 224, *, max_gmacs=None, max_params=None,
-           max_act_mib=None, max_serve_mib=None, min_top1=None, pretraining=None, weights_available=False,
-           max_latency_ms=None, latency_stat="p50", min_imgs_per_s=None, device="auto", dtype="fp32",
-           batch_size: int | str = 1, threads=None, quick=False, out=".", save=True, rank="top1",
-           weights="default") -> dict:
-    """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "pareto"}.
+def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
+    x, y, lower = axes
+    query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "train", "optimizer",
+                                        "device", "threads", "quick", "iters", "min_seconds", "backend",
+                                        "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
+                                        "weights", "weights_available")}
+    query.update({"rank": rank, "rank_asked": q.rank, "rank_note": note, "models": q.models,
+                  "constraints": {k: getattr(q, k) for k in LIMITS if getattr(q, k) is not None},
+                  "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
+    return query
 
-    models: names, wildcards, timm:<name> (default: the registry). max_params is in millions, MiB are 2**20
-    bytes, latencies are per batch. Raises UsageError for bad options before any work.
+
+def select(models: Union[Query, list, str, None] = None, resolution: Union[Size, str] = 224, **options) -> dict:
+    """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"}.
+
+    Takes a Query, or its fields (`select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad
+    options before any work.
     """
-    names = model_names(models if isinstance(models, str) else ",".join(models or ["all"]))
-    q = check_query(dict(
-        resolution=resolution, max_gmacs=max_gmacs, max_params=max_params, max_act_mib=max_act_mib,
-        max_serve_mib=max_serve_mib, min_top1=min_top1, pretraining=pretraining, weights_available=weights_available,
-        max_latency_ms=max_latency_ms, latency_stat=latency_stat, min_imgs_per_s=min_imgs_per_s, device=device,
-        dtype=dtype, batch_size=batch_size, threads=threads, quick=quick, out=out, save=save, rank=rank,
-        weights=weights))
-    measured = q["max_latency_ms"] is not None or q["min_imgs_per_s"] is not None or rank in ("latency", "imgs_per_s")
-    if measured and save:
-        q["out"] = str(check_out_dir(out))
-    excluded, candidates = [], []
-    for model in names:
-        row, reason = _screen(model, q)
+    query = models if isinstance(models, Query) else Query(models, resolution, **options)
+    q = check_query(query)
+    excluded, undecided, candidates = [], [], []
+    for model in q.models:
+        row, reason = screen(model, q)
         if reason:
-            excluded.append({"model": model, "img_size": q["resolution"], "reason": reason})
+            excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
         else:
             candidates.append(row)
-    if measured and candidates:
-        candidates = _time(candidates, q, excluded)
-    candidates.sort(key=_rank_key(rank, latency_stat))
-    x, y, lower = pareto_axes(rank, latency_stat)
-    front = pareto_front(candidates, x, y, lower)
+    if q.measured and candidates:
+        from .shortlist_timing import time_candidates
+
+        candidates = time_candidates(candidates, q, excluded, undecided)
+    rank, note = effective_rank(candidates, q)
+    candidates.sort(key=_rank_key(rank, q.latency_stat))
+    axes = pareto_axes(rank, q.latency_stat)
+    front = pareto_front(candidates, *axes)
     pareto: dict[str, list[str]] = {}
     for i, row in enumerate(candidates):
         row["pareto"] = i in front
         row.pop("macs")
         if i in front:
             pareto.setdefault(row["pretraining"] or "unknown", []).append(row["model"])
-    order = {m: i for i, m in enumerate(names)}
+    order = {m: i for i, m in enumerate(q.models)}
     excluded.sort(key=lambda e: order[e["model"]])
-    query = {k: q[k] for k in ("resolution", "batch_size", "dtype", "device", "threads", "quick", "rank",
-                               "latency_stat", "pretraining", "weights", "weights_available")}
-    query.update({"models": names, "constraints": {k: q[k] for k in LIMITS if q[k] is not None},
-                  "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
-    return {"query": query, "shortlist": candidates, "excluded": excluded, "pareto": pareto}
+    return {"query": _describe(q, rank, note, axes), "shortlist": candidates, "excluded": excluded,
+            "undecided": undecided, "pareto": pareto}

@@ -127,9 +127,9 @@ def feature_shapes(model_name: str, img_size: Size | int | tuple[int, int] | Non
 
 def map_shapes(extractor: nn.Module, img_size: Size, in_chans: int = 3) -> list[list[int]]:
     """[C, H, W] of each map a built feature extractor returns, from one batch-1 forward on its device
-    (nothing is computed when it was built on meta)."""
-    device = next(extractor.parameters()).device
-    x = torch.empty(1, in_chans, *Size.of(img_size).hw, device=device)
+    (nothing is computed when it was built on meta), in the extractor's own dtype."""
+    weight = next(extractor.parameters())
+    x = torch.empty(1, in_chans, *Size.of(img_size).hw, device=weight.device, dtype=weight.dtype)
     with torch.no_grad():
         return [list(f.shape[1:]) for f in extractor(x)]
 

@@ -10,13 +10,14 @@ from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, roofline, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
+from .detection import detection_table
 from .detectors import detector_table
 from .html import page
 from .rows import ReportRows, load
 from .textbook import textbook_table
 
-MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "accuracy.md",
-                  "textbook.md", "detectors.md", "not_measured.md", "choosing.md", "roofline.md")
+MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "detection.md",
+                  "accuracy.md", "textbook.md", "detectors.md", "not_measured.md", "choosing.md", "roofline.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png",
               "roofline_vs_measured.png")
@@ -99,8 +100,19 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                  "(at p50) = batch / median step latency; latencies are per step of the whole "
                                  "batch. MFU = 2 x MACs x img/s / the machine's measured GEMM peak (x3 for a "
                                  "training step); above 100% is kept and marked. 'noisy': step latencies' cv "
-                                 "above 0.2 or other processes above 15% of the CPU while timing.",
+                                 "above 0.2 or other processes above 15% of the cores timed on (beyond the cores "
+                                 "left free) while timing. A p99 from fewer than 100 steps says how many (n=...): "
+                                 "it is close to the slowest step.",
                                  tables.throughput_table(throughput, data.runs), _unless_empty(throughput, "timed rows")),
+        "detection.md": Section("Detection-style inputs: H x W sizes and feature extractors",
+                                "Counted on the meta device at each row's batch and dtype. 'features': the backbone "
+                                "as a detector's neck sees it (no pooling, no head), each map [C,H,W] with its stride "
+                                f"(input height / map height). {tables.CONVENTION} Training memory: fp32 weights, "
+                                "gradients and optimizer state + the training step's activation peak (mixed "
+                                "precision adds autocast's weight copies). img/s: the latest timed row at the same "
+                                "input, eager and ONNX Runtime side by side.",
+                                detection_table(data.detection_cost, data.detection_timed),
+                                _unless_empty(data.detection_cost, "H x W or feature-extractor cost rows")),
         "accuracy.md": Section("Accuracy beside cost",
                                "Top-1 on ImageNet-1k val at the resolution it was measured at, for a named "
                                "checkpoint (its timm tag) and that checkpoint's pretraining group. "
@@ -141,14 +153,15 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                     if data.bad_lines else []) +
                                    ([f"{data.left_out} row(s) of feature extractors, timed at H x W sizes or "
                                      f"without the fields the tables compute with are in results/ but not in "
-                                     f"these tables (zoo.load_frame reads them)"]
+                                     f"these tables (detection.md shows the measured H x W and feature-extractor "
+                                     f"ones; zoo.load_frame reads them all)"]
                                     if data.left_out else [])),
         "choosing.md": TextSection("Choosing a backbone",
                                    "Worked questions answered by `python -m zoo.select` (counted constraints and "
                                    "published accuracy only, so the same on any machine; a measured latency "
                                    "question is in the README with its machine). Every registry model is a "
                                    "candidate; each excluded one names the first constraint it broke.",
-                                   choosing_markdown()),
+                                   choosing_markdown(data.answers)),
         "roofline.md": Section("Roofline and MACs-only latency against measured",
                                "Timed eager inference rows with a roofline estimate (sum over ops of max(FLOPs / "
                                "GEMM peak, bytes / triad bandwidth), both measured on the row's machine; 5 us per "

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from analysis.size import Size
 
+from ..answers import stale_answers, write_answers
 from ..models.accuracy import accuracy_entries
 from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models
@@ -75,6 +76,7 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
                 written += 1
             if progress:
                 progress(f"{task.model} {task.img_size}")
+        write_answers(out_dir)     # zoo.select's answers to the worked questions, which the report renders
     return written
 
 
@@ -96,7 +98,7 @@ def check(out_dir: str | Path = ".", progress=None) -> list[str]:
             problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a fresh count")
         if progress:
             progress(f"{task.model} {task.img_size}")
-    return problems + stale_reports(out_dir)
+    return problems + stale_answers(out_dir) + stale_reports(out_dir)
 
 
 def stale_reports(out_dir: str | Path) -> list[str]:

@@ -5,6 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..answers import load_answers
 from ..models.registry import natural_key
 from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
@@ -21,6 +22,9 @@ class ReportRows:
     left_out: int = 0                 # rows of feature extractors, and timed rows at H x W: not in these tables
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
     detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
+    answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.answers)
+    detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes or of feature
+    detection_timed: list = field(default_factory=list)   # extractors (the detection section)
 
     @property
     def square_cost(self) -> list[dict]:
@@ -50,6 +54,12 @@ def in_tables(row: dict) -> bool:
         and complete
 
 
+def detection_row(row: dict) -> bool:
+    """A measured row at an H x W size or of a feature extractor: the report's detection section."""
+    return is_measured(row) and not row["settings"].get("detector") and \
+        (row.get("img_size") is None or bool(row["settings"].get("features")))
+
+
 def _filled(rows: list[dict], kind: str) -> list[dict]:
     """Absent optional fields read as None, so tables never meet a missing key."""
     blank = dict.fromkeys(fields_of(kind))
@@ -77,8 +87,10 @@ def load(results_dir: str | Path) -> ReportRows:
                       cost_all=cost_all,
                       runs=runs,
                       throughput=latest(timed_rows), not_measured=_latest_unmeasured(cost_rows + timed_rows),
-                      bad_lines=store.bad_lines,
+                      bad_lines=store.bad_lines, answers=load_answers(results_dir),
                       detectors=[r for r in latest(every_cost) if r["settings"].get("detector") and is_measured(r)],
+                      detection_cost=_filled([r for r in latest(every_cost) if detection_row(r)], "cost"),
+                      detection_timed=_filled([r for r in latest(every_timed) if detection_row(r)], "throughput"),
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
                       - sum(1 for r in every_cost if r["settings"].get("detector")))
 

@@ -43,13 +43,25 @@ def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", 
     return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
 
 
-def serving_memory(record: dict, dtype: str) -> dict:
-    """Memory to serve a batch: weights at the dtype + the activation peak; for a training step also one
-    gradient and one SGD momentum buffer per trainable parameter (the step the harness times), at the dtype."""
-    param_bytes = record["trainable_params"] * DTYPES[dtype].itemsize     # frozen ones have neither
+OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # fp32 state tensors per parameter
+
+
+def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
+    """Memory to serve a batch: weights at the dtype + the activation peak. A training step is counted as
+    torch.autocast (+ GradScaler for fp16) trains: fp32 master weights, one fp32 gradient and the optimizer's
+    fp32 state per trainable parameter, for bf16/fp16 also the low-precision weight copies autocast caches
+    for the step, plus the training step's activation peak."""
+    itemsize = DTYPES[dtype].itemsize
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
     if record.get("train_act_peak_bytes") is not None:
-        fields.update(train_serve_bytes=record["weight_bytes"] + 2 * param_bytes + record["train_act_peak_bytes"],
-                      train_optimizer="SGD with momentum: 1 state tensor per parameter (AdamW would add 1 more)")
+        params, trainable = record["params"], record.get("trainable_params", record["params"])
+        name, states = OPTIMIZER_STATES[optimizer]
+        master = record["weight_bytes"] + params * (4 - itemsize)      # parameters in fp32, buffers as counted
+        cast_copies = params * itemsize if itemsize < 4 else 0
+        text = f"{name}: {states} fp32 state tensor{'s' if states > 1 else ''} per parameter"
+        if cast_copies:
+            text += f"; mixed precision: fp32 master weights and gradients + autocast's {dtype} weight copies"
+        fields.update(train_serve_bytes=master + 4 * trainable * (1 + states) + cast_copies
+                      + record["train_act_peak_bytes"], train_optimizer=text)
     return fields

@@ -22,6 +22,7 @@ from analysis.vocab import resolve_device
 
 from .safe_io import kind_of, strict_loads, write_atomic
 from .tasks import Task, machine
+from .timed import is_noisy
 
 PEAKS_FILE = "peaks.json"
 
@@ -36,6 +37,11 @@ def peak_key(task: Task) -> str:
 
 def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e20
+
+
+def _under_load(probe: dict, task: Task) -> bool:
+    return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get("peak_foreign_cpu_share"),
+                                                                  task.threads)
 
 
 def usable_peak(entry) -> bool:
@@ -61,6 +67,8 @@ class PeakCache:
     def __init__(self, results_dir: Path | None, reprobe: bool = False):
         self.path = results_dir / PEAKS_FILE if results_dir else None
         self.reprobe, self.probed_now = reprobe, set()
+        self.labels: dict[str, str] = {}     # key -> how this run got its peak, when it probed
+        self.unkept: set[str] = set()        # keys probed under load: used this run, never written
         self.peaks: dict[str, dict] = self._load()
 
     def _load(self) -> dict:
@@ -76,18 +84,28 @@ class PeakCache:
                 if (usable_bandwidth(v) if str(k).startswith("bandwidth | ") else usable_peak(v))}
 
     def get(self, task: Task) -> dict:
+        """The peak, with `peak_probe` saying where it came from. A probe that others' CPU disturbed (the noise
+        rule of timed rows) is used for this run only, never kept, and a kept one of that kind is probed again."""
         key = peak_key(task)
         kept = self.peaks.get(key)
         if kept is not None and "fast_gemm" not in kept and task.dtype != "fp32":
             kept = None     # probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%): probe again
-        if kept is None or (self.reprobe and key not in self.probed_now):
+        stale = kept is None or _under_load(kept, task)
+        if (stale or self.reprobe) and key not in self.probed_now:
             device = resolve_device(task.device)
             probed = measure_peak_flops(str(device), task.dtype, task.threads)
             self.probed_now.add(key)
-            if kept is None or probed["peak_flops"] > kept["peak_flops"]:
+            if stale or probed["peak_flops"] > kept["peak_flops"]:
+                loaded = _under_load(probed, task)
+                share = probed.get("peak_foreign_cpu_share") or 0
                 self.peaks[key] = probed
-                self._save()
-        return {**self.peaks[key], **self.bandwidth(task)}
+                (self.unkept.add if loaded else self.unkept.discard)(key)
+                self.labels[key] = (f"probed under load (others' CPU {100 * share:.0f}%), not kept" if loaded
+                                    else "probed now, kept")
+                if not loaded:
+                    self._save()
+        return {**self.peaks[key], **self.bandwidth(task),
+                "peak_probe": self.labels.get(key, "kept from a quiet probe")}
 
     def bandwidth(self, task: Task) -> dict:
         """measure_bandwidth's dict, probed once per bandwidth_key (again, keeping the higher, on reprobe)."""
@@ -107,6 +125,7 @@ class PeakCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # atomic: a reader sees the old file or the new one, never half; a link at the path is replaced
-            write_atomic(self.path, json.dumps(self.peaks, indent=1, sort_keys=True, allow_nan=False))
+            kept = {k: v for k, v in self.peaks.items() if k not in self.unkept}
+            write_atomic(self.path, json.dumps(kept, indent=1, sort_keys=True, allow_nan=False))
         except OSError as e:      # a folder in the way, a full disk: the run goes on, the peak is not kept
             warnings.warn(f"cannot keep the GEMM peak in {self.path}: {e.strerror or e}", stacklevel=2)

@@ -28,6 +28,7 @@ DEFAULT_METRICS = ("cost", "memory", "throughput")
 # must stay inside what torch can index (numel < 2^63).
 MAX_SIDE = 65_536
 MAX_BATCH = 1 << 20
+MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
 
 
 def split_list(text: str, what: str) -> list[str]:
@@ -87,6 +88,13 @@ def sizes(text: str, what: str = "resolutions") -> list[Size]:
         sides = [positive_int(p.strip(), what, MAX_SIDE) for p in parts]
         found.append(Size(sides[0], sides[-1]))
     return list(dict.fromkeys(found))
+
+
+def pad_size(size: Size, multiple: int | None) -> Size:
+    """Each side rounded up to a multiple of `multiple` (as detection pipelines pad images to 32); None: as is."""
+    if not multiple:
+        return size
+    return Size(*(-(-side // multiple) * multiple for side in size.hw))
 
 
 def model_names(text: str) -> list[str]:
@@ -200,14 +208,22 @@ def check_stages(models: list[str], frozen_stages: int | None, detector: str | N
 
 
 def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: list[int], metrics: list[str],
-               dtype: str = "fp32", features: bool = False, frozen_stages: int | None = None,
-               detector: str | None = None, **timing) -> Plan:
+               dtype: str = "fp32", backends: tuple[str, ...] = ("eager",), pad_to: int | None = None,
+               **fields) -> Plan:
     """Tasks for every model x size x batch, each size checked against each model's rule here, once: a size
-    no model takes is a UsageError, one some cannot take a skipped row for them. `timing`: the Task fields
-    of timed tasks (device, threads, quick, channels_last, compile, backend); cost tasks take dtype, features,
-    frozen_stages and detector."""
-    check_stages(models, frozen_stages, detector, features)
-    built = dict(features=features, frozen_stages=frozen_stages, detector=detector)
+    no model takes is a UsageError, one some cannot take a skipped row for them. `fields`: what the model is
+    built as (features, frozen_stages, detector: every task) and the Task fields of timed tasks (device,
+    threads, quick, channels_last, compile, iters, min_seconds); each timed task once per backend, one after
+    the other (interleaved, so the backends see the same machine). pad_to: each size is padded up to a
+    multiple of it first, and its tasks record the size asked for (padded_from)."""
+    built = {"features": fields.pop("features", False), "frozen_stages": fields.pop("frozen_stages", None),
+             "detector": fields.pop("detector", None)}
+    check_stages(models, built["frozen_stages"], built["detector"], built["features"])
+    timing = fields
+    if "backend" in timing:        # one backend, as Task names it
+        backends = (timing.pop("backend"),)
+    asked = {pad_size(s, pad_to): s.label for s in resolutions or [] if pad_size(s, pad_to) != s}
+    resolutions = list(dict.fromkeys(pad_size(s, pad_to) for s in resolutions)) if resolutions else resolutions
     accepts = {(m, s): get_spec(m).rule.accepts(s) for m in models for s in resolutions or [get_spec(m).native]}
     for size in resolutions or []:
         if not any(accepts[m, size] for m in models):
@@ -217,7 +233,7 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
     for model in models:
         if model.startswith(TIMM_PREFIX):
             for size in resolutions or [get_spec(model).native]:
-                check_timm_size(model, size, features)
+                check_timm_size(model, size, built["features"])
     tasks, skipped = [], []
     count = bool({"cost", "memory", "train"} & set(metrics))
     for model in models:
@@ -226,11 +242,15 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
                 kind = "cost" if count else "throughput"
                 skipped.append(skipped_row(Task(kind, model, img_size, batch_sizes[0], dtype, **built)))
                 continue
+            padded_from = asked.get(img_size)
             for batch in batch_sizes:
                 if count:
-                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics, **built))
+                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics,
+                                      padded_from=padded_from, **built))
                 if "throughput" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, **built, **timing))
+                    tasks += [Task("throughput", model, img_size, batch, dtype, backend=backend,
+                                   padded_from=padded_from, **built, **timing) for backend in backends]
                 if "throughput" in metrics and "train" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True, **built, **timing))
+                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True,
+                                      padded_from=padded_from, **built, **timing))
     return Plan(tasks, skipped)

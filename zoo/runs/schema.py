@@ -96,6 +96,8 @@ class TimedFields:
                                     "seconds; and when the dtype has no fast GEMM on the device")
     peak_fast_gemm: Optional[bool] = _f("false: this dtype's GEMM runs at under half fp32's rate on the device, so mfu is "
                                         "not given")
+    peak_probe: Optional[str] = _f("where peak_flops came from: kept from a quiet probe, probed now, or probed "
+                                   "under load (others' CPU) and not kept")
     mfu: Optional[float] = _f("flops_per_img x imgs_per_s / peak_flops (never clipped)", "fraction")
     mfu_above_peak: Optional[bool] = _f("mfu > 1: a kernel faster than the GEMM probe, or fewer multiplies "
                                         "than nominal (Winograd)")

@@ -15,6 +15,7 @@ from typing import Callable, Optional
 import torch
 
 from analysis.size import Size
+from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 
 from .._version import __version__
 from ..models.registry import get_spec
@@ -41,6 +42,9 @@ class Task:
     backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
     frozen_stages: Optional[int] = None   # no gradients for the stem and stages 1..K (features / detector)
     detector: Optional[str] = None        # count the whole detector (zoo.models.detectors) on this backbone
+    iters: Optional[int] = None       # throughput: at least this many timed steps (else the protocol's)
+    padded_from: Optional[str] = None     # the size asked for, when --pad-to padded it up to img_size
+    min_seconds: Optional[float] = None   # throughput: at least this timed span (else the protocol's)
 
     def __post_init__(self):  # a Task is public API: 224 and (800, 1344) are taken as the Size they mean
         object.__setattr__(self, "img_size", Size.of(self.img_size))
@@ -64,7 +68,17 @@ class Task:
         if self.kind == "cost":
             for name in ("device", "threads", "quick", "channels_last", "compile", "backend"):
                 fields.pop(name)
+        for name in ("iters", "min_seconds", "padded_from"):   # only when asked: rows timed before these options keep their key
+            if fields[name] is None:
+                fields.pop(name)
         return fields
+
+    @property
+    def protocol(self):
+        """The timing protocol: --quick's or the default, with --iters and --min-seconds applied."""
+        protocol = QUICK_PROTOCOL if self.quick else DEFAULT_PROTOCOL
+        asked = {k: v for k, v in (("min_iters", self.iters), ("min_seconds", self.min_seconds)) if v is not None}
+        return dataclasses.replace(protocol, **asked)
 
 
 def software() -> dict:
@@ -113,8 +127,9 @@ def failed_row(task: Task, error: str, family: str | None = None, detail: str | 
 def skipped_row(task: Task) -> dict:
     """The row of a task whose size the model's rule refuses (a rule, not a failure)."""
     spec = get_spec(task.model)
+    nearest = ", ".join(n.label for n in spec.rule.nearest(task.img_size))
     return validate({**base_row(task), "family": spec.family,
-                     "skipped": f"{task.model} takes sides {spec.rule.describe()}"})
+                     "skipped": f"{task.model} takes sides {spec.rule.describe()}; nearest: {nearest}"})
 
 
 def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> dict:

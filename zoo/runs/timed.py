@@ -3,6 +3,7 @@ knowledge: MFU from the cost row's MACs and the peak cache, the attention path, 
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import torch
@@ -14,7 +15,6 @@ from analysis.timing.backends import TimingSetting
 from analysis.timing.fingerprint import gpu_name
 from analysis.timing.harness import backend_named, time_model
 from analysis.timing.log_capture import captured_logging
-from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_peak_flops, model_flops_utilisation
 from analysis.timing.steps import autocast_context, random_input
 from analysis.vocab import attention_path
@@ -25,9 +25,19 @@ from .roofline_rows import measured_roofline
 from .run_logs import keep_log, verbose
 
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
-# spread by more than a fifth of their mean, or other processes using over 15% of the machine's CPU.
+# spread by more than a fifth of their mean, or other processes using more than 15% of the cores we timed
+# on (their use of the cores we did not ask for is not noise).
 NOISY_CV = 0.2
 NOISY_FOREIGN_CPU_SHARE = 0.15
+
+
+def is_noisy(cv: float, foreign_cpu_share: float | None, threads: int | None, cores: int | None = None) -> bool:
+    """cv above NOISY_CV, or others' CPU beyond the cores left free, above NOISY_FOREIGN_CPU_SHARE of ours.
+    foreign_cpu_share is of all `cores` (/proc/stat's); `threads` is how many we timed on (None: all)."""
+    cores = cores or os.cpu_count() or 1
+    ours = min(threads or cores, cores)
+    beyond_free = (foreign_cpu_share or 0) * cores - (cores - ours)
+    return bool(cv > NOISY_CV or beyond_free > NOISY_FOREIGN_CPU_SHARE * ours)
 
 
 def timing_setting(task) -> TimingSetting:
@@ -46,8 +56,7 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
     with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
         try:
-            result = time_model(model, backend, task.img_size, batch, setting,
-                                QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL)
+            result = time_model(model, backend, task.img_size, batch, setting, task.protocol)
         finally:
             keep_log(f"{task.model}-{task.img_size.label}-b{task.batch_size}-{task.backend}", library_log.getvalue())
     if result.imgs_per_s is None:   # out of memory at every batch down to 1
@@ -59,7 +68,8 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     peak = peak or measure_peak_flops(str(device), task.dtype, task.threads)
     fields.update(mfu_fields(macs, result.imgs_per_s, peak, device, setting))
     fields.update(measured_roofline(task, fields, peak))
-    fields["noisy"] = bool(result.cv > NOISY_CV or (result.foreign_cpu_share or 0) > NOISY_FOREIGN_CPU_SHARE)
+    fields["noisy"] = is_noisy(result.cv, result.foreign_cpu_share, fields.get("threads", task.threads))
+    fields["peak_probe"] = peak.get("peak_probe") if fields.get("peak_flops") else None
     return fields
 
 

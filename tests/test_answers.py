@@ -1,0 +1,78 @@
+"""The worked selection questions are stored answers: zoo.select writes them, the report only renders them
+(it builds no model), and `zoo.report --check`'s stale_answers finds stored answers that are out of date."""
+import json
+
+import pytest
+
+import zoo.answers
+from zoo.answers import load_answers, stale_answers, write_answers
+
+SMALL = [("Under 5 GMACs at 224 px", {"models": "deit_ti,vit_b16", "resolution": "224", "max_gmacs": "5"})]
+
+
+@pytest.fixture
+def small_answers(tmp_path, monkeypatch):
+    monkeypatch.setattr(zoo.answers, "QUESTIONS", SMALL)
+    write_answers(tmp_path)
+    return tmp_path
+
+
+def test_stored_answers_are_zoo_selects_output_and_stale_ones_are_found(small_answers, monkeypatch, capsys):
+    (stored,) = load_answers(small_answers)
+    assert stored["command"] == "python -m zoo.select --models deit_ti,vit_b16 --resolution 224 --max-gmacs 5"
+    from zoo.select import main                       # the command prints the same answer
+
+    monkeypatch.chdir(small_answers)
+    assert main(stored["command"].split()[3:] + ["--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == stored["answer"]
+    assert [r["model"] for r in stored["answer"]["shortlist"]] == ["deit_ti"]
+    assert stale_answers(small_answers) == []
+    path = small_answers / "results" / "answers.json"
+    changed = json.loads(path.read_text())
+    changed[0]["answer"]["shortlist"][0]["gmacs"] = 1.0           # a count that is no longer true
+    path.write_text(json.dumps(changed))
+    assert stale_answers(small_answers) == ["results/answers.json is stale: rewrite it with "
+                                            "`python -m zoo.select --answers`"]
+    path.unlink()
+    assert "missing" in stale_answers(small_answers)[0]
+
+
+def test_the_report_renders_stored_answers_without_building_a_model(small_answers, monkeypatch):
+    import timm
+
+    import zoo.models.registry
+    import zoo.runs.counted
+    import zoo.runs.plan
+    from zoo.report.build import build_reports
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the report built a model")
+
+    for module in (zoo.models.registry, timm, zoo.runs.counted, zoo.runs.plan):    # timed builds through counted
+        monkeypatch.setattr(module, "create_model", refuse)
+    (fresh,) = zoo.answers.fresh_answers()      # the stand-in is the one zoo.select reaches
+    assert {e["reason"] for e in fresh["answer"]["excluded"]} == {"counting failed: AssertionError: the report "
+                                                                 "built a model"}
+    build_reports(small_answers, small_answers / "reports")
+    text = (small_answers / "reports" / "choosing.md").read_text()
+    assert "### Under 5 GMACs at 224 px" in text and "| deit_ti * | 224 |" in text
+    assert "- vit_b16: 17.6 GMACs > 5" in text
+
+
+def test_the_committed_reports_build_without_building_a_model(tmp_path, monkeypatch):
+    import pathlib
+
+    import timm
+
+    import zoo.models.registry
+    import zoo.runs.counted
+    from zoo.report.build import build_reports
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the report built a model")
+
+    for module in (zoo.models.registry, timm, zoo.runs.counted):    # timed builds through counted
+        monkeypatch.setattr(module, "create_model", refuse)
+    root = pathlib.Path(__file__).resolve().parents[1]
+    build_reports(root, tmp_path)
+    assert (tmp_path / "choosing.md").read_text() == (root / "reports" / "choosing.md").read_text()

@@ -1,0 +1,48 @@
+"""The report's section for detection-style rows: H x W inputs and feature extractors, per size label, with
+each map's stride, the backbone's MACs, activation and training memory at the row's batch, and eager
+against ONNX Runtime where both were timed at the same input."""
+from __future__ import annotations
+
+from ..markdown import markdown_table
+from ..runs.schema import row_size
+
+MIB = 2 ** 20
+HEADERS = ["size (px)", "model", "batch", "dtype", "as", "maps [C,H,W] / stride", "GMACs / image",
+           "act peak (MiB / batch)", "train act peak (MiB / batch)", "train memory (MiB / batch)",
+           "eager img/s", "ONNX Runtime img/s", "ORT / eager"]
+
+
+def _maps(row: dict) -> str | None:
+    maps = row.get("features")
+    if not maps:
+        return None
+    return " ".join(f"[{c},{h},{w}]/{row['img_h'] // h if h else '?'}" for c, h, w in maps)
+
+
+def _mib(v) -> str | None:
+    return None if v is None else f"{v / MIB:,.1f}"
+
+
+def _same_input(row: dict) -> tuple:
+    s = row["settings"]
+    return row["model"], row["img_h"], row["img_w"], row["batch_size"], s["dtype"], bool(s.get("features"))
+
+
+def detection_table(cost: list[dict], timed: list[dict]) -> str:
+    """cost, timed: the latest measured rows at H x W sizes or of feature extractors."""
+    speed: dict[tuple, dict[str, float]] = {}
+    for r in timed:
+        if not r["settings"].get("train"):
+            speed.setdefault(_same_input(r), {})[r["settings"].get("backend", "eager")] = r["imgs_per_s"]
+    rows = []
+    for r in sorted(cost, key=lambda r: (r["img_h"] * r["img_w"], row_size(r).label, r["model"], r["batch_size"])):
+        backends = speed.get(_same_input(r), {})
+        eager, ort = backends.get("eager"), backends.get("onnxruntime")
+        train = r.get("train_serve_bytes")
+        rows.append([row_size(r).label, r["model"], r["batch_size"], r["settings"]["dtype"],
+                     "features" if r["settings"].get("features") else "classifier", _maps(r),
+                     f"{r['macs'] / 1e9:,.2f}", _mib(r.get("act_peak_bytes")), _mib(r.get("train_act_peak_bytes")),
+                     None if train is None else f"{_mib(train)} ({r.get('train_optimizer')})",
+                     None if eager is None else f"{eager:.2f}", None if ort is None else f"{ort:.2f}",
+                     f"{ort / eager:.2f}x" if eager and ort else None])
+    return markdown_table(HEADERS, rows)

@@ -1,0 +1,99 @@
+"""zoo.select's answer as text: the shortlist table (markdown or plain), the Pareto fronts, the undecided
+models and every exclusion with its reason. Reads the answer's dict only (the report renders stored ones)."""
+from __future__ import annotations
+
+import os
+
+from .markdown import markdown_table
+
+
+def num(value: float) -> str:
+    """Three significant figures or so: 243, 47.2, 5.79, 0.012."""
+    a = abs(value)
+    return f"{value:,.0f}" if a >= 100 else f"{value:.1f}" if a >= 10 else f"{value:.2f}" if a >= 0.1 else f"{value:.3g}"
+
+
+def size_text(size) -> str:
+    return str(size) if isinstance(size, int) else "x".join(str(s) for s in size)
+
+
+def _maps(maps) -> str | None:
+    return None if not maps else " ".join(f"[{c},{h},{w}]" for c, h, w in maps)
+
+
+def _opt(value, fmt=num):
+    return None if value is None else fmt(value)
+
+
+def _columns(result: dict) -> list[tuple]:
+    """(header, cell of a row) for the columns this answer has."""
+    rows, query = result["shortlist"], result["query"]
+    cols = [("model", lambda r: r["model"] + (" *" if r["pareto"] else "")),
+            ("res", lambda r: size_text(r["img_size"])), ("batch", lambda r: r["batch_size"]),
+            ("params (M)", lambda r: num(r["params_m"])), ("GMACs", lambda r: num(r["gmacs"]))]
+    if query.get("features"):
+        cols.append(("feature maps [C,H,W]", lambda r: _maps(r.get("features"))))
+    cols += [("act (MiB)", lambda r: num(r["act_mib"])), ("serve (MiB)", lambda r: num(r["serve_mib"]))]
+    if query.get("train"):
+        cols += [("train GMACs", lambda r: _opt(r.get("train_gmacs"))),
+                 ("train (MiB)", lambda r: _opt(r.get("train_mib")))]
+    if any("latency_ms_p50" in r for r in rows):
+        cols += [("p50 (ms)", lambda r: _opt(r.get("latency_ms_p50"))),
+                 ("p99 (ms)", lambda r: _opt(r.get("latency_ms_p99"))),
+                 ("img/s", lambda r: _opt(r.get("imgs_per_s"))),
+                 ("backend", lambda r: r.get("backend")),
+                 ("noisy", lambda r: f"noisy (cv {r['cv']:.2f})" if r.get("noisy") else "")]
+    cols += [("top-1 @res (source)", lambda r: None if r["top1"] is None else
+              f"{r['top1']:g} @{size_text(r['top1_img_size'])} ({r['top1_source']})"),
+             ("weights", lambda r: r.get("weights_short")),
+             ("pretraining", lambda r: r["pretraining"]),
+             ("IN-V2", lambda r: _opt(r["imagenet_v2"], lambda v: f"{v:g}")),
+             ("Sketch", lambda r: _opt(r["sketch"], lambda v: f"{v:g}"))]
+    return cols
+
+
+LEFT = ("model", "top-1 @res (source)", "weights", "pretraining", "backend", "feature maps [C,H,W]")
+
+
+def _plain(headers: list[str], rows: list[list]) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    grid = Table(show_edge=False, pad_edge=False)
+    for h in headers:
+        grid.add_column(h, justify="left" if h in LEFT else "right")
+    for r in rows:
+        grid.add_row(*("-" if c is None else str(c) for c in r))
+    with open(os.devnull, "w") as sink:
+        console = Console(width=240, record=True, file=sink)
+        console.print(grid)
+    return console.export_text().rstrip("\n")
+
+
+def title(result: dict) -> str:
+    query, axes = result["query"], result["query"]["pareto_axes"]
+    what = " feature extractors" if query.get("features") else ""
+    padded = f" (padded from {query['padded_from']})" if query.get("padded_from") else ""
+    text = (f"shortlist{what} at {size_text(query['resolution'])} px{padded}, ranked by {query['rank']}: "
+            f"{len(result['shortlist'])} of {len(query['models'])} (* on the Pareto front of {axes['y']} vs "
+            f"{axes['x']} in its pretraining group)")
+    return text + (f"\nNB: {query['rank_note']}" if query.get("rank_note") else "")
+
+
+def render(result: dict, fmt: str) -> str:
+    """The selection as markdown, or as a plain-text table (JSON is json.dumps of `result`)."""
+    columns = _columns(result)
+    headers = [h for h, _ in columns]
+    rows = [[cell(r) for _, cell in columns] for r in result["shortlist"]]
+    table = markdown_table(headers, rows).rstrip("\n") if fmt == "markdown" else _plain(headers, rows)
+    lines = [title(result), "", table, "", "Pareto front per pretraining group:"]
+    y = result["query"]["pareto_axes"]["y"]
+    none = f"- (none: no candidate has {y})" if result["shortlist"] and not any(
+        r.get(y) is not None for r in result["shortlist"]) else "- (none)"
+    lines += [f"- {group}: {', '.join(models)}" for group, models in result["pareto"].items()] or [none]
+    if result.get("undecided"):
+        lines += ["", f"undecided ({len(result['undecided'])}):"]
+        lines += [f"- {u['model']}: {u['reason']}" for u in result["undecided"]]
+    lines += ["", f"excluded ({len(result['excluded'])}):"]
+    lines += [f"- {e['model']}: {e['reason']}" for e in result["excluded"]] or ["- (none)"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,86 @@
+"""zoo.select's counted screen: a candidate's params, MACs and memory on the meta device at the query's
+batch, dtype, feature-extractor and training settings, and the first counted budget it breaks."""
+from __future__ import annotations
+
+from .models.spec import Size
+from .runs.plan import MAX_BATCH
+
+MIB = 2 ** 20
+
+
+def _count(model: str, q, batch: int) -> dict:
+    from .runs.counted import count, serving_memory
+
+    c = count(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train, features=q.features)
+    if q.train:
+        c.update(serving_memory(c, q.dtype, q.optimizer))
+    return c
+
+
+def _serve_mib(c: dict) -> float:
+    return (c["weight_bytes"] + c["act_peak_bytes"]) / MIB
+
+
+def _auto_batch(model: str, q, first: dict) -> tuple[int, dict]:
+    """The largest batch whose weights + activation peak fit q.max_serve_mib (counted on meta), with its
+    count; `first` is the batch-1 count, which fits."""
+    counts, budget_mib = {1: first}, q.max_serve_mib
+
+    def fits(b: int) -> bool:
+        if b not in counts:
+            counts[b] = _count(model, q, b)
+        return _serve_mib(counts[b]) <= budget_mib
+
+    per_image = max(first["act_peak_bytes"], 1) / MIB
+    guess = int(max(1, min(MAX_BATCH, (budget_mib - first["weight_bytes"] / MIB) // per_image)))
+    lo, hi = 1, guess
+    if fits(guess):
+        lo, step = guess, min(guess * 2, MAX_BATCH)
+        while lo < MAX_BATCH and fits(step):
+            lo, step = step, min(step * 2, MAX_BATCH)
+        hi = step if lo < MAX_BATCH else None
+    while hi is not None and hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo, counts[lo]
+
+
+def counted_row(model: str, q) -> dict:
+    """The counted fields of a shortlist row (batch "auto": the largest batch that fits --max-serve-mib)."""
+    auto = q.batch_size == "auto"
+    batch = 1 if auto else q.batch_size
+    counted = _count(model, q, batch)
+    if auto and _serve_mib(counted) <= q.max_serve_mib:
+        batch, counted = _auto_batch(model, q, counted)
+    row = {"batch_size": batch, "params_m": counted["params"] / 1e6, "gmacs": counted["macs"] / 1e9,
+           "macs": counted["macs"], "act_mib": counted["act_peak_bytes"] / MIB,
+           "weight_mib": counted["weight_bytes"] / MIB, "serve_mib": _serve_mib(counted)}
+    if q.features:
+        row["features"] = counted.get("features")
+    if q.train:
+        row.update(train_gmacs=counted["train_macs"] / 1e9, train_act_mib=counted["train_act_peak_bytes"] / MIB,
+                   train_mib=counted["train_serve_bytes"] / MIB, train_optimizer=counted["train_optimizer"])
+    return row
+
+
+def at_batch(row: dict) -> str:
+    return "" if row["batch_size"] == 1 else f" at batch {row['batch_size']}"
+
+
+def counted_reason(row: dict, q) -> str | None:
+    from .selection_table import num
+
+    checks = [("max_params", row["params_m"], "params {v} M > {lim} M"),
+              ("max_gmacs", row["gmacs"], "{v} GMACs > {lim}"),
+              ("max_act_mib", row["act_mib"], "activation peak {v} MiB > {lim} MiB{b}"),
+              ("max_serve_mib", row["serve_mib"], "serving memory {v} MiB > {lim} MiB{b} (weights {w} "
+                                                  "MiB + activations {a} MiB)"),
+              ("max_train_mib", row.get("train_mib"), "training memory {v} MiB > {lim} MiB{b} ({o}; "
+                                                      "training activations {t} MiB)")]
+    for key, value, text in checks:
+        limit = getattr(q, key)
+        if limit is not None and value > limit:
+            return text.format(v=num(value), lim=f"{limit:g}", b=at_batch(row), w=num(row["weight_mib"]),
+                               a=num(row["act_mib"]), o=row.get("train_optimizer"),
+                               t=num(row.get("train_act_mib") or 0))
+    return None
