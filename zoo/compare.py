@@ -20,6 +20,7 @@ from analysis.vocab import DEVICES, DTYPES
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
 from .runs.executors import EXECUTORS
+from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
                         check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
                         split_list)
@@ -74,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                       f"onnxruntime needs pip install \"archzoo[onnx]\")")
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
-                   help="probe the GEMM peak again instead of using the one kept in results/peaks.json")
+                   help="probe the GEMM peak again instead of using the cached one (user cache, results/peaks.json)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the user cache of counts and GEMM peaks (see $ARCHZOO_CACHE_DIR)")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -175,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backend=args.backend)
-        rows = run(args, plan)
+        with disabled(args.no_cache):
+            rows = run(args, plan)
     except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
         print(f"zoo.compare: error: {e}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
 from .models.spec import size_label
 from .runs.plan import choice
+from .runs.user_cache import disabled
 from .shortlist import FORMATS, RANKS, num, select  # noqa: F401 - select: the API, as `from zoo.select import select`
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", help=f"{', '.join(FORMATS)} (default table)")
     p.add_argument("--out", default=".", help="folder whose results/ timed rows are reused from and appended to")
     p.add_argument("--no-save", action="store_true", help="write nothing (stored rows are still reused)")
+    p.add_argument("--no-cache", action="store_true", help="count again: neither read nor write the user cache")
     return p
 
 
@@ -108,13 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         choice(args.format, FORMATS, "format")
-        result = select(args.models, args.resolution, max_gmacs=args.max_gmacs, max_params=args.max_params,
-                        max_act_mib=args.max_act_mib, max_serve_mib=args.max_serve_mib, min_top1=args.min_top1,
-                        pretraining=args.pretraining, weights_available=args.weights_available,
-                        max_latency_ms=args.max_latency_ms, latency_stat=args.latency_stat,
-                        min_imgs_per_s=args.min_imgs_per_s, device=args.device, dtype=args.dtype,
-                        batch_size=args.batch_size, threads=args.threads, quick=args.quick, out=args.out,
-                        save=not args.no_save, rank=args.rank, weights=args.weights)
+        with disabled(args.no_cache):
+            result = select(args.models, args.resolution, max_gmacs=args.max_gmacs, max_params=args.max_params,
+                            max_act_mib=args.max_act_mib, max_serve_mib=args.max_serve_mib, min_top1=args.min_top1,
+                            pretraining=args.pretraining, weights_available=args.weights_available,
+                            max_latency_ms=args.max_latency_ms, latency_stat=args.latency_stat,
+                            min_imgs_per_s=args.min_imgs_per_s, device=args.device, dtype=args.dtype,
+                            batch_size=args.batch_size, threads=args.threads, quick=args.quick, out=args.out,
+                            save=not args.no_save, rank=args.rank, weights=args.weights)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import size_label
+from .runs.count_cache import prefetch
 from .runs.plan import (MAX_BATCH, check_device, check_dtype, check_out_dir, check_threads, choice, finite_number,
                         model_names, positive_int, sizes, split_list)
 
@@ -84,9 +85,9 @@ def check_query(q: dict) -> dict:
 
 
 def _count(model: str, img_size: int, batch: int, dtype: str) -> dict:
-    from .runs.tasks import count
+    from .runs.count_cache import counted
 
-    c = count(model, img_size, batch_size=batch, dtype=dtype, train=False)
+    c = counted(model, img_size, batch_size=batch, dtype=dtype, train=False)
     return {k: c[k] for k in ("params", "macs", "act_peak_bytes", "weight_bytes")}
 
 
@@ -276,6 +277,9 @@ def select(models: list[str] | str | None = None, resolution: int = 224, *, max_
     measured = q["max_latency_ms"] is not None or q["min_imgs_per_s"] is not None or rank in ("latency", "imgs_per_s")
     if measured and save:
         q["out"] = str(check_out_dir(out))
+    first_batch = 1 if q["batch_size"] == "auto" else q["batch_size"]
+    prefetch([(m, q["resolution"], first_batch, q["dtype"]) for m in names   # on all cores, into the cache
+              if get_spec(m).rule.accepts(q["resolution"])])
     excluded, candidates = [], []
     for model in names:
         row, reason = _screen(model, q)

@@ -1,6 +1,7 @@
 """Executors run a list of tasks and hand each finished row to a callback, as soon as it exists.
 
-`local` runs them one after another in this process; `subprocess` runs each in a fresh Python
+`local` counts cost tasks on the machine's cores (zoo.runs.parallel) and times the rest one after
+another in this process; `subprocess` runs each in a fresh Python
 process (zoo.runs.isolated), so allocator, thread-pool and compile caches of one model cannot leak
 into the next; `ray` runs each as a Ray task (zoo.runs.ray_executor). All three run cost tasks first,
 so timed tasks reuse their MAC counts for MFU, and all produce rows through `run_task`.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional
 
+from .parallel import count_rows
 from .peaks import PeakCache
 from .tasks import OnRow, Task, run_task
 
@@ -20,20 +22,22 @@ def _in_order(tasks: Iterable[Task]) -> list[Task]:
     return sorted(tasks, key=lambda t: t.kind != "cost")
 
 
-def _run_each(tasks: Iterable[Task], on_row: OnRow, peaks: Optional[PeakCache], run) -> None:
+def _run_each(tasks: Iterable[Task], on_row: OnRow, peaks: Optional[PeakCache], run, pooled: bool = False) -> None:
+    """Cost tasks first (on the machine's cores when `pooled`), then timed ones one at a time, in order."""
     macs: dict[tuple[str, int], int] = {}
-    for task in _in_order(tasks):
-        if task.kind == "cost":
-            row = run(task, None, None)
-            if row.get("macs") is not None:
-                macs[(task.model, task.img_size)] = row["macs"]
-        else:
-            row = run(task, macs.get((task.model, task.img_size)), peaks.get(task) if peaks else None)
+    ordered = _in_order(tasks)
+    cost = [t for t in ordered if t.kind == "cost"]
+    cost_rows = count_rows(cost) if pooled else (run(t, None, None) for t in cost)
+    for task, row in zip(cost, cost_rows):
+        if row.get("macs") is not None:
+            macs[(task.model, task.img_size)] = row["macs"]
         on_row(row)
+    for task in ordered[len(cost):]:
+        on_row(run(task, macs.get((task.model, task.img_size)), peaks.get(task) if peaks else None))
 
 
 def run_local(tasks: Iterable[Task], on_row: OnRow, peaks: Optional[PeakCache] = None) -> None:
-    _run_each(tasks, on_row, peaks, run_task)
+    _run_each(tasks, on_row, peaks, run_task, pooled=True)
 
 
 def run_subprocesses(tasks: Iterable[Task], on_row: OnRow, peaks: Optional[PeakCache] = None) -> None:

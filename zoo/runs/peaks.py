@@ -1,16 +1,18 @@
 """The GEMM peak each timed row's MFU is computed against: probed once per machine, dtype and thread
-count, and kept in <out>/results/peaks.json with its probes, so back-to-back runs share one peak
-instead of each re-probing a machine whose load changes by the minute.
+count, kept in the user's cache folder (zoo.runs.user_cache) so every run on the machine, into any
+--out folder, shares one peak instead of re-probing a machine whose load changes by the minute, and
+copied with its probes and provenance into <out>/results/peaks.json.
 
 A cached peak is used while the machine's fingerprint (CPU model, GPU, torch version) is the same;
 `reprobe=True` (`zoo.compare --reprobe-peak`) probes again and keeps the higher of the two (others'
-load can only lower a probe).
+load can only lower a probe). With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
 """
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import torch
@@ -20,8 +22,10 @@ from analysis.timing.peak import measure_peak_flops
 from analysis.vocab import resolve_device
 
 from .tasks import Task, machine
+from .user_cache import UserCache
 
 PEAKS_FILE = "peaks.json"
+NAMESPACE = "peak"
 
 
 def peak_key(task: Task) -> str:
@@ -32,12 +36,17 @@ def peak_key(task: Task) -> str:
                        task.dtype, f"{threads} threads"])
 
 
+def _usable(peak) -> bool:
+    return isinstance(peak, dict) and isinstance(peak.get("peak_flops"), (int, float)) and peak["peak_flops"] > 0
+
+
 class PeakCache:
-    """`get(task)` -> measure_peak_flops' dict for the task's device, dtype and threads."""
+    """`get(task)` -> measure_peak_flops' dict for the task's device, dtype and threads, with `peak_provenance`."""
 
     def __init__(self, results_dir: Path | None, reprobe: bool = False):
         self.path = results_dir / PEAKS_FILE if results_dir else None
-        self.reprobe, self.probed_now = reprobe, set()
+        self.reprobe, self.probed_now, self.resolved = reprobe, set(), set()
+        self.user = UserCache(NAMESPACE)
         self.peaks: dict[str, dict] = self._load()
 
     def _load(self) -> dict:
@@ -47,21 +56,35 @@ class PeakCache:
             loaded = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):     # damaged: probe again rather than trust it
             return {}
-        return loaded if isinstance(loaded, dict) else {}
+        return {k: v for k, v in loaded.items() if _usable(v)} if isinstance(loaded, dict) else {}
 
     def get(self, task: Task) -> dict:
         key = peak_key(task)
-        kept = self.peaks.get(key)
-        if kept is not None and "fast_gemm" not in kept and task.dtype != "fp32":
-            kept = None     # probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%): probe again
+        if key in self.resolved:
+            return self.peaks[key]
+        folder = self.peaks.get(key)
+        user = self.user.get({"peak_key": key})
+        user = user if _usable(user) else None
+        # a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%) is probed again
+        candidates = [p for p in (folder, user) if p is not None and ("fast_gemm" in p or task.dtype == "fp32")]
+        kept = max(candidates, key=lambda p: p["peak_flops"]) if candidates else None
         if kept is None or (self.reprobe and key not in self.probed_now):
             device = resolve_device(task.device)
             probed = measure_peak_flops(str(device), task.dtype, task.threads)
             self.probed_now.add(key)
             if kept is None or probed["peak_flops"] > kept["peak_flops"]:
-                self.peaks[key] = probed
-                self._save()
-        return self.peaks[key]
+                kept = {**probed, "peak_provenance": {
+                    "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "peak_key": key}}
+        if user is None or kept["peak_flops"] > user["peak_flops"]:
+            self.user.put({"peak_key": key}, kept, {"results": str(self.path) if self.path else None})
+        if self.user.entry({"peak_key": key}) is not None:
+            kept = {**kept, "peak_provenance": {**kept.get("peak_provenance", {}),
+                                                "cache_file": str(self.user.path({"peak_key": key}))}}
+        self.resolved.add(key)
+        if kept != folder:
+            self.peaks[key] = kept
+            self._save()
+        return kept
 
     def _save(self) -> None:
         if self.path is None:

@@ -61,9 +61,9 @@ class Task:
 
 
 def software() -> dict:
-    import timm
+    from analysis.timing.fingerprint import timm_version
 
-    return {"archzoo": __version__, "torch": torch.__version__.split("+")[0], "timm": timm.__version__}
+    return {"archzoo": __version__, "torch": torch.__version__.split("+")[0], "timm": timm_version()}
 
 
 def base_row(task: Task) -> dict:
@@ -146,13 +146,18 @@ def serving_memory(record: dict, dtype: str) -> dict:
 
 
 def _cost(task: Task) -> dict:
-    return count(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features)
+    from .count_cache import counted    # the user cache: the same count made before is read, not redone
+
+    return counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features)
 
 
 def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
     from analysis.timing.harness import measure_throughput
 
-    macs = macs if macs is not None else count(task.model, task.img_size, train=False, features=task.features)["macs"]
+    if macs is None:
+        from .count_cache import counted
+
+        macs = counted(task.model, task.img_size, train=False, features=task.features)["macs"]
     model = create_model(task.model, img_size=task.img_size, features=task.features)
     protocol = QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL
     if task.backend == "onnxruntime":

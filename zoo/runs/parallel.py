@@ -1,0 +1,78 @@
+"""Counting many models on the machine's cores: cost tasks run in a process pool and come back in the
+order asked for. Counting is deterministic and on the meta device, so processes cannot disturb each
+other's numbers (timed tasks never run here: they must not share the hardware).
+
+Workers are forked from this process when it runs one thread (they then start at once, with torch and
+timm imported), else forked from a fresh forkserver. Each worker reads and writes the user cache as
+this process would (`--no-cache` is passed to it, not inherited through a stale environment).
+"""
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import sys
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Iterator, Optional, Sequence
+
+from analysis.timing.fingerprint import available_cores
+
+from .user_cache import disabled, enabled
+
+MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
+
+
+def workers_for(n_items: int, workers: Optional[int] = None) -> int:
+    return max(1, min(n_items, workers or available_cores()))
+
+
+def _context():
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+    if context.get_start_method() == "forkserver":
+        context.set_forkserver_preload(["zoo.runs.tasks"])
+    return context
+
+
+def _call(fn: Callable, use_cache: bool, item):
+    with disabled(not use_cache):
+        return fn(item)
+
+
+def map_ordered(fn: Callable, items: Sequence, on_broken: Callable, workers: Optional[int] = None) -> Iterator:
+    """fn(item) for each item, in order, on up to `workers` processes (the available cores). A worker
+    that dies (killed for memory, say) gives on_broken(item, error) for the items it left unfinished."""
+    n = workers_for(len(items), workers)
+    if n < 2 or len(items) < MIN_PARALLEL:
+        yield from map(fn, items)
+        return
+    call = functools.partial(_call, fn, enabled())
+    pool = ProcessPoolExecutor(n, mp_context=_context())
+    try:
+        futures = [pool.submit(call, item) for item in items]
+        for item, future in zip(items, futures):
+            try:
+                yield future.result()
+            except BrokenProcessPool as e:
+                yield on_broken(item, e)
+        pool.shutdown(wait=True)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)   # interrupted: stop what has not started
+
+
+def count_rows(tasks: Sequence) -> Iterator[dict]:
+    """run_task of each cost task, in order; misses of the user cache are counted on the pool."""
+    from .count_cache import is_cached
+    from .tasks import failed_row, one_line, run_task
+
+    def broken(task, error):
+        return failed_row(task, f"ChildProcessError: the counting process died ({one_line(error)})")
+
+    misses = [t for t in tasks if not (t.kind == "cost" and is_cached(t.model, t.img_size, t.batch_size, t.dtype,
+                                                                        t.train, t.features))]
+    counted = map_ordered(run_task, misses, broken)
+    miss_ids = {id(t) for t in misses}
+    for task in tasks:
+        yield next(counted) if id(task) in miss_ids else run_task(task)
