@@ -89,31 +89,31 @@ def test_off_or_unwritable_means_no_reads_no_writes_and_no_errors(isolated_user_
 
 
 def test_a_count_is_read_back_and_a_damaged_entry_is_recounted_not_trusted(counts):
-    first = count_cache.counted("vit_ti16", 224, train=False)
+    first = tasks_module.counted("vit_ti16", 224, train=False)
     assert first["macs"] == VIT_TI16_MACS_224 and counts == [("vit_ti16", 224)]
-    assert count_cache.counted("vit_ti16", 224, train=False) == first and len(counts) == 1     # from the cache
+    assert tasks_module.counted("vit_ti16", 224, train=False) == first and len(counts) == 1     # from the cache
     path = UserCache("count").path(count_cache.count_key("vit_ti16", 224, 1, "fp32", False, False))
     path.write_text(path.read_text().replace(f'"macs": {VIT_TI16_MACS_224}', '"macs": 1'))
-    again = count_cache.counted("vit_ti16", 224, train=False)
+    again = tasks_module.counted("vit_ti16", 224, train=False)
     assert again["macs"] == VIT_TI16_MACS_224 and len(counts) == 2                              # counted afresh
-    assert count_cache.counted("vit_ti16", 224, train=False)["macs"] == VIT_TI16_MACS_224 and len(counts) == 2
+    assert tasks_module.counted("vit_ti16", 224, train=False)["macs"] == VIT_TI16_MACS_224 and len(counts) == 2
 
 
 def test_another_version_or_source_misses_the_cache(counts, monkeypatch):
-    count_cache.counted("vit_ti16", 224, train=False)
+    tasks_module.counted("vit_ti16", 224, train=False)
     with monkeypatch.context() as patch:
         patch.setattr("analysis.timing.fingerprint.timm_version", lambda: "0.0.1")
-        count_cache.counted("vit_ti16", 224, train=False)
+        tasks_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 2                                      # another timm: counted again
     with monkeypatch.context() as patch:
         patch.setattr("torch.__version__", "0.0.1")
-        count_cache.counted("vit_ti16", 224, train=False)
+        tasks_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 3                                      # another torch: counted again
     with monkeypatch.context() as patch:
         patch.setattr(count_cache, "source_hash", lambda: "edited source")
-        count_cache.counted("vit_ti16", 224, train=False)
+        tasks_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 4                                      # another source: counted again
-    count_cache.counted("vit_ti16", 224, train=False)
+    tasks_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 4                                      # and the original key is still a hit
 
 

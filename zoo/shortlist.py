@@ -12,7 +12,7 @@ from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import size_label
-from .runs.count_cache import prefetch
+from .runs.parallel import prefetch
 from .runs.plan import (MAX_BATCH, check_device, check_dtype, check_out_dir, check_threads, choice, finite_number,
                         model_names, positive_int, sizes, split_list)
 
@@ -85,7 +85,7 @@ def check_query(q: dict) -> dict:
 
 
 def _count(model: str, img_size: int, batch: int, dtype: str) -> dict:
-    from .runs.count_cache import counted
+    from .runs.tasks import counted
 
     c = counted(model, img_size, batch_size=batch, dtype=dtype, train=False)
     return {k: c[k] for k in ("params", "macs", "act_peak_bytes", "weight_bytes")}

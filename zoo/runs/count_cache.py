@@ -1,9 +1,8 @@
-"""Counted cost, cached: `counted(...)` is `tasks.count(...)` read from the user cache when the same count
-was made before, and `count_rows(tasks)` counts many cost tasks on the machine's cores, in order.
+"""Counted cost, cached in the user cache: a count made before with the same full key is read back, not redone.
 
-A count is deterministic given its full key: model, size, batch, dtype, train, features, the torch, timm
-and archzoo versions, and a hash of archzoo's own source files (zoo/ and analysis/), so any code
-change misses the cache. What the user cache trusts and ignores: zoo.runs.user_cache.
+The key is everything a count depends on: model, size, batch, dtype, train, features, the torch, timm
+and archzoo versions, and a hash of archzoo's own source files (zoo/ and analysis/), so any code change
+misses the cache. What the user cache trusts and ignores: zoo.runs.user_cache.
 """
 from __future__ import annotations
 
@@ -13,8 +12,8 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Callable
 
-from ..models.spec import Size, as_hw
 from .user_cache import UserCache, enabled
 
 NAMESPACE = "count"
@@ -32,60 +31,48 @@ def source_hash() -> str:
     return digest.hexdigest()
 
 
-def count_key(model: str, img_size: Size, batch_size: int, dtype: str, train: bool, features: bool) -> dict:
+def _hw(img_size) -> tuple[int, int]:
+    if hasattr(img_size, "height"):          # a Size value
+        return int(img_size.height), int(img_size.width)
+    if isinstance(img_size, int):
+        return img_size, img_size
+    height, width = img_size
+    return int(height), int(width)
+
+
+def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool) -> dict:
     import torch
 
     from analysis.timing.fingerprint import timm_version
 
     from .._version import __version__
 
-    h, w = as_hw(img_size)
-    return {"model": model, "img_h": h, "img_w": w, "batch_size": batch_size, "dtype": dtype, "train": bool(train),
-            "features": bool(features), "torch": torch.__version__, "timm": timm_version(),
+    height, width = _hw(img_size)
+    return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
+            "train": bool(train), "features": bool(features), "torch": torch.__version__, "timm": timm_version(),
             "archzoo": __version__, "source": source_hash()}
 
 
-def counted(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-            features: bool = False) -> dict:
-    """`tasks.count` of a registry model, from the user cache when it holds this key (stored when not)."""
-    from .tasks import count
-
+def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
+                 train: bool = True, features: bool = False) -> dict:
+    """compute(model, img_size, batch_size, dtype, train, features) (zoo.runs.tasks.count), from the user
+    cache when it holds this key, else computed and stored."""
+    args = (model, img_size, batch_size, dtype, train, features)
     if not enabled():
-        return count(model, img_size, batch_size, dtype, train, features)
-    key = count_key(model, img_size, batch_size, dtype, train, features)
+        return compute(*args)
+    key = count_key(*args)
     cache = UserCache(NAMESPACE)
     kept = cache.get(key)
     if kept is not None:
         return kept
     start = time.perf_counter()
-    fresh = json.loads(json.dumps(count(model, img_size, batch_size, dtype, train, features)))  # as a hit reads it
+    fresh = json.loads(json.dumps(compute(*args)))      # the value exactly as a later hit reads it
     cache.put(key, fresh, {"counted_seconds": round(time.perf_counter() - start, 3), "pid": os.getpid(),
                            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return fresh
 
 
-def is_cached(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
+def is_cached(model: str, img_size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
               features: bool = False) -> bool:
     return enabled() and UserCache(NAMESPACE).entry(count_key(model, img_size, batch_size, dtype, train,
                                                                 features)) is not None
-
-
-def _count_into_cache(request: tuple) -> bool:
-    model, img_size, batch_size, dtype = request
-    try:
-        counted(model, img_size, batch_size, dtype, train=False)
-    except Exception:  # noqa: BLE001 - the caller counts it again and reports the failure itself
-        return False
-    return True
-
-
-def prefetch(requests: list[tuple]) -> None:
-    """Count (model, size, batch, dtype) inference costs the cache lacks on the machine's cores, into the
-    cache, so the caller's own `counted` calls read them. Nothing to do with the cache off."""
-    if not enabled():
-        return
-    from .parallel import map_ordered
-
-    misses = [r for r in requests if not is_cached(*r, train=False)]
-    for _ in map_ordered(_count_into_cache, misses, lambda request, error: False):
-        pass

@@ -1,6 +1,7 @@
 """Counting many models on the machine's cores: cost tasks run in a process pool and come back in the
-order asked for. Counting is deterministic and on the meta device, so processes cannot disturb each
-other's numbers (timed tasks never run here: they must not share the hardware).
+order asked for; zoo.select's candidates are counted into the user cache the same way. Counting is
+deterministic and on the meta device, so processes cannot disturb each other's numbers (timed tasks
+never run here: they must not share the hardware).
 
 Workers are forked from this process when it runs one thread (they then start at once, with torch and
 timm imported), else forked from a fresh forkserver. Each worker reads and writes the user cache as
@@ -18,6 +19,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from analysis.timing.fingerprint import available_cores
 
+from .count_cache import is_cached
 from .user_cache import disabled, enabled
 
 MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
@@ -62,17 +64,39 @@ def map_ordered(fn: Callable, items: Sequence, on_broken: Callable, workers: Opt
         pool.shutdown(wait=False, cancel_futures=True)   # interrupted: stop what has not started
 
 
+def _broken(task, error) -> dict:
+    from .tasks import failed_row, one_line
+
+    return failed_row(task, f"ChildProcessError: the counting process died ({one_line(error)})")
+
+
 def count_rows(tasks: Sequence) -> Iterator[dict]:
-    """run_task of each cost task, in order; misses of the user cache are counted on the pool."""
-    from .count_cache import is_cached
-    from .tasks import failed_row, one_line, run_task
+    """run_task of each cost task, in order; what the user cache lacks is counted on the pool."""
+    from .tasks import run_task
 
-    def broken(task, error):
-        return failed_row(task, f"ChildProcessError: the counting process died ({one_line(error)})")
-
-    misses = [t for t in tasks if not (t.kind == "cost" and is_cached(t.model, t.img_size, t.batch_size, t.dtype,
-                                                                        t.train, t.features))]
-    counted = map_ordered(run_task, misses, broken)
+    misses = [t for t in tasks if not is_cached(t.model, t.img_size, t.batch_size, t.dtype, t.train, t.features)]
+    counted = map_ordered(run_task, misses, _broken)
     miss_ids = {id(t) for t in misses}
     for task in tasks:
         yield next(counted) if id(task) in miss_ids else run_task(task)
+
+
+def _count_into_cache(request: tuple) -> bool:
+    from .tasks import counted
+
+    model, img_size, batch_size, dtype = request
+    try:
+        counted(model, img_size, batch_size, dtype, train=False)
+    except Exception:  # noqa: BLE001 - the caller counts it again and reports the failure itself
+        return False
+    return True
+
+
+def prefetch(requests: list[tuple]) -> None:
+    """Count the (model, size, batch, dtype) inference costs the user cache lacks on the machine's cores,
+    into the cache, so the caller's own `counted` calls read them. Nothing to do with the cache off."""
+    if not enabled():
+        return
+    misses = [r for r in requests if not is_cached(*r, train=False)]
+    for _ in map_ordered(_count_into_cache, misses, lambda request, error: False):
+        pass

@@ -145,9 +145,15 @@ def serving_memory(record: dict, dtype: str) -> dict:
     return fields
 
 
-def _cost(task: Task) -> dict:
-    from .count_cache import counted    # the user cache: the same count made before is read, not redone
+def counted(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
+            features: bool = False) -> dict:
+    """`count`, read from the user cache when the same count was made before (zoo.runs.count_cache)."""
+    from .count_cache import cached_count
 
+    return cached_count(count, model, img_size, batch_size, dtype, train, features)
+
+
+def _cost(task: Task) -> dict:
     return counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features)
 
 
@@ -155,8 +161,6 @@ def _throughput(task: Task, macs: int | None, peak: dict | None) -> dict:
     from analysis.timing.harness import measure_throughput
 
     if macs is None:
-        from .count_cache import counted
-
         macs = counted(task.model, task.img_size, train=False, features=task.features)["macs"]
     model = create_model(task.model, img_size=task.img_size, features=task.features)
     protocol = QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL
