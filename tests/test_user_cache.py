@@ -143,7 +143,7 @@ def test_cost_rows_through_the_cache_equal_fresh_ones(counts):
 
 def test_counting_on_a_pool_keeps_the_order_and_the_numbers(monkeypatch):
     monkeypatch.setattr(parallel, "available_cores", lambda: 2)
-    assert list(parallel.map_ordered(abs, [-3, 1, -2, 5], lambda item, e: None)) == [3, 1, 2, 5]
+    assert list(parallel.map_ordered(abs, [-3, 1, -2, 5])) == [3, 1, 2, 5]
     tasks = [Task("cost", m, 224, train=False) for m in ("deit_ti", "vit_ti16", "resnet50")]
     with disabled():
         serial = [run_task(t) for t in tasks]

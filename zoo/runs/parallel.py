@@ -3,13 +3,15 @@ order asked for; zoo.select's candidates are counted into the user cache the sam
 deterministic and on the meta device, so processes cannot disturb each other's numbers (timed tasks
 never run here: they must not share the hardware).
 
-Workers are forked from this process when it runs one thread (they then start at once, with torch and
-timm imported), else forked from a fresh forkserver. Each worker reads and writes the user cache as
-this process would (`--no-cache` is passed to it, not inherited through a stale environment).
+Workers are forked from this process when it runs one thread (they start at once, torch imported);
+with other threads alive (a progress bar) a fork could inherit a held lock, so they come from a
+forkserver instead. Each worker reads and writes the user cache as this process would (`--no-cache`
+is passed to it, not inherited through a forkserver's older environment).
 """
 from __future__ import annotations
 
 import functools
+import logging
 import multiprocessing
 import sys
 import threading
@@ -22,6 +24,7 @@ from analysis.timing.fingerprint import available_cores
 from .count_cache import is_cached
 from .user_cache import disabled, enabled
 
+log = logging.getLogger("zoo.runs")
 MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
 
 
@@ -43,9 +46,10 @@ def _call(fn: Callable, use_cache: bool, item):
         return fn(item)
 
 
-def map_ordered(fn: Callable, items: Sequence, on_broken: Callable, workers: Optional[int] = None) -> Iterator:
-    """fn(item) for each item, in order, on up to `workers` processes (the available cores). A worker
-    that dies (killed for memory, say) gives on_broken(item, error) for the items it left unfinished."""
+def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) -> Iterator:
+    """fn(item) for each item, in order, on up to `workers` processes (the available cores). Should the pool
+    break (a worker killed for memory, a script that cannot be re-imported by a forkserver), the items it
+    left unfinished run here instead."""
     n = workers_for(len(items), workers)
     if n < 2 or len(items) < MIN_PARALLEL:
         yield from map(fn, items)
@@ -54,20 +58,18 @@ def map_ordered(fn: Callable, items: Sequence, on_broken: Callable, workers: Opt
     pool = ProcessPoolExecutor(n, mp_context=_context())
     try:
         futures = [pool.submit(call, item) for item in items]
+        broken = False
         for item, future in zip(items, futures):
             try:
                 yield future.result()
             except BrokenProcessPool as e:
-                yield on_broken(item, e)
+                if not broken:
+                    log.warning("the counting pool broke (%s); counting the rest in this process", e)
+                broken = True
+                yield fn(item)
         pool.shutdown(wait=True)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)   # interrupted: stop what has not started
-
-
-def _broken(task, error) -> dict:
-    from .tasks import failed_row, one_line
-
-    return failed_row(task, f"ChildProcessError: the counting process died ({one_line(error)})")
 
 
 def count_rows(tasks: Sequence) -> Iterator[dict]:
@@ -75,7 +77,7 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
     from .tasks import run_task
 
     misses = [t for t in tasks if not is_cached(t.model, t.img_size, t.batch_size, t.dtype, t.train, t.features)]
-    counted = map_ordered(run_task, misses, _broken)
+    counted = map_ordered(run_task, misses)
     miss_ids = {id(t) for t in misses}
     for task in tasks:
         yield next(counted) if id(task) in miss_ids else run_task(task)
@@ -98,5 +100,5 @@ def prefetch(requests: list[tuple]) -> None:
     if not enabled():
         return
     misses = [r for r in requests if not is_cached(*r, train=False)]
-    for _ in map_ordered(_count_into_cache, misses, lambda request, error: False):
+    for _ in map_ordered(_count_into_cache, misses):
         pass
