@@ -5,7 +5,8 @@
 Each command runs as `python -m ...` in a fresh process, with its own cache folder ($ARCHZOO_CACHE_DIR in
 a temporary folder: never your ~/.cache/archzoo) and a new --out folder every run. cold: an empty
 user cache (counts and the GEMM peak made afresh). warm: after one warm-up run filled it. Medians of
---repeats runs; `others' CPU` is the share of the machine's CPU other processes used meanwhile
+--repeats runs, with the command's own CPU seconds (all its processes: a steadier figure than wall
+time on a shared machine); `others' CPU` is the share of the machine's CPU other processes used meanwhile
 (from /proc/stat minus the command's own CPU time): well above 0 means the numbers are inflated.
 Goals (issue 22, 2-core dev machine, idle): compare < 10 s (new folder, warm cache), select < 3 s (warm),
 report < 5 s (committed results), compare all cost+memory < 5 s, import zoo < 0.8 s.
@@ -47,8 +48,8 @@ def _machine_cpu() -> tuple[float, float] | None:
     return _machine_cpu_seconds()
 
 
-def run_once(argv: list[str], cache: Path, scratch: Path) -> tuple[float, float | None]:
-    """(wall seconds, others' CPU share) of one run of the command in a fresh process."""
+def run_once(argv: list[str], cache: Path, scratch: Path) -> tuple[float, float | None, float]:
+    """(wall seconds, others' CPU share, the command's CPU seconds) of one run in a fresh process."""
     out = Path(tempfile.mkdtemp(dir=scratch))
     env = {**os.environ, "ARCHZOO_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(
         filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
@@ -61,11 +62,11 @@ def run_once(argv: list[str], cache: Path, scratch: Path) -> tuple[float, float 
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
     share = None
+    own = (own_after.children_user + own_after.children_system) - (own_before.children_user +
+                                                                    own_before.children_system)
     if cpu_before and cpu_after and cpu_after[1] > cpu_before[1]:
-        own = (own_after.children_user + own_after.children_system) - (own_before.children_user +
-                                                                        own_before.children_system)
         share = max(0.0, (cpu_after[0] - cpu_before[0] - own) / (cpu_after[1] - cpu_before[1]))
-    return wall, share
+    return wall, share, own
 
 
 def measure(name: str, repeats: int, scratch: Path) -> dict:
@@ -75,9 +76,10 @@ def measure(name: str, repeats: int, scratch: Path) -> dict:
     run_once(argv, cache, scratch)                       # warm-up: fills the cache
     warm = [run_once(argv, cache, scratch) for _ in range(repeats)]
     result = {"command": name, "goal_s": goal, "judged_on": judged,
-              "cold_s": statistics.median(w for w, _ in cold), "warm_s": statistics.median(w for w, _ in warm),
-              "cold_runs_s": [round(w, 2) for w, _ in cold], "warm_runs_s": [round(w, 2) for w, _ in warm],
-              "others_cpu": statistics.median([s for _, s in cold + warm if s is not None] or [float("nan")])}
+              "cold_s": statistics.median(r[0] for r in cold), "warm_s": statistics.median(r[0] for r in warm),
+              "cold_cpu_s": statistics.median(r[2] for r in cold), "warm_cpu_s": statistics.median(r[2] for r in warm),
+              "cold_runs_s": [round(r[0], 2) for r in cold], "warm_runs_s": [round(r[0], 2) for r in warm],
+              "others_cpu": statistics.median([r[1] for r in cold + warm if r[1] is not None] or [float("nan")])}
     result["met"] = result[f"{judged}_s"] < goal
     return result
 
@@ -90,11 +92,14 @@ def machine() -> str:
 
 
 def table(results: list[dict], repeats: int) -> str:
-    lines = ["| command | goal | cold cache | warm cache | others' CPU | goal met |", "|---|---:|---:|---:|---:|---|"]
+    lines = ["| command | goal | cold cache | warm cache | CPU s cold / warm | others' CPU | goal met |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for r in results:
-        lines.append(f"| {SHOWN[r['command']]} | < {r['goal_s']:g} s | {r['cold_s']:.1f} s | {r['warm_s']:.1f} s | "
-                     f"{r['others_cpu']:.0%} | {'yes' if r['met'] else 'no'} ({r['judged_on']}) |")
-    return "\n".join(lines) + f"\n\nmedians of {repeats} whole-process runs; {machine()}\n"
+        lines.append(f"| {SHOWN[r['command']]} | < {r['goal_s']:g} s | {r['cold_s']:.2f} s | {r['warm_s']:.2f} s | "
+                     f"{r['cold_cpu_s']:.1f} / {r['warm_cpu_s']:.1f} | {r['others_cpu']:.0%} | "
+                     f"{'yes' if r['met'] else 'no'} ({r['judged_on']}) |")
+    return ("\n".join(lines) + f"\n\nwall-clock medians of {repeats} whole-process runs (CPU s: the command's own CPU "
+            f"time, all its processes); {machine()}\n")
 
 
 def main() -> None:
