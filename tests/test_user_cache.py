@@ -182,3 +182,18 @@ def test_import_zoo_loads_neither_torch_timm_pandas_nor_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ}).stdout
     assert out.strip() == "[]"
+
+
+def test_a_model_registered_by_user_code_is_keyed_by_its_spec(counts, monkeypatch):
+    """Code outside archzoo's source hash (a user's own register()) cannot serve a stale count."""
+    import dataclasses
+
+    from zoo.models import registry
+
+    base = registry.get_spec("vit_ti16")
+    for depth in (1, 2):
+        spec = dataclasses.replace(base, name="user_vit", vit_config=dataclasses.replace(base.vit_config, depth=depth))
+        monkeypatch.setitem(registry._REGISTRY, "user_vit", spec)
+        macs = tasks_module.counted("user_vit", 224, train=False)["macs"]
+        assert macs == vit_macs(dataclasses.replace(VIT_TI16, depth=depth), 224)["total"]
+    assert len(counts) == 2

@@ -1,8 +1,8 @@
 """Counted cost, cached in the user cache: a count made before with the same full key is read back, not redone.
 
 The key is everything a count depends on: model, size, batch, dtype, train, features, the torch, timm
-and archzoo versions, and a hash of archzoo's own source files (zoo/ and analysis/), so any code change
-misses the cache. What the user cache trusts and ignores: zoo.runs.user_cache.
+and archzoo versions, a hash of archzoo's own source files (zoo/ and analysis/), so any code change
+misses the cache, and the model's spec as data (a model registered by the user's own code included). What the user cache trusts and ignores: zoo.runs.user_cache.
 """
 from __future__ import annotations
 
@@ -47,10 +47,14 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
 
     from .._version import __version__
 
+    from ..models.registry import get_spec
+
+    spec = get_spec(model)
     height, width = _hw(img_size)
     return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
             "train": bool(train), "features": bool(features), "torch": torch.__version__, "timm": timm_version(),
-            "archzoo": __version__, "source": source_hash()}
+            "archzoo": __version__, "source": source_hash(),
+            "spec": f"{spec!r} {spec.vit_config!r}"}     # a model registered outside archzoo's source, by its data
 
 
 def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
