@@ -3,8 +3,9 @@
 Cost and memory are counted, not timed, so they must come out the same on any machine: every
 registry model at 224, 384, its native resolution and every resolution an accuracy entry of it
 was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples.
-`check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report file in a scratch folder: markdown, the data
-behind each plot (plots.json), the HTML page (its inlined PNG bytes aside) and each PNG's presence.
+`check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
+file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
+PNG bytes aside) and each PNG's presence.
 """
 from __future__ import annotations
 

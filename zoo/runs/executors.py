@@ -1,9 +1,8 @@
 """Executors run a list of tasks and hand each finished row to a callback, as soon as it exists.
 
 `local` counts cost tasks on the machine's cores (zoo.runs.parallel) and times the rest one after
-another in this process; `subprocess` runs each in a fresh Python
-process (zoo.runs.isolated), so allocator, thread-pool and compile caches of one model cannot leak
-into the next; `ray` runs each as a Ray task (zoo.runs.ray_executor). All three run cost tasks first,
+another in this process; `subprocess` runs each in a fresh Python process (zoo.runs.isolated), so
+allocator, thread-pool and compile caches of one model cannot leak into the next; `ray` runs each as a Ray task (zoo.runs.ray_executor). All three run cost tasks first,
 so timed tasks reuse their MAC counts for MFU, and all produce rows through `run_task`.
 """
 from __future__ import annotations
