@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import logging
 import multiprocessing
+import os
+import signal
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -25,6 +27,7 @@ from .count_cache import is_cached
 from .user_cache import disabled, enabled
 
 log = logging.getLogger("zoo.runs")
+PR_SET_PDEATHSIG = 1    # linux/prctl.h
 MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
 
 
@@ -41,6 +44,17 @@ def _context():
     return context
 
 
+def _die_with_parent(parent: int) -> None:
+    """Pool worker start-up: on Linux, be killed when the process that started it dies (SIGKILL, the
+    out-of-memory killer), instead of waiting on the pool's pipe forever."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if parent and os.getppid() != parent:       # it died before the line above took effect
+        os._exit(1)
+
+
 def _call(fn: Callable, use_cache: bool, item):
     with disabled(not use_cache):
         return fn(item)
@@ -55,7 +69,9 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
         yield from map(fn, items)
         return
     call = functools.partial(_call, fn, enabled())
-    pool = ProcessPoolExecutor(n, mp_context=_context())
+    context = _context()
+    pool = ProcessPoolExecutor(n, mp_context=context, initializer=_die_with_parent,
+                               initargs=(os.getpid() if context.get_start_method() == "fork" else 0,))
     try:
         futures = [pool.submit(call, item) for item in items]
         broken = False
