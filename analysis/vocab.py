@@ -5,6 +5,8 @@ and a device as "cpu" / "cuda" (with "auto" on the command line); nothing else i
 """
 from __future__ import annotations
 
+from dataclasses import field
+
 import torch
 
 # dtype name -> torch dtype. Timing applies bf16/fp16 through autocast (weights stay fp32);
@@ -58,3 +60,9 @@ def attention_path(fused_ops: set[str], math_ops: set[str]) -> str:
         return "none"
     kind = "fused" if not math_ops else "math" if not fused_ops else "mixed"
     return f"{kind}:{'+'.join(ops)}"
+
+
+def described(doc: str, unit: str = "", required: bool = False, default=None):
+    """A result field with its meaning and unit, read by the row schema (zoo.runs.schema) and the README's
+    table; `required`: set on every measured row."""
+    return field(default=default, metadata={"doc": doc, "unit": unit, "key": False, "required": required})

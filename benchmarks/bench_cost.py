@@ -19,13 +19,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def _records(job: tuple[str, tuple[int, ...], bool]) -> list[dict]:
     """The rows `zoo.compare --metrics cost,memory[,train]` writes, through the same run_task."""
+    from analysis.size import Size
     from zoo.runs.tasks import Task, run_task
 
     name, sizes, train = job
     out = []
     for size in sizes:
         start = time.perf_counter()
-        row = run_task(Task("cost", name, size, train=train))
+        row = run_task(Task("cost", name, Size(size, size), train=train))
         row["seconds"] = time.perf_counter() - start
         out.append(row)
     return out

@@ -24,9 +24,11 @@ import torch  # noqa: E402
 import zoo  # noqa: E402
 from analysis.timing.contention import wait_for_quiet  # noqa: E402
 from analysis.timing.fingerprint import available_cores, cpu_model_name  # noqa: E402
-from analysis.timing.harness import measure_throughput  # noqa: E402
+from analysis.size import Size  # noqa: E402
+from analysis.timing.backends import EagerBackend, TimingSetting  # noqa: E402
+from analysis.timing.harness import time_model  # noqa: E402
 from analysis.timing.latency import QUICK_PROTOCOL, TimingProtocol  # noqa: E402
-from analysis.timing.onnx_runtime import DEFAULT_OPSET, measure_onnxruntime  # noqa: E402
+from analysis.timing.onnx_runtime import DEFAULT_OPSET, OnnxRuntimeBackend  # noqa: E402
 
 MODELS = ("vit_b16", "swin_t", "convnext_t")
 SHORT_PROTOCOL = TimingProtocol(warmup=2, min_iters=5, min_seconds=1.0)
@@ -58,12 +60,12 @@ def compare_model(name: str, img_size: int, rounds: int, protocol: TimingProtoco
         eager = onnx = None
         for backend in ("eager", "ort") if round_index % 2 == 0 else ("ort", "eager"):
             if backend == "eager":
-                eager = measure_throughput(model, img_size, batch_size=1, device="cpu", dtype="fp32",
-                                           protocol=protocol, threads=threads)
+                eager = time_model(model, EagerBackend(), Size.of(img_size), 1, TimingSetting(threads=threads),
+                                   protocol).as_fields()
             elif failure is None:
                 try:
-                    onnx = measure_onnxruntime(model, img_size, batch_size=1, protocol=protocol, threads=threads,
-                                               exporter=exporter)
+                    onnx = time_model(model, OnnxRuntimeBackend(exporter=exporter), Size.of(img_size), 1,
+                                      TimingSetting(threads=threads), protocol).as_fields()
                 except Exception as exc:  # noqa: BLE001 -- a failed export is a finding, not a crash
                     failure = f"{type(exc).__name__}: {exc}"
         pairs.append((eager, onnx))

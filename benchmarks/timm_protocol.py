@@ -2,7 +2,7 @@
 
 The reference loop is written here (not timm's script): 10 warm-up steps, 40 timed steps on one
 reused input, one synchronisation at the end, imgs_per_s = batch x 40 / elapsed. Our harness
-(analysis.timing.measure_throughput with its default warm-up / min_iters / min_seconds) must agree
+(analysis.timing.time_model with its default warm-up / min_iters / min_seconds) must agree
 within 10%. Runs alternate (reference, ours, reference, ours, ...) so machine load hits both alike.
 
 Before each pair it waits for a quiet CPU, at most --quiet-timeout-s per pair and --quiet-budget-s in all,
@@ -26,7 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 import zoo  # noqa: E402
 from analysis.timing.contention import ForeignCpuMeter, wait_for_quiet  # noqa: E402
 from analysis.timing.fingerprint import available_cores  # noqa: E402
-from analysis.timing.harness import measure_throughput  # noqa: E402
+from analysis.size import Size  # noqa: E402
+from analysis.timing.backends import EagerBackend, TimingSetting  # noqa: E402
+from analysis.timing.harness import time_model  # noqa: E402
 from analysis.timing.latency import synchronize  # noqa: E402
 from analysis.vocab import resolve_device  # noqa: E402
 
@@ -73,8 +75,8 @@ def agreement(model_name: str = "deit_s", batch_size: int = 8, img_size: int = 2
             waited += time.monotonic() - start
         with ForeignCpuMeter() as foreign_cpu:
             reference.append(timm_protocol_imgs_per_s(model, images, torch_device))
-            ours.append(measure_throughput(model, img_size=img_size, batch_size=batch_size,   # default protocol
-                                           device=str(torch_device), threads=threads)["imgs_per_s"])
+            ours.append(time_model(model, EagerBackend(), Size.of(img_size), batch_size,      # default protocol
+                                   TimingSetting(device=torch_device.type, threads=threads)).imgs_per_s)
         foreign_cpu_shares.append(foreign_cpu.share)
     ratios = [mine / theirs for mine, theirs in zip(ours, reference)]
     ratio = statistics.median(ratios)

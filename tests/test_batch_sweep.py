@@ -6,8 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.timing.batch_sweep import sweep_batches
-from analysis.timing.harness import throughput_fields
-from analysis.timing.latency import TimingProtocol, timed_loop
+from analysis.timing.latency import TimingProtocol, latency_stats, timed_loop
 
 PROTOCOL = TimingProtocol(warmup=1, min_iters=5, min_seconds=0.0)
 
@@ -41,7 +40,7 @@ def fake_measure(a_ms: float, b_ms: float, oom_from: int | None = None, halve_fr
             clock.now += (a_ms * ran + b_ms) / 1e3
 
         run = timed_loop(step, torch.device("cpu"), PROTOCOL, clock=clock)
-        return {"requested_batch_size": batch, "ran_batch_size": ran, **throughput_fields(run, ran)}
+        return {"requested_batch_size": batch, "ran_batch_size": ran, **latency_stats(run.latencies_s)}
 
     measure.asked = asked
     return measure

@@ -7,6 +7,7 @@ from analysis.count.closed_form import (attention_crossover_tokens, global_atten
                                   vit_macs)
 from analysis.count.cost import cost_record
 from analysis.count.shapes import swin_shape_of, vit_shape_of
+from analysis.size import Size
 
 VIT_LIKE = zoo.list_models("vit_*") + zoo.list_models("deit_*")
 EXTRA_SIZES = (160, 448)           # besides 224 and 384; each model uses those its rule accepts
@@ -14,7 +15,7 @@ EXTRA_SIZES = (160, 448)           # besides 224 and 384; each model uses those 
 
 def _sizes(name):
     spec = zoo.get_spec(name)
-    return [s for s in (224, 384, *EXTRA_SIZES) if spec.rule.accepts(s)]
+    return [s for s in (224, 384, *EXTRA_SIZES) if spec.rule.accepts(Size.of(s))]
 
 
 def test_vit_b16_reference_numbers_from_the_seed_notes():
@@ -30,9 +31,9 @@ def test_vit_and_deit_counted_equals_closed_form(name, img_size):
     module, spec, _ = build(name, img_size, "meta", None)
     shape = vit_shape_of(module, patch_size=spec.patch_size)
     expected = vit_macs(shape, img_size)                  # per image; counted at batch 2
-    record = cost_record(module, img_size, batch_size=2, train=False)
+    record = cost_record(module, img_size, batch_size=2, train=False).as_dict()
     counted = record["macs_by_component"]
-    assert shape.tokens(img_size) == spec.tokens(img_size)
+    assert shape.tokens(Size.of(img_size)) == spec.tokens(Size.of(img_size))
     encoder_parts = ("attn_proj", "attn_matmul", "mlp", "head")
     assert {k: counted[k] for k in encoder_parts} == {k: expected[k] for k in encoder_parts}
     if spec.family == "hybrid":      # the stem is a ResNet, not a closed form; nothing else may leak
@@ -48,7 +49,7 @@ def test_swin_counted_equals_closed_form_at_native_resolution(name):
     spec = zoo.get_spec(name)
     module, _, img_size = build(name, spec.native_size, "meta", None)
     expected = swin_macs(swin_shape_of(module, window_size=7), img_size)
-    record = cost_record(module, img_size, train=False)
+    record = cost_record(module, img_size, train=False).as_dict()
     assert record["macs"] == expected["total"]
     assert {k: record["macs_by_component"][k] for k in expected if k != "total"} == \
         {k: v for k, v in expected.items() if k != "total"}

@@ -109,3 +109,50 @@ def test_no_source_file_is_over_400_lines(path):
 
 def test_test_scaffolding_is_not_in_the_package():
     assert not (REPO / "zoo" / "ray_cluster.py").exists() and (REPO / "tests" / "ray_cluster.py").exists()
+
+
+def test_models_import_only_the_shared_size_from_analysis():
+    """zoo.models builds modules from names; of the measurement layer it needs only the Size everyone shares."""
+    used = {t for m, targets in import_graph().items() if m.startswith("zoo.models") for t in targets
+            if t.split(".")[0] == "analysis"}
+    assert used <= {"analysis", "analysis.size"}, used
+
+
+MAX_PARAMETERS = 10
+# NB: zoo.shortlist.select takes each zoo.select option as a keyword; helper s20 is moving it onto a query
+# dataclass and the scheduler, and empties this list when it lands.
+TOO_MANY_PARAMETERS_FOR_NOW = {"zoo.shortlist.select"}
+
+
+def parameter_counts() -> dict[str, int]:
+    """'module.function' (or 'module.Class.method') -> its parameters, self and *args/**kwargs included."""
+    counts = {}
+    for name, path in sources().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scopes = [(name, tree)]
+        while scopes:
+            prefix, node = scopes.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = child.args
+                    counts[f"{prefix}.{child.name}"] = (len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+                                                        + (a.vararg is not None) + (a.kwarg is not None))
+                    scopes.append((f"{prefix}.{child.name}", child))
+                elif isinstance(child, ast.ClassDef):
+                    scopes.append((f"{prefix}.{child.name}", child))
+    return counts
+
+
+def test_no_function_takes_more_than_ten_parameters():
+    counts = parameter_counts()
+    over = {f: n for f, n in counts.items() if n > MAX_PARAMETERS and f not in TOO_MANY_PARAMETERS_FOR_NOW}
+    assert over == {}
+    assert all(counts.get(f, 0) > MAX_PARAMETERS for f in TOO_MANY_PARAMETERS_FOR_NOW), "empty the allow-list"
+
+
+def test_the_parameter_count_sees_every_kind_of_parameter(tmp_path, monkeypatch):
+    (tmp_path / "zoo").mkdir()
+    (tmp_path / "analysis").mkdir()
+    (tmp_path / "zoo" / "m.py").write_text("class C:\n    def f(self, a, /, b, *c, d, **e):\n        def g(x): pass\n")
+    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    assert parameter_counts() == {"zoo.m.C.f": 6, "zoo.m.C.f.g": 1}

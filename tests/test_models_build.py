@@ -3,6 +3,7 @@ import pytest
 import torch
 
 import zoo
+from analysis.size import Size
 
 SMALL = 30_000_000  # models under this many parameters also run a real CPU forward
 
@@ -10,7 +11,7 @@ SMALL = 30_000_000  # models under this many parameters also run a real CPU forw
 def other_resolution(spec) -> int:
     """A second valid size, away from the native one (384, or the nearest valid size to it)."""
     size = 384 if spec.native_size != 384 else 256
-    return size if spec.rule.accepts(size) else spec.rule.nearest(size)[0]
+    return size if spec.rule.accepts(Size.of(size)) else spec.rule.nearest(Size.of(size))[0].side
 
 
 def n_params(model) -> int:
@@ -47,7 +48,7 @@ def test_small_model_list_is_what_we_expect():
 def test_small_models_run_on_cpu_at_two_resolutions(name):
     spec = zoo.get_spec(name)
     torch.manual_seed(0)
-    for size in (spec.rule.nearest(160)[0] if not spec.rule.accepts(160) else 160, spec.native_size):
+    for size in (spec.rule.nearest(Size.of(160))[0].side if not spec.rule.accepts(Size.of(160)) else 160, spec.native_size):
         model = zoo.create_model(name, img_size=size)
         with torch.inference_mode():
             out = model(torch.randn(1, 3, size, size))

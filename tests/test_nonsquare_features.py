@@ -13,7 +13,8 @@ from analysis.count.closed_form import swin_macs, vit_macs, vit_params, vit_text
 from analysis.count.cost import cost_record
 from analysis.count.shapes import swin_shape_of, vit_shape_of
 from zoo.models.registry import feature_shapes
-from zoo.models.spec import AtLeast, MultipleOf, as_hw, size_label
+from analysis.size import Size
+from zoo.models.spec import AtLeast, MultipleOf
 
 DETECTION = (800, 1344)   # a typical detection input, H x W
 
@@ -21,7 +22,7 @@ DETECTION = (800, 1344)   # a typical detection input, H x W
 def valid_near(name, size):
     """`size` if the model's rule takes it, else the first nearest valid (H, W) (798x1344 for patch 14)."""
     rule = zoo.get_spec(name).rule
-    return size if rule.accepts(size) else rule.nearest(size)[0]
+    return size if rule.accepts(Size.of(size)) else rule.nearest(Size.of(size))[0].hw
 
 
 def n_params(model):
@@ -30,21 +31,29 @@ def n_params(model):
 
 # --- sizes and rules ---------------------------------------------------------------------------
 
-def test_size_helpers():
-    assert as_hw(224) == (224, 224) and as_hw((800, 1344)) == (800, 1344) and as_hw([800, 1344]) == (800, 1344)
-    assert size_label(224) == size_label((224, 224)) == "224" and size_label(DETECTION) == "800x1344"
-    for bad in (224.0, (224,), (224, 320, 3), ("224", 320), True):
+def test_one_size_however_it_is_spelled():
+    assert Size.of(224) == Size.of((224, 224)) == Size.of([224, 224]) == Size.parse("224x224") == Size(224, 224)
+    assert Size.parse("800X1344") == Size.of(DETECTION) and Size.of(DETECTION).hw == DETECTION
+    assert Size.of(224).label == "224" and Size.of(DETECTION).label == "800x1344" and str(Size(2, 3)) == "2x3"
+    assert Size.of(224).side == 224 and Size.of(DETECTION).side is None and Size.of(DETECTION).compact == DETECTION
+    for bad in (224.0, (224,), (224, 320, 3), True):
         with pytest.raises(TypeError):
-            as_hw(bad)
+            Size.of(bad)
+    for bad in (("224", 320), (0, 224), (224, -1), (True, 2)):
+        with pytest.raises(ValueError):
+            Size.of(bad)
+    for bad in ("", "224x", "x224", "2x3x4", "22a", "-224", "224.0"):
+        with pytest.raises(ValueError):
+            Size.parse(bad)
 
 
 def test_rules_apply_per_side():
     rule = MultipleOf(16, "")
-    assert rule.accepts((224, 320)) and not rule.accepts((230, 320)) and not rule.accepts((224, 330))
-    assert rule.nearest((230, 320)) == [(224, 320), (240, 320)]
-    assert rule.nearest((230, 330)) == [(224, 320), (224, 336), (240, 320), (240, 336)]
-    assert rule.nearest(230) == [224, 240]          # ints as before
-    assert AtLeast(32, "").accepts((32, 1344)) and AtLeast(32, "").nearest((16, 64)) == [(32, 64)]
+    assert rule.accepts(Size.of((224, 320))) and not rule.accepts(Size.of((230, 320))) and not rule.accepts(Size.of((224, 330)))
+    assert rule.nearest(Size.of((230, 320))) == [Size(224, 320), Size(240, 320)]
+    assert rule.nearest(Size.of((230, 330))) == [Size(224, 320), Size(224, 336), Size(240, 320), Size(240, 336)]
+    assert rule.nearest(Size.of(230)) == [Size.of(224), Size.of(240)]          # a square size stays square
+    assert AtLeast(32, "").accepts(Size(32, 1344)) and AtLeast(32, "").nearest(Size(16, 64)) == [Size(32, 64)]
 
 
 @pytest.mark.parametrize("name, size, bad, rule_text, nearest", [
@@ -65,32 +74,32 @@ def test_a_bad_side_is_named_with_its_nearest_valid_sizes(name, size, bad, rule_
 def test_both_bad_sides_are_named():
     with pytest.raises(zoo.UnsupportedResolutionError,
                        match=r"the height and the width must be .*nearest valid: height 224, 240; width 1344, 1360"):
-        zoo.get_spec("vit_b16").check_resolution((230, 1350))
+        zoo.get_spec("vit_b16").check_resolution(Size.of((230, 1350)))
 
 
 def test_a_square_pair_is_exactly_an_int():
     spec = zoo.get_spec("vit_b16")
-    assert spec.tokens((224, 224)) == spec.tokens(224) == 197
-    int_error = pytest.raises(zoo.UnsupportedResolutionError, spec.check_resolution, 230).value
-    pair_error = pytest.raises(zoo.UnsupportedResolutionError, spec.check_resolution, (230, 230)).value
+    assert spec.tokens(Size.of((224, 224))) == spec.tokens(Size.of(224)) == 197
+    int_error = pytest.raises(zoo.UnsupportedResolutionError, spec.check_resolution, Size.of(230)).value
+    pair_error = pytest.raises(zoo.UnsupportedResolutionError, spec.check_resolution, Size.of((230, 230))).value
     assert str(pair_error) == str(int_error) == \
         "vit_b16 cannot take 230x230: the side must be a multiple of 16 (the patch size; position " \
         "embeddings are resampled); nearest valid: 224, 240"
     as_int = zoo.create_model("vit_b16", 224, device="meta")
     as_pair = zoo.create_model("vit_b16", (224, 224), device="meta")
-    assert as_pair.cfg == as_int.cfg and as_pair.cfg.img_size == 224
-    assert cost_record(as_pair, (224, 224), train=False)["macs"] == cost_record(as_int, 224, train=False)["macs"]
+    assert as_pair.cfg == as_int.cfg and as_pair.cfg.img_size == Size(224, 224)
+    assert cost_record(as_pair, (224, 224), train=False).macs == cost_record(as_int, 224, train=False).macs
     vit, swin = vit_shape_of(as_int), swin_shape_of(zoo.create_model("swin_t", device="meta"))
     assert vit_macs(vit, (224, 224)) == vit_macs(vit, 224) and swin_macs(swin, (224, 224)) == swin_macs(swin, 224)
-    assert vit_params(vit, (224, 224)) == vit_params(vit, 224) and vit.tokens((224, 224)) == vit.tokens(224)
+    assert vit_params(vit, (224, 224)) == vit_params(vit, 224) and vit.tokens(Size.of((224, 224))) == vit.tokens(Size.of(224))
     assert feature_shapes("convnext_t", (224, 224)) == feature_shapes("convnext_t", 224)
 
 
 def test_tokens_follow_h_by_w():
-    assert zoo.get_spec("vit_b16").tokens(DETECTION) == 50 * 84 + 1
-    assert zoo.get_spec("deit_b_distilled").tokens(DETECTION) == 50 * 84 + 2
-    assert zoo.get_spec("eva02_b14").tokens((798, 1344)) == 57 * 96 + 1
-    assert zoo.get_spec("swin_t").tokens(DETECTION) is None
+    assert zoo.get_spec("vit_b16").tokens(Size.of(DETECTION)) == 50 * 84 + 1
+    assert zoo.get_spec("deit_b_distilled").tokens(Size.of(DETECTION)) == 50 * 84 + 2
+    assert zoo.get_spec("eva02_b14").tokens(Size.of((798, 1344))) == 57 * 96 + 1
+    assert zoo.get_spec("swin_t").tokens(Size.of(DETECTION)) is None
 
 
 # --- every registry model at H x W ------------------------------------------------------------
@@ -123,12 +132,12 @@ def test_feature_shapes_at_detection_size():
 def test_vit_closed_form_at_224x320_equals_count_and_hand_formula():
     size = (224, 320)
     model = zoo.create_model("vit_b16", img_size=size, device="meta")
-    counted = cost_record(model, size, train=False)["macs"]
+    counted = cost_record(model, size, train=False).macs
     d, patches = 768, (224 // 16) * (320 // 16)
     n = patches + 1
     by_hand = 12 * (12 * n * d * d + 2 * n * n * d) + patches * 3 * 16 * 16 * d + d * 1000
     assert counted == vit_macs(vit_shape_of(model), size)["total"] == by_hand
-    assert vit_shape_of(model).tokens(size) == n == model.cfg.num_tokens
+    assert vit_shape_of(model).tokens(Size.of(size)) == n == model.cfg.num_tokens
 
 
 def test_vit_params_at_224x320():
@@ -142,7 +151,7 @@ def test_vit_params_at_224x320():
 @pytest.mark.parametrize("size", [(224, 320), (64, 1344)])
 def test_swin_closed_form_at_non_square_sizes_equals_count(size):
     model = zoo.create_model("swin_t", img_size=size, device="meta")
-    record = cost_record(model, size, train=False)
+    record = cost_record(model, size, train=False).as_dict()
     expected = swin_macs(swin_shape_of(model), size)
     assert record["macs"] == expected["total"]
     assert {k: record["macs_by_component"][k] for k in expected if k != "total"} == \
@@ -157,14 +166,14 @@ def test_swin_window_pads_and_shrinks_per_side_by_hand():
     stage3 = 6 * 2 * (4 * 7) * (4 * 84) * 384
     stage4 = 2 * 2 * (2 * 7) * (2 * 42) * 768
     model = zoo.create_model("swin_t", img_size=(64, 1344), device="meta")
-    assert cost_record(model, (64, 1344), train=False)["attn_macs"] == stage1 + stage2 + stage3 + stage4
+    assert cost_record(model, (64, 1344), train=False).attn_macs == stage1 + stage2 + stage3 + stage4
     assert [blk.window_size for blk in (layer.blocks[0] for layer in model.layers)] == \
         [(7, 7), (7, 7), (4, 7), (2, 7)]
 
 
 def test_convnext_features_cost_the_backbone_without_head():
-    full = cost_record(zoo.create_model("convnext_t", device="meta"), 224, train=False)["macs"]
-    features = cost_record(zoo.create_model("convnext_t", device="meta", features=True), 224, train=False)["macs"]
+    full = cost_record(zoo.create_model("convnext_t", device="meta"), 224, train=False).macs
+    features = cost_record(zoo.create_model("convnext_t", device="meta", features=True), 224, train=False).macs
     assert features < full
     assert full - features == 768 * 1000     # the classifier; pooling and LayerNorm cost no MACs
 
@@ -174,7 +183,7 @@ def test_convnext_features_cost_the_backbone_without_head():
 def test_scratch_vit_config_takes_h_by_w():
     cfg = zoo.ViTConfig(img_size=(224, 320))
     assert cfg.grid_size == (14, 20) and cfg.num_patches == 280 and cfg.num_tokens == 281
-    assert zoo.ViTConfig(img_size=[224, 224]).img_size == 224
+    assert zoo.ViTConfig(img_size=[224, 224]).img_size == zoo.ViTConfig(img_size=224).img_size == Size(224, 224)
     with pytest.raises(ValueError, match="multiple of patch_size"):
         zoo.ViTConfig(img_size=(224, 330))
     model = zoo.create_model("vit_ti16", img_size=(64, 96))
@@ -233,7 +242,7 @@ def test_a_feature_extractor_differs_from_its_classifier_only_by_the_head(name):
     """timm's wrappers rename modules (model.*, stem_0, stem_conv): the stem must still be the patch embedding."""
     from zoo.runs.tasks import count
 
-    extractor = count(name, 224, train=False, features=True)["macs_by_component"]
-    classifier = count(name, 224, train=False)["macs_by_component"]
+    extractor = count(name, Size(224, 224), train=False, features=True)["macs_by_component"]
+    classifier = count(name, Size(224, 224), train=False)["macs_by_component"]
     assert extractor["head"] == 0 < classifier["head"]
     assert {k: v for k, v in extractor.items() if k != "head"} == {k: v for k, v in classifier.items() if k != "head"}

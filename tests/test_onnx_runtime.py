@@ -9,12 +9,20 @@ ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")  # the dynamo exporter translates through it
 
 import zoo  # noqa: E402
-from analysis.timing.harness import measure_throughput  # noqa: E402
+from analysis.size import Size  # noqa: E402
+from analysis.timing.backends import EagerBackend, TimingSetting  # noqa: E402
+from analysis.timing.harness import time_model  # noqa: E402
 from analysis.timing.latency import TimingProtocol  # noqa: E402
-from analysis.timing.onnx_runtime import (OnnxExportError, OrtSessionError, error_line,  # noqa: E402
-                                          measure_onnxruntime)
+from analysis.timing.onnx_runtime import OnnxExportError, OnnxRuntimeBackend, OrtSessionError, error_line  # noqa: E402
 
 PROTOCOL = TimingProtocol(warmup=1, min_iters=3, min_seconds=0.0)
+
+
+def measure(model, img_size, backend=None, batch_size=1, threads=1, **setting) -> dict:
+    """One harness call, any backend (ONNX Runtime unless told), as a row's fields."""
+    result = time_model(model, backend or OnnxRuntimeBackend(), Size.of(img_size), batch_size,
+                        TimingSetting(threads=threads, **setting), PROTOCOL)
+    return result.as_fields()
 
 
 def tiny_cnn(classes: int = 10) -> nn.Module:
@@ -45,30 +53,27 @@ def check_record(record, batch_size, protocol=PROTOCOL):
     assert record["dtype"] == "fp32" and record["threads"] == 1
 
 
-def test_tiny_cnn_matches_the_eager_record_layout():
-    onnx_record = measure_onnxruntime(tiny_cnn(), img_size=(16, 24), batch_size=2, protocol=PROTOCOL, threads=1)
+def test_one_harness_times_both_backends_with_one_layout():
+    onnx_record = measure(tiny_cnn(), (16, 24), batch_size=2)
     check_record(onnx_record, batch_size=2)
-    eager_record = measure_throughput(tiny_cnn(), img_size=(16, 24), batch_size=2, device="cpu",
-                                      protocol=PROTOCOL, threads=1)
+    eager_record = measure(tiny_cnn(), (16, 24), EagerBackend(), batch_size=2)
     assert eager_record["backend"] == "eager"
-    assert set(eager_record) <= set(onnx_record)  # every eager field, plus the onnx_* ones
+    onnx_only = {"onnx_exporter", "onnx_opset", "onnx_providers", "export_seconds", "onnxruntime_version",
+                 "onnx_max_abs_diff", "onnx_matches_eager"}
+    assert set(onnx_record) == set(eager_record) | onnx_only   # the harness's fields, plus the backend's own
 
 
 def test_timm_resnet():
-    record = measure_onnxruntime(zoo.create_model("timm:resnet10t", img_size=64), img_size=64,
-                                 protocol=PROTOCOL, threads=1, macs=1000, peak={"peak_flops": 1e9, "peak_kernel": "fake"})
-    check_record(record, batch_size=1)
-    assert record["mfu"] > 0 and record["peak_kernel"] == "fake"
+    check_record(measure(zoo.create_model("timm:resnet10t", img_size=64), 64), batch_size=1)
 
 
 def test_deit_ti_small():
-    record = measure_onnxruntime(zoo.create_model("deit_ti", img_size=64), img_size=64, protocol=PROTOCOL, threads=1)
-    check_record(record, batch_size=1)
+    check_record(measure(zoo.create_model("deit_ti", img_size=64), 64), batch_size=1)
 
 
 def test_unexportable_module_raises_one_line():
     with pytest.raises(OnnxExportError) as info:
-        measure_onnxruntime(DataDependentBranch(), img_size=8, protocol=PROTOCOL, threads=1)
+        measure(DataDependentBranch(), 8)
     message = str(info.value)
     assert "\n" not in message and "\x1b" not in message and len(message) < 300
     assert "dynamo exporter, opset 18" in message and "DataDependent" in message
@@ -79,10 +84,10 @@ def test_session_failure_raises_one_line(monkeypatch):
         raise RuntimeError("[ONNXRuntimeError] : 10 : INVALID_GRAPH : bad node\n  frame 1\n  frame 2")
     monkeypatch.setattr(ort, "InferenceSession", refuse)
     with pytest.raises(OrtSessionError, match=r"^onnxruntime could not load the model: RuntimeError: .*bad node$"):
-        measure_onnxruntime(tiny_cnn(), img_size=8, protocol=PROTOCOL, threads=1)
+        measure(tiny_cnn(), 8)
 
 
-def test_out_of_memory_while_running_gives_a_record_without_timings(monkeypatch):
+def test_out_of_memory_while_running_halves_as_eager_does(monkeypatch):
     class Session:
         def __init__(self, *args, **kwargs):
             pass
@@ -96,19 +101,27 @@ def test_out_of_memory_while_running_gives_a_record_without_timings(monkeypatch)
         def run(self, *args):
             raise RuntimeError("Failed to allocate memory for requested buffer of size 123\nstack")
     monkeypatch.setattr(ort, "InferenceSession", Session)
-    record = measure_onnxruntime(tiny_cnn(), img_size=8, batch_size=4, protocol=PROTOCOL, threads=1)
-    assert record["imgs_per_s"] is None and record["ran_batch_size"] is None and record["oom_batch_sizes"] == [4]
-    assert record["error"] == "RuntimeError at batch_size=4: Failed to allocate memory for requested buffer of size 123"
+    record = measure(tiny_cnn(), 8, batch_size=4)
+    assert record["imgs_per_s"] is None and record["ran_batch_size"] is None and record["oom_batch_sizes"] == [4, 2, 1]
+    assert record["error"].split("; ")[0] == \
+        "OutOfMemoryError at batch_size=4: Failed to allocate memory for requested buffer of size 123"
 
 
-def test_refuses_other_dtypes_and_missing_providers():
-    with pytest.raises(ValueError, match="fp32"):
-        measure_onnxruntime(tiny_cnn(), img_size=8, dtype="bf16")
+@pytest.mark.parametrize("setting", [dict(dtype="bf16"), dict(mode="train"), dict(channels_last=True),
+                                     dict(compile="default")])
+def test_the_backend_says_which_settings_it_cannot_time(setting):
+    why = OnnxRuntimeBackend().unsupported(TimingSetting(**setting))
+    assert why == "times fp32 inference only (no train metric, --dtype, --channels-last or --compile)"
+    with pytest.raises(ValueError, match="fp32 inference only"):
+        measure(tiny_cnn(), 8, **setting)
+    assert EagerBackend().unsupported(TimingSetting(**setting)) is None
+
+
+def test_refuses_missing_providers():
     with pytest.raises(ValueError, match="NoSuchExecutionProvider"):
-        measure_onnxruntime(tiny_cnn(), img_size=8, providers=["NoSuchExecutionProvider"])
+        measure(tiny_cnn(), 8, OnnxRuntimeBackend(providers=["NoSuchExecutionProvider"]))
     if "CUDAExecutionProvider" not in ort.get_available_providers():
-        with pytest.raises(ValueError, match="CUDAExecutionProvider"):
-            measure_onnxruntime(tiny_cnn(), img_size=8, device="cuda")
+        assert "CUDAExecutionProvider" in OnnxRuntimeBackend().unsupported(TimingSetting(device="cuda"))
 
 
 def test_error_line_reads_the_root_cause():

@@ -9,6 +9,7 @@ from analysis.count.closed_form import ViTShape, vit_params, vit_textbook_params
 from analysis.count.params import param_counts, vit_param_reconciliation
 from analysis.count.shapes import vit_shape_of
 from zoo_cost import build
+from analysis.size import Size
 
 VIT_B16 = ViTShape(embed_dim=768, depth=12, mlp_dim=3072, patch_size=16)
 
@@ -46,7 +47,7 @@ def test_implementation_count_matches_timm():
 @pytest.mark.parametrize("img_size", [224, 384])
 def test_vit_and_deit_params_closed_form(name, img_size):
     spec = zoo.get_spec(name)
-    if not spec.rule.accepts(img_size):
+    if not spec.rule.accepts(Size.of(img_size)):
         pytest.skip(f"{name} does not take {img_size}")
     module, _, _ = build(name, img_size, "meta", None)
     counts = param_counts(module)
@@ -64,7 +65,9 @@ def test_components_and_trainable():
     model.patch_embed.requires_grad_(False)
     counts = param_counts(model)
     d = 192
-    assert counts["params"] == sum(counts["params_by_component"].values())
+    with torch.device("meta"):
+        timm_total = sum(p.numel() for p in timm.create_model("vit_tiny_patch16_224").parameters())
+    assert counts["params"] == sum(counts["params_by_component"].values()) == timm_total == 5_717_416
     assert counts["trainable_params"] == counts["params"] - (16 * 16 * 3 * d + d)
     assert counts["params_by_component"]["attn_proj"] == 12 * (4 * d * d + 4 * d)
     assert counts["params_by_component"]["mlp"] == 12 * (8 * d * d + 5 * d)

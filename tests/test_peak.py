@@ -5,11 +5,12 @@ import json
 import pytest
 import torch
 
-from analysis.timing import peak as peak_module
 from analysis.timing.peak import (datasheet_peak_flops, flops_per_image, measure_peak_flops,
                                   model_flops_utilisation)
 from zoo.runs.peaks import PEAKS_FILE, PeakCache
 from zoo.runs.tasks import Task
+from analysis.size import Size
+from analysis.timing import peak as peak_module
 
 
 def test_mfu_formula_inference_and_training():
@@ -54,14 +55,14 @@ def test_peak_is_probed_once_per_machine_and_kept_in_results(tmp_path, monkeypat
         return {"peak_flops": next(probes), "peak_kernel": "mm_fake", "probe_flops": {}}
 
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
-    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    task = Task("throughput", "vit_ti16", Size.of(224), device="cpu", threads=1)
     first = PeakCache(tmp_path).get(task)
     again = PeakCache(tmp_path).get(task)                       # a second run: read from results/peaks.json
     assert first["peak_flops"] == again["peak_flops"] == 1e9 and len(calls) == 1
     assert json.loads((tmp_path / PEAKS_FILE).read_text())       # kept on disk
     assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # re-probed: the higher kept
     assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # 2e9 probe does not lower it
-    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", 224, dtype="bf16", device="cpu",
+    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", Size.of(224), dtype="bf16", device="cpu",
                                         threads=1))["peak_flops"] is not None   # another dtype: its own probe
     assert len(calls) == 4
 
@@ -70,8 +71,8 @@ def test_a_damaged_cache_is_probed_again(tmp_path, monkeypatch):
     (tmp_path / PEAKS_FILE).write_text("{not json")
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops",
                         lambda device, dtype, threads=None: {"peak_flops": 5.0, "peak_kernel": "mm_fake"})
-    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", 224, device="cpu"))["peak_flops"] == 5.0
-    assert peak_module.CPU_GEMM_SIZES == (512, 1024, 2048)
+    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", Size.of(224), device="cpu"))["peak_flops"] == 5.0
+    assert json.loads((tmp_path / PEAKS_FILE).read_text())     # the damaged file is replaced
 
 
 def test_the_probe_stops_at_its_time_cap_and_says_so():
@@ -89,7 +90,8 @@ def fake_probes(rates: dict):
 
 
 def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
-    from analysis.timing.harness import mfu_fields
+    from analysis.timing.backends import TimingSetting
+    from zoo.runs.timed import mfu_fields
     from zoo.display import cells, _columns
 
     monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.float16: 1e9, torch.float32: 3e10}))
@@ -97,7 +99,7 @@ def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
     assert peak["fast_gemm"] is False and peak["peak_flops"] == 1e9
     assert "no fast fp16 GEMM here: 1 GFLOP/s against fp32's 30 GFLOP/s" in peak["peak_method"]
     # 1 GMAC at 10 img/s against a 1 GFLOP/s peak would read MFU 2000%: not given, and the row says why
-    fields = mfu_fields(1e9, 10.0, peak, torch.device("cpu"), "fp16", 1, "inference")
+    fields = mfu_fields(1e9, 10.0, peak, torch.device("cpu"), TimingSetting(dtype="fp16", threads=1))
     assert fields["mfu"] is None and fields["mfu_above_peak"] is None and fields["peak_fast_gemm"] is False
     assert fields["peak_method"] == peak["peak_method"] and fields["peak_flops"] == 1e9
     record = {"model": "m", "size": "224", **fields}
@@ -106,14 +108,14 @@ def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
     monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.bfloat16: 6e10, torch.float32: 3e10}))
     peak = measure_peak_flops("cpu", "bf16")
     assert peak["fast_gemm"] is True and "no fast" not in peak["peak_method"]
-    assert mfu_fields(1e9, 10.0, peak, torch.device("cpu"), "bf16", 1, "inference")["mfu"] == pytest.approx(2e10 / 6e10)
+    assert mfu_fields(1e9, 10.0, peak, torch.device("cpu"), TimingSetting(dtype="bf16", threads=1))["mfu"] == pytest.approx(2e10 / 6e10)
     monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.bfloat16: 2e10, torch.float32: 3e10}))
     assert measure_peak_flops("cpu", "bf16")["fast_gemm"] is True       # a bit slower than fp32 is still a fast path
 
 
 def test_a_16_bit_peak_cached_before_the_fast_gemm_check_is_probed_again(tmp_path, monkeypatch):
-    fp16 = Task("throughput", "vit_ti16", 224, dtype="fp16", device="cpu", threads=1)
-    fp32 = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    fp16 = Task("throughput", "vit_ti16", Size.of(224), dtype="fp16", device="cpu", threads=1)
+    fp32 = Task("throughput", "vit_ti16", Size.of(224), device="cpu", threads=1)
     from zoo.runs.peaks import peak_key
     old = {"peak_flops": 5e9, "peak_kernel": "mm_2048", "probe_flops": {}}      # no fast_gemm: an older archzoo
     (tmp_path / PEAKS_FILE).write_text(json.dumps({peak_key(fp16): old, peak_key(fp32): old}))

@@ -20,6 +20,7 @@ from zoo.errors import UsageError  # noqa: E402
 from zoo.models.registry import list_models  # noqa: E402
 from zoo.runs.plan import plan_tasks  # noqa: E402
 from zoo.runs.ray_executor import check_ray  # noqa: E402
+from analysis.size import Size  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = ["--models", "vit_ti16,deit_ti,resnet50", "--metrics", "cost,memory", "--resolutions", "224"]
@@ -120,7 +121,7 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
     after = results.read_text()
     assert after.startswith(before_kill)               # every finished row is still there, byte for byte
     finished = [json.loads(line) for line in after.splitlines()]   # and every row is whole
-    planned = {(t.model, t.img_size) for t in plan_tasks(list_models(), [224], [1], ["cost"]).tasks}
+    planned = {(t.model, t.img_size.side) for t in plan_tasks(list_models(), [Size(224, 224)], [1], ["cost"]).tasks}
     assert len(before_kill.splitlines()) < len(finished) == len(planned)   # the kill came mid-sweep
     assert {(r["model"], r["img_size"]) for r in finished} == planned      # one row per task
     for row in finished:  # measured (maybe after a retry elsewhere), or failed with every attempt's error
@@ -132,11 +133,13 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
 
 RUN_RAY = """
 import json, sys
+from analysis.size import Size
 from zoo.runs.ray_executor import run_ray
+from zoo.runs.scheduler import schedule
 from zoo.runs.tasks import Task
 rows = []
-run_ray([Task("throughput", "vit_ti16", 224, device="cuda"), Task("cost", "no_such_model", 224)],
-        rows.append, address=sys.argv[1], max_retries=1)
+run_ray(schedule([Task("throughput", "vit_ti16", Size(224, 224), device="cuda"),
+                  Task("cost", "no_such_model", Size(224, 224))]), rows.append, address=sys.argv[1], max_retries=1)
 print(json.dumps(rows))
 """
 

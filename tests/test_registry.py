@@ -6,6 +6,7 @@ import timm
 
 import zoo
 from zoo.models.spec import AtLeast, ModelSpec, MultipleOf
+from analysis.size import Size
 
 REQUIRED = (
     "vit_ti16 vit_s16 vit_b16 vit_b32 vit_b8 vit_l16 vit_l32 vit_h14 vit_r50_b16 "
@@ -32,8 +33,8 @@ def test_list_models_is_in_natural_order_and_takes_wildcards():
 def test_spec_is_complete_and_frozen(name):
     spec = zoo.get_spec(name)
     assert spec.name == name and spec.family in FAMILIES and spec.source in ("scratch", "timm")
-    assert spec.paper and spec.resolution_rule
-    assert spec.check_resolution(spec.native_size) is None
+    assert spec.paper and spec.rule.describe()
+    assert spec.check_resolution(Size.of(spec.native_size)) is None
     assert timm.is_model(spec.timm_name)
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.name = "other"
@@ -52,9 +53,9 @@ def test_vit_b16_spec_follows_the_paper():
     spec = zoo.get_spec("vit_b16")
     cfg = spec.vit_config
     assert (cfg.embed_dim, cfg.depth, cfg.num_heads, cfg.mlp_dim, cfg.patch_size) == (768, 12, 12, 3072, 16)
-    assert spec.tokens(224) == 14 * 14 + 1 and spec.tokens(384) == 24 * 24 + 1
-    assert zoo.get_spec("deit_s_distilled").tokens(224) == 196 + 2
-    assert zoo.get_spec("resnet50").tokens(224) is None
+    assert spec.tokens(Size.of(224)) == 14 * 14 + 1 and spec.tokens(Size.of(384)) == 24 * 24 + 1
+    assert zoo.get_spec("deit_s_distilled").tokens(Size.of(224)) == 196 + 2
+    assert zoo.get_spec("resnet50").tokens(Size.of(224)) is None
 
 
 def test_registering_a_name_twice_raises():
@@ -113,6 +114,7 @@ def test_scratch_variants_are_parsed_by_pattern():
 
 
 def test_rules():
-    assert MultipleOf(16, "").nearest(230) == [224, 240] and MultipleOf(16, "").nearest(5) == [16]
-    assert AtLeast(32, "").accepts(32) and not AtLeast(32, "").accepts(31)
+    assert MultipleOf(16, "").nearest(Size(230, 230)) == [Size(224, 224), Size(240, 240)]
+    assert MultipleOf(16, "").nearest(Size(5, 5)) == [Size(16, 16)]
+    assert AtLeast(32, "").accepts(Size(32, 32)) and not AtLeast(32, "").accepts(Size(31, 32))
     assert isinstance(zoo.get_spec("vit_b16"), ModelSpec)

@@ -11,13 +11,14 @@ from zoo.report import deterministic
 from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
 from zoo.runs.store import ResultStore
 from zoo.runs.tasks import Task, base_row
+from analysis.size import Size
 
-SMALL_SET = [Task("cost", m, s, 1, "fp32", train=True)
+SMALL_SET = [Task("cost", m, Size.of(s), 1, "fp32", train=True)
              for m, s in (("vit_ti16", 224), ("vit_ti16", 384), ("resnet50", 224), ("swin_t", 224))]
 
 
 def timed_row(model="vit_ti16", img_size=224, cpu="Test CPU", imgs=50.0, noisy=False, **extra):
-    return {**base_row(Task("throughput", model, img_size)), "family": "vit", "imgs_per_s": imgs,
+    return {**base_row(Task("throughput", model, Size.of(img_size))), "family": "vit", "imgs_per_s": imgs,
             "latency_ms_p50": 1000 / imgs, "latency_ms_p90": 21.0, "latency_ms_p99": 22.0, "cv": 0.05, "mfu": 0.2,
             "peak_flops": 2e11, "threads": 2, "ran_batch_size": 1, "noisy": noisy,
             "env": {"cpu_model": cpu, "gpu_name": None}, **extra}
@@ -36,7 +37,7 @@ def small_results(tmp_path, monkeypatch):
 def test_reports_are_written_from_results(small_results):
     from zoo.runs.tasks import run_task
 
-    ResultStore(small_results).append(run_task(Task("cost", "vit_ti16", 224)))  # a later run without train
+    ResultStore(small_results).append(run_task(Task("cost", "vit_ti16", Size.of(224))))  # a later run without train
     written = build_reports(small_results)
     names = {p.name for p in written}
     assert set(MARKDOWN_FILES) | set(PLOT_FILES) | {HTML_FILE, PLOT_DATA_FILE} <= names
@@ -54,6 +55,20 @@ def test_reports_are_written_from_results(small_results):
     assert "| 81.39 | ms_in1k | in1k |" in row and "| 81.20 | ms_in1k (repository) | in1k |" in row
     plotted = json.loads((reports / PLOT_DATA_FILE).read_text())
     assert {row["model"] for row in plotted["macs_vs_resolution.png"]} == {"vit_ti16", "resnet50", "swin_t"}
+
+
+def test_h_by_w_cost_rows_are_in_the_cost_table_under_their_label(tmp_path):
+    """zoo.compare --resolutions 800x1344 --metrics cost,memory, then zoo.report: the rows are in the cost table."""
+    from zoo.runs.tasks import run_task
+
+    rows = [run_task(Task("cost", m, Size(64, 96))) for m in ("vit_ti16", "resnet50")]
+    for row in rows:
+        ResultStore(tmp_path).append(row)
+    build_reports(tmp_path)
+    cost = (tmp_path / "reports" / "cost.md").read_text()
+    shown = [line.split(" | ")[:4] for line in cost.splitlines() if "| 64x96 |" in line]
+    assert shown == [["| resnet50", "resnet", "64x96", "-"], ["| vit_ti16", "vit", "64x96", str(4 * 6 + 1)]]
+    assert "None" not in cost and "64x96" not in (tmp_path / "reports" / "components.md").read_text()
 
 
 def test_a_same_machine_rerun_replaces_its_row(small_results):

@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 import zoo  # noqa: E402
+from analysis.size import Size  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.select import main, select  # noqa: E402
 from zoo.shortlist import limit, num  # noqa: E402
@@ -108,7 +109,7 @@ def test_batch_auto_is_the_largest_batch_that_fits():
     out = select(["deit_ti"], 224, max_serve_mib=200, batch_size="auto")
     row = out["shortlist"][0]
     b = row["batch_size"]
-    serve = lambda n: sum(count("deit_ti", 224, batch_size=n, train=False)[k]  # noqa: E731
+    serve = lambda n: sum(count("deit_ti", Size(224, 224), batch_size=n, train=False)[k]  # noqa: E731
                           for k in ("weight_bytes", "act_peak_bytes")) / MIB
     assert b > 1 and serve(b) <= 200 < serve(b + 1) and row["serve_mib"] == pytest.approx(serve(b))
     out = select(["deit_ti"], 224, max_serve_mib=10, batch_size="auto")    # weights alone are 21.8 MiB

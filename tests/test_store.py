@@ -11,10 +11,11 @@ from zoo.errors import UsageError
 from zoo.runs.schema import SCHEMA_VERSION, SchemaError, row_key, validate
 from zoo.runs.store import ResultStore, StoreWriteError, latest, load_frame
 from zoo.runs.tasks import Task, base_row, task_key
+from analysis.size import Size
 
 
 def row(model, img_size=224, **extra):
-    return {**base_row(Task("cost", model, img_size)), "env": {}, "params": 10, "macs": 1, "act_peak_bytes": 4,
+    return {**base_row(Task("cost", model, Size.of(img_size))), "env": {}, "params": 10, "macs": 1, "act_peak_bytes": 4,
             **extra}
 
 
@@ -60,7 +61,7 @@ def test_a_complete_last_row_without_its_newline_is_kept(tmp_path):
     (json.dumps({k: v for k, v in row("x").items() if k != "batch_size"}).encode(), "lacks batch_size"),
     (json.dumps({**row("x"), "macs": "many"}).encode(), "macs is str"),
     (json.dumps({**row("x"), "surprise": 1}).encode(), "unknown field"),
-    (json.dumps({**base_row(Task("throughput", "x", 224)), "imgs_per_s": 1.0, "latency_ms_p50": 1.0}).encode(),
+    (json.dumps({**base_row(Task("throughput", "x", Size.of(224))), "imgs_per_s": 1.0, "latency_ms_p50": 1.0}).encode(),
      "in the cost file"),
 ])
 def test_bad_lines_are_skipped_counted_and_named(tmp_path, bad, reason):
@@ -80,7 +81,7 @@ def test_a_row_of_another_schema_is_never_measured(tmp_path):
     store.dir.mkdir(parents=True)
     store.path("cost").write_text(json.dumps({**row("vit_h14"), "schema": 99}) + "\n")
     with pytest.warns(UserWarning, match="schema 99"):
-        assert store.keys() == set()
+        assert store.rows() == []
 
 
 def test_invalid_rows_are_refused_on_write(tmp_path):
@@ -89,18 +90,23 @@ def test_invalid_rows_are_refused_on_write(tmp_path):
     assert not (tmp_path / "results" / "cost.jsonl").exists()
 
 
-def test_failed_and_skipped_rows_are_not_resume_keys(tmp_path):
+def test_resume_skips_measured_rows_and_retries_failed_and_skipped_ones(tmp_path):
+    from zoo.runs.scheduler import schedule
+
     store = ResultStore(tmp_path)
     store.append(row("a"))
-    store.append({**base_row(Task("cost", "b", 224)), "failed": "RuntimeError: boom"})
-    store.append({**base_row(Task("cost", "c", 224)), "skipped": "rule"})
-    assert store.keys() == {row_key(row("a"))}
+    store.append({**base_row(Task("cost", "b", Size.of(224))), "failed": "RuntimeError: boom"})
+    store.append({**base_row(Task("cost", "c", Size.of(224))), "skipped": "rule"})
+    tasks = [Task("cost", m, Size.of(224)) for m in "abc"] + [Task("throughput", "a", Size.of(224))]
+    plan = schedule(tasks, store.rows())
+    assert plan.reused == [row("a")] and plan.cost == tasks[1:3] and plan.timed == tasks[3:]
+    assert plan.macs_for(tasks[3]) == row("a")["macs"]          # the stored count is handed to the timing
 
 
 def test_task_key_matches_the_key_of_the_row_it_produces():
     from zoo.runs.tasks import run_task
 
-    task = Task("cost", "vit_ti16", 224)
+    task = Task("cost", "vit_ti16", Size.of(224))
     assert task_key(task) == row_key(run_task(task))
 
 
@@ -135,7 +141,7 @@ def test_a_full_disk_leaves_no_partial_row(tmp_path, monkeypatch):
 
 
 def test_latest_replaces_the_same_measurement_on_the_same_machine():
-    timed = lambda cpu, imgs: {**base_row(Task("throughput", "m", 224)), "env": {"cpu_model": cpu, "gpu_name": None},
+    timed = lambda cpu, imgs: {**base_row(Task("throughput", "m", Size.of(224))), "env": {"cpu_model": cpu, "gpu_name": None},
                                "imgs_per_s": imgs, "latency_ms_p50": 1.0}
     kept = latest([timed("A", 1.0), timed("B", 2.0), timed("A", 3.0)])
     assert sorted((r["env"]["cpu_model"], r["imgs_per_s"]) for r in kept) == [("A", 3.0), ("B", 2.0)]

@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from analysis.count.closed_form import ViTShape, vit_macs
+from analysis.size import Size
 from zoo.runs import count_cache, parallel
-from zoo.runs import tasks as tasks_module
+from zoo.runs import counted as counted_module
 from zoo.runs.peaks import PEAKS_FILE, PeakCache
 from zoo.runs.tasks import Task, run_task
 from zoo.runs.user_cache import CACHE_DIR_ENV, UserCache, cache_dir, disabled
@@ -21,15 +22,15 @@ VIT_TI16_MACS_224 = vit_macs(VIT_TI16, 224)["total"]       # 1,258,291,200 by th
 
 @pytest.fixture
 def counts(monkeypatch):
-    """Every real count made through the cache, as (model, size) in order."""
+    """Every real count made through the cache, as (model, side) in order."""
     made = []
-    real = tasks_module.count
+    real = counted_module.count
 
     def counting(model, img_size, *args, **kwargs):
-        made.append((model, img_size))
+        made.append((model, Size.of(img_size).side))
         return real(model, img_size, *args, **kwargs)
 
-    monkeypatch.setattr(tasks_module, "count", counting)
+    monkeypatch.setattr(counted_module, "count", counting)
     return made
 
 
@@ -89,31 +90,31 @@ def test_off_or_unwritable_means_no_reads_no_writes_and_no_errors(isolated_user_
 
 
 def test_a_count_is_read_back_and_a_damaged_entry_is_recounted_not_trusted(counts):
-    first = tasks_module.counted("vit_ti16", 224, train=False)
+    first = counted_module.counted("vit_ti16", 224, train=False)
     assert first["macs"] == VIT_TI16_MACS_224 and counts == [("vit_ti16", 224)]
-    assert tasks_module.counted("vit_ti16", 224, train=False) == first and len(counts) == 1     # from the cache
+    assert counted_module.counted("vit_ti16", 224, train=False) == first and len(counts) == 1     # from the cache
     path = UserCache("count").path(count_cache.count_key("vit_ti16", 224, 1, "fp32", False, False))
     path.write_text(path.read_text().replace(f'"macs": {VIT_TI16_MACS_224}', '"macs": 1'))
-    again = tasks_module.counted("vit_ti16", 224, train=False)
+    again = counted_module.counted("vit_ti16", 224, train=False)
     assert again["macs"] == VIT_TI16_MACS_224 and len(counts) == 2                              # counted afresh
-    assert tasks_module.counted("vit_ti16", 224, train=False)["macs"] == VIT_TI16_MACS_224 and len(counts) == 2
+    assert counted_module.counted("vit_ti16", 224, train=False)["macs"] == VIT_TI16_MACS_224 and len(counts) == 2
 
 
 def test_another_version_or_source_misses_the_cache(counts, monkeypatch):
-    tasks_module.counted("vit_ti16", 224, train=False)
+    counted_module.counted("vit_ti16", 224, train=False)
     with monkeypatch.context() as patch:
         patch.setattr("analysis.timing.fingerprint.timm_version", lambda: "0.0.1")
-        tasks_module.counted("vit_ti16", 224, train=False)
+        counted_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 2                                      # another timm: counted again
     with monkeypatch.context() as patch:
         patch.setattr("torch.__version__", "0.0.1")
-        tasks_module.counted("vit_ti16", 224, train=False)
+        counted_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 3                                      # another torch: counted again
     with monkeypatch.context() as patch:
         patch.setattr(count_cache, "source_hash", lambda: "edited source")
-        tasks_module.counted("vit_ti16", 224, train=False)
+        counted_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 4                                      # another source: counted again
-    tasks_module.counted("vit_ti16", 224, train=False)
+    counted_module.counted("vit_ti16", 224, train=False)
     assert len(counts) == 4                                      # and the original key is still a hit
 
 
@@ -194,6 +195,6 @@ def test_a_model_registered_by_user_code_is_keyed_by_its_spec(counts, monkeypatc
     for depth in (1, 2):
         spec = dataclasses.replace(base, name="user_vit", vit_config=dataclasses.replace(base.vit_config, depth=depth))
         monkeypatch.setitem(registry._REGISTRY, "user_vit", spec)
-        macs = tasks_module.counted("user_vit", 224, train=False)["macs"]
+        macs = counted_module.counted("user_vit", 224, train=False)["macs"]
         assert macs == vit_macs(dataclasses.replace(VIT_TI16, depth=depth), 224)["total"]
     assert len(counts) == 2

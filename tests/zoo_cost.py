@@ -5,6 +5,7 @@ import torch
 
 import zoo
 from analysis.count.cost import cost_record
+from analysis.size import Size
 
 
 def build(name: str, img_size: int | None = None, device: str = "meta", dtype: torch.dtype | None = None, **kwargs):
@@ -17,5 +18,5 @@ def build(name: str, img_size: int | None = None, device: str = "meta", dtype: t
 def cost_of(name: str, img_size: int | None = None, batch_size: int = 1, device: str = "meta",
             dtype: torch.dtype | None = None, train: bool = True, **kwargs) -> dict:
     module, spec, img_size = build(name, img_size, device, dtype, **kwargs)
-    return {"model": name, "family": spec.family, "tokens": spec.tokens(img_size),
-            **cost_record(module, img_size, batch_size=batch_size, dtype=dtype, train=train)}
+    return {"model": name, "family": spec.family, "tokens": spec.tokens(Size.of(img_size)),
+            **cost_record(module, img_size, batch_size=batch_size, dtype=dtype, train=train).as_dict()}

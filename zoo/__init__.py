@@ -10,16 +10,16 @@ from ._version import __version__
 from .errors import DuplicateModelError, UnknownModelError, UnsupportedResolutionError, ZooError
 
 _LAZY = {  # public name -> the module that defines it, imported on first access (PEP 562)
-    **dict.fromkeys(["TIMM_PREFIX", "ModelSpec", "ViTConfig", "VisionTransformer", "accuracy_entries", "create_model",
-                     "feature_shapes", "get_spec", "list_models", "load_weights", "register", "resample_pos_embed",
-                     "top1_at"], ".models"),
+    **dict.fromkeys(["TIMM_PREFIX", "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "accuracy_entries",
+                     "create_model", "feature_shapes", "get_spec", "list_models", "load_weights", "register",
+                     "resample_pos_embed", "top1_at"], ".models"),
     "load_frame": ".runs.store",
 }
 
 __all__ = [
     "TIMM_PREFIX", "create_model", "get_spec", "list_models", "register", "load_weights", "load_frame", "store",
     "accuracy_entries", "top1_at", "feature_shapes",
-    "ModelSpec", "ViTConfig", "VisionTransformer", "resample_pos_embed",
+    "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "resample_pos_embed",
     "ZooError", "UnknownModelError", "UnsupportedResolutionError", "DuplicateModelError",
 ]
 

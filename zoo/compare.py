@@ -5,8 +5,9 @@ throughput and latency are measured on the chosen device. Every row is appended 
 <out>/results/*.jsonl the moment it is measured; `python -m zoo.report` builds reports from them.
 
 exit status: 0 every requested row measured (rows a model's size rule skips included); 1 some
-measurements failed (one line each on stderr, then a count); 2 bad input (one line, nothing
-written); 130 interrupted (Ctrl-C; every finished row is kept).
+measurements failed (one line each on stderr, then a count), or a row could not be written (disk
+full; the row is cut back off); 2 bad input (one line, nothing written); 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM): one line, every finished row kept, a measuring child process ended.
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from analysis.vocab import DEVICES, DTYPES
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
+from .signals import Terminated, terminate_as_interrupt
 from .runs.executors import EXECUTORS
+from .runs.store import StoreWriteError
 from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
                         check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
@@ -31,15 +34,17 @@ BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-def check_onnxruntime(args) -> None:
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        raise UsageError('--backend onnxruntime: ONNX Runtime is not installed (pip install "archzoo[onnx]")') from None
-    if {"train"} & set(args.metrics) or args.dtype != "fp32" or args.channels_last or args.compile:
-        raise UsageError("--backend onnxruntime times fp32 inference only (no train metric, --dtype, "
-                         "--channels-last or --compile)")
+def check_backend(args) -> None:
+    """The backend says itself whether it can time these options (analysis.timing.backends)."""
+    from analysis.timing.backends import TimingSetting
+    from analysis.timing.harness import backend_named
+
+    setting = TimingSetting(device=args.device if args.device != "auto" else "cpu", dtype=args.dtype,
+                            mode="train" if "train" in args.metrics else "inference",
+                            channels_last=args.channels_last, compile=args.compile)
+    why = backend_named(args.backend).unsupported(setting)
+    if why:
+        raise UsageError(f"--backend {args.backend}: the backend {why}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="probe the GEMM peak again instead of using the cached one (user cache, results/peaks.json)")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the user cache of counts and GEMM peaks (see $ARCHZOO_CACHE_DIR)")
+    p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
+                                                          "on stderr instead of keeping them in results/logs/")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -107,8 +114,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError("--ray-address: only used with --executor ray")
     if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
         raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
-    if args.backend == "onnxruntime":
-        check_onnxruntime(args)
+    check_backend(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if not args.no_save:
@@ -124,34 +130,36 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
     from .progress import progress_tracker
     from .runs.executors import executor
     from .runs.peaks import PeakCache
-    from .runs.schema import is_measured, row_key, size_label
+    from .runs.run_logs import LOG_DIR_ENV, VERBOSE_ENV, environment
+    from .runs.scheduler import schedule
+    from .runs.schema import row_size
     from .runs.store import ResultStore
-    from .runs.tasks import task_key
 
     store = None if args.no_save else ResultStore(args.out)
     rows: list[dict] = list(plan.skipped)
-    with store.locked() if store else contextlib.nullcontext():
-        tasks = plan.tasks
+    logs = {LOG_DIR_ENV: str(store.dir / "logs") if store else None, VERBOSE_ENV: "1" if args.verbose else None}
+    with store.locked() if store else contextlib.nullcontext(), environment(logs):
+        scheduled = schedule(plan.tasks, store.rows() if args.resume else ())
         if args.resume:
-            previous = {row_key(r): r for r in store.rows() if is_measured(r)}
-            kept = [t for t in tasks if task_key(t) not in previous]
-            rows += [previous[task_key(t)] for t in tasks if task_key(t) in previous]
-            log.info("resume: %d of %d rows already measured", len(tasks) - len(kept), len(tasks))
-            tasks = kept
+            log.info("resume: %d of %d rows already measured", len(scheduled.reused), len(plan.tasks))
+        rows += scheduled.reused
         peaks = PeakCache(store.dir if store else None, reprobe=args.reprobe_peak)
-        with progress_tracker(total=len(tasks), description="measuring", enabled=None) as advance:
+        with progress_tracker(total=len(scheduled.tasks), description="measuring", enabled=None) as advance:
             def on_row(row: dict) -> None:
                 if store:
                     store.append(row)
                 rows.append(row)
-                advance(f"{row['kind']} {row['model']} {size_label(row)} px")
+                advance(f"{row['kind']} {row['model']} {row_size(row).label} px")
 
+            for row in plan.skipped:      # stored too, so the report lists what a size rule skipped
+                if store:
+                    store.append(row)
             if args.sweep:
                 from .runs.batch_sweep import run_sweeps
 
-                run_sweeps(tasks, on_row, peaks, args.latency_target_ms)
+                run_sweeps(scheduled, on_row, peaks, args.latency_target_ms)
             else:
-                executor(args.executor, args.ray_address)(tasks, on_row, peaks)
+                executor(args.executor, args.ray_address)(scheduled, on_row, peaks)
     return rows
 
 
@@ -174,25 +182,40 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     args = None
     try:
+        with terminate_as_interrupt():
+            return _main(argv)
+    except Terminated:        # after the measurements (while printing): nothing left to keep
+        print("zoo.compare: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+
+
+def _main(argv: list[str] | None) -> int:
+    args = None
+    try:
         args = parse(argv)
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backend=args.backend)
         with disabled(args.no_cache):
             rows = run(args, plan)
-    except (UsageError, ZooError) as e:  # before any work, or found once it starts (a full disk, Ray)
+    except StoreWriteError as e:         # a full disk: the row was cut back, the run stops
+        print(f"zoo.compare: error: {e}", file=sys.stderr)
+        return 1
+    except (UsageError, ZooError) as e:  # before any work, or found once it starts (Ray)
         print(f"zoo.compare: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         where = "" if args is None or args.no_save else f" in {args.out / 'results'}"
-        print(f"zoo.compare: interrupted; every row finished before it is kept{where}", file=sys.stderr)
-        return 130
+        how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"zoo.compare: {how}; every row finished before it is kept{where}", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     from .display import merge
+    from .runs.schema import row_size
 
     print_records(merge(rows, args.weights, args.pretraining), args.format)
     failed = [r for r in rows if r.get("failed")]
     for row in failed:
-        print(f"zoo.compare: failed: {row['kind']} {row['model']} {row['img_size']}px "
+        print(f"zoo.compare: failed: {row['kind']} {row['model']} {row_size(row).label} px "
               f"batch {row['batch_size']}: {row['failed']}", file=sys.stderr)
     if not args.no_save:
         log.info("rows appended under %s; `python -m zoo.report --results %s` builds the reports",

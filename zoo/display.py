@@ -13,7 +13,8 @@ import json
 
 from .markdown import markdown_table
 from .models.accuracy import accuracy_at, checkpoint_at
-from .runs.schema import size_label
+from .runs.safe_io import strict_dumps
+from .runs.schema import row_size
 
 
 def _mib(v) -> str:
@@ -84,7 +85,7 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             not_measured.append(row)
             continue
         key = (row["model"], row["img_h"], row["img_w"], row["batch_size"])
-        record = merged.setdefault(key, {"model": row["model"], "size": size_label(row), "img_size": row["img_size"],
+        record = merged.setdefault(key, {"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
                                          "img_h": row["img_h"], "img_w": row["img_w"],
                                          "batch_size": row["batch_size"]})
         if row["kind"] == "throughput" and row["settings"].get("train"):
@@ -95,7 +96,7 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
     records = list(merged.values())
     for row in not_measured:
-        records.append({"model": row["model"], "size": size_label(row), "img_size": row["img_size"],
+        records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
                         "img_h": row["img_h"], "img_w": row["img_w"], "batch_size": row["batch_size"],
                         "kind": row["kind"], "skipped": row.get("skipped"), "failed": row.get("failed")})
     return records
@@ -159,13 +160,15 @@ def to_markdown(records: list[dict]) -> str:
 
 
 def to_csv(records: list[dict]) -> str:
-    fields = sorted({k for r in records for k, v in r.items() if not isinstance(v, (dict, list))})
+    """One column per scalar or list field; lists (feature-map shapes, latencies) as JSON text in their cell."""
+    fields = sorted({k for r in records for k, v in r.items() if not isinstance(v, dict)})
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({k: strict_dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in records)
     return buffer.getvalue()
 
 
 def to_json(records: list[dict]) -> str:
-    return json.dumps(records, indent=2, default=str)
+    """Strict JSON (a non-finite number becomes null), whatever the rows hold."""
+    return strict_dumps(json.loads(json.dumps(records, default=str)), indent=2)

@@ -9,21 +9,22 @@ rows under <out>/results/ that `zoo.compare --resume` would reuse (same key). Me
 there unless --no-save.
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
-nothing written); 130 interrupted (timed rows finished before it are kept).
+nothing written); 130 interrupted, 143 terminated (SIGTERM) (timed rows finished before it are kept).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
-from .models.spec import size_label
+from .models.spec import Size
 from .runs.plan import choice
+from .runs.safe_io import strict_dumps
 from .runs.user_cache import disabled
+from .signals import exit_status, handles_sigterm, interrupted
 from .shortlist import FORMATS, RANKS, num, select  # noqa: F401 - select: the API, as `from zoo.select import select`
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cells(row: dict, timed: bool) -> list:
     top1 = None if row["top1"] is None else f"{row['top1']:g} @{row['top1_img_size']} ({row['top1_source']})"
-    cells = [row["model"] + (" *" if row["pareto"] else ""), size_label(row["img_size"]), row["batch_size"],
+    cells = [row["model"] + (" *" if row["pareto"] else ""), Size.of(row["img_size"]).label, row["batch_size"],
              num(row["params_m"]),
              num(row["gmacs"]), num(row["act_mib"]), num(row["serve_mib"])]
     if timed:
@@ -82,7 +83,7 @@ def render(result: dict, fmt: str) -> str:
     headers += ["top-1 @res (source)", "weights", "pretraining", "IN-V2", "Sketch"]
     rows = [_cells(r, timed) for r in result["shortlist"]]
     axes, query = result["query"]["pareto_axes"], result["query"]
-    title = (f"shortlist at {size_label(query['resolution'])} px, ranked by {query['rank']}: {len(rows)} of "
+    title = (f"shortlist at {Size.of(query['resolution']).label} px, ranked by {query['rank']}: {len(rows)} of "
              f"{len(query['models'])} (* on the Pareto front of {axes['y']} vs {axes['x']} in its pretraining group)")
     if fmt == "markdown":
         table = markdown_table(headers, rows).rstrip("\n")
@@ -105,6 +106,7 @@ def render(result: dict, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+@handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
@@ -121,11 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("zoo.select: interrupted; timed rows finished before it are kept", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"zoo.select: {interrupted(e)}; timed rows finished before it are kept", file=sys.stderr)
+        return exit_status(e)
     if args.format == "json":
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        sys.stdout.write(strict_dumps(result, indent=2) + "\n")
     else:
         sys.stdout.write(render(result, args.format))
     return 0

@@ -11,7 +11,7 @@ from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pare
 from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
-from .models.spec import size_label
+from .models.spec import Size
 from .runs.parallel import prefetch
 from .runs.plan import (MAX_BATCH, check_device, check_dtype, check_out_dir, check_threads, choice, finite_number,
                         model_names, positive_int, sizes, split_list)
@@ -66,10 +66,11 @@ def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
 def check_query(q: dict) -> dict:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
     q = dict(q)
-    found = sizes(str(q["resolution"]).strip("()[] ").replace(", ", "x").replace(",", "x"))
-    if len(found) != 1:
-        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH, not {q['resolution']!r}")
-    q["resolution"] = found[0]
+    res = q["resolution"]    # the API takes (H, W) too
+    text = "x".join(map(str, res)) if isinstance(res, (tuple, list)) else str(getattr(res, "label", res))
+    if "," in text or not text.strip():
+        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH (800x1344), not a list ({text!r})")
+    q["resolution"] = sizes(text, "resolution")[0].compact   # JSON-able: a side or (H, W)
     for key in LIMITS:
         q[key] = limit(q.get(key), key.replace("_", "-"))
     q["pretraining"] = pretraining_groups(q.get("pretraining"))
@@ -85,9 +86,9 @@ def check_query(q: dict) -> dict:
 
 
 def _count(model: str, img_size: int, batch: int, dtype: str) -> dict:
-    from .runs.tasks import counted
+    from .runs.counted import counted
 
-    c = counted(model, img_size, batch_size=batch, dtype=dtype, train=False)
+    c = counted(model, Size.of(img_size), batch_size=batch, dtype=dtype, train=False)
     return {k: c[k] for k in ("params", "macs", "act_peak_bytes", "weight_bytes")}
 
 
@@ -165,6 +166,8 @@ def _at_batch(row: dict) -> str:
 def _measured_reason(row: dict, q: dict) -> str | None:
     stat = q["latency_stat"]
     latency = row.get(f"latency_ms_{stat}")
+    if latency is None and (q["max_latency_ms"] is not None or q["rank"] == "latency"):   # a stored row without it
+        return f"no latency {stat} in its timed row{_at_batch(row)}"
     if q["max_latency_ms"] is not None and latency > q["max_latency_ms"]:
         return f"latency {stat} {num(latency)} ms > {q['max_latency_ms']:g} ms{_at_batch(row)}"
     if q["min_imgs_per_s"] is not None and row["imgs_per_s"] < q["min_imgs_per_s"]:
@@ -186,12 +189,12 @@ def _time(rows: list[dict], q: dict, excluded: list[dict]) -> list[dict]:
     with store.locked() if q["save"] else contextlib.nullcontext():
         peaks = PeakCache(store.dir if q["save"] else None)
         for row in sorted(rows, key=lambda r: (r["gmacs"], r["model"])):
-            task = Task("throughput", row["model"], row["img_size"], row["batch_size"], q["dtype"],
+            task = Task("throughput", row["model"], Size.of(row["img_size"]), row["batch_size"], q["dtype"],
                         device=q["device"], threads=q["threads"], quick=q["quick"])
             timed = previous.get(task_key(task))
             row["timing"] = "reused" if timed else "measured"
             if timed is None:
-                log.info("timing %s at %s px, batch %d", row["model"], size_label(row["img_size"]), row["batch_size"])
+                log.info("timing %s at %s px, batch %d", row["model"], Size.of(row["img_size"]).label, row["batch_size"])
                 timed = run_task(task, macs=row["macs"], peak=peaks.get(task))
                 if q["save"]:
                     store.append(timed)
@@ -227,21 +230,21 @@ def _screen(model: str, q: dict) -> tuple[dict | None, str | None]:
     """(the model's counted row, None), or (None, the first constraint it broke), in the module's order."""
     size, groups = q["resolution"], q["pretraining"]
     spec = get_spec(model)
-    if not spec.rule.accepts(size):
+    if not spec.rule.accepts(Size.of(size)):
         sides = "the side" if isinstance(size, int) else "each side"
-        return None, f"cannot take {size_label(size)} px: {sides} must be {spec.rule.describe()}"
+        return None, f"cannot take {Size.of(size).label} px: {sides} must be {spec.rule.describe()}"
     entry, reason = _accuracy(model, size, groups, q["weights"])
     if reason:
         return None, reason
     if q["weights_available"] and not any(e["source"] == "timm" and e["img_size"] == size
                                           and (groups is None or e["pretraining"] in groups)
                                           for e in accuracy_entries(model)):
-        return None, f"no timm weights evaluated at {size_label(size)} px"
+        return None, f"no timm weights evaluated at {Size.of(size).label} px"
     if q["min_top1"] is not None:
         if entry is None:
-            return None, f"no top-1 known at {size_label(size)} px"
+            return None, f"no top-1 known at {Size.of(size).label} px"
         if entry["top1"] < q["min_top1"]:
-            return None, f"top-1 {entry['top1']:g} < {q['min_top1']:g} ({entry['source']}, {size_label(size)} px)"
+            return None, f"top-1 {entry['top1']:g} < {q['min_top1']:g} ({entry['source']}, {Size.of(size).label} px)"
     auto = q["batch_size"] == "auto"
     try:
         batch = 1 if auto else q["batch_size"]
@@ -279,7 +282,7 @@ def select(models: list[str] | str | None = None, resolution: int = 224, *, max_
         q["out"] = str(check_out_dir(out))
     first_batch = 1 if q["batch_size"] == "auto" else q["batch_size"]
     prefetch([(m, q["resolution"], first_batch, q["dtype"]) for m in names   # on all cores, into the cache
-              if get_spec(m).rule.accepts(q["resolution"])])
+              if get_spec(m).rule.accepts(Size.of(q["resolution"]))])
     excluded, candidates = [], []
     for model in names:
         row, reason = _screen(model, q)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..size import Size, SizeLike
+
 
 def _total(parts: dict[str, int]) -> dict[str, int]:
     return {**parts, "total": sum(parts.values())}
 
 
-def _hw(img_size: int | tuple[int, int]) -> tuple[int, int]:
-    return (img_size, img_size) if isinstance(img_size, int) else (int(img_size[0]), int(img_size[1]))
 
 
 @dataclass(frozen=True)
@@ -36,15 +36,15 @@ class ViTShape:
     num_head_layers: int = 1       # DeiT-distilled has head and head_dist
     in_chans: int = 3
 
-    def patches(self, img_size: int | tuple[int, int]) -> int:
-        h, w = _hw(img_size)
+    def patches(self, img_size: SizeLike) -> int:
+        h, w = Size.of(img_size).hw
         return (h // self.patch_size) * (w // self.patch_size)
 
-    def tokens(self, img_size: int | tuple[int, int]) -> int:
+    def tokens(self, img_size: SizeLike) -> int:
         return self.patches(img_size) + self.num_prefix_tokens
 
 
-def vit_macs(vit: ViTShape, img_size: int | tuple[int, int], batch_size: int = 1) -> dict[str, int]:
+def vit_macs(vit: ViTShape, img_size: SizeLike, batch_size: int = 1) -> dict[str, int]:
     """Per-component MACs of one forward pass; keys match components.COMPONENTS."""
     d, depth, patches = vit.embed_dim, vit.depth, vit.patches(img_size)
     n = patches + vit.num_prefix_tokens
@@ -58,7 +58,7 @@ def vit_macs(vit: ViTShape, img_size: int | tuple[int, int], batch_size: int = 1
     return _total({k: v * batch_size for k, v in parts.items()})
 
 
-def vit_textbook_params(vit: ViTShape, img_size: int | tuple[int, int]) -> dict[str, int]:
+def vit_textbook_params(vit: ViTShape, img_size: SizeLike) -> dict[str, int]:
     """The seed notes' table (ex. 3.5.2): weights without the qkv/proj/MLP biases, class token, final norm."""
     d, patches = vit.embed_dim, vit.patches(img_size)
     per_layer = 3 * d * d + d * d + 2 * d * vit.mlp_dim + 2 * 2 * d
@@ -82,7 +82,7 @@ def vit_params_beyond_textbook(vit: ViTShape) -> dict[str, int]:
     }
 
 
-def vit_params(vit: ViTShape, img_size: int | tuple[int, int]) -> int:
+def vit_params(vit: ViTShape, img_size: SizeLike) -> int:
     return vit_textbook_params(vit, img_size)["total"] + sum(vit_params_beyond_textbook(vit).values())
 
 
@@ -97,9 +97,9 @@ class SwinShape:
     in_chans: int = 3
 
 
-def swin_macs(swin: SwinShape, img_size: int | tuple[int, int], batch_size: int = 1) -> dict[str, int]:
+def swin_macs(swin: SwinShape, img_size: SizeLike, batch_size: int = 1) -> dict[str, int]:
     """Per-component MACs of one forward pass; patch merging is reported as `other`."""
-    h, w = (side // swin.patch_size for side in _hw(img_size))
+    h, w = (side // swin.patch_size for side in Size.of(img_size).hw)
     channels = swin.embed_dim
     parts = dict.fromkeys(("patch_embed", "attn_proj", "attn_matmul", "mlp", "other", "head"), 0)
     parts["patch_embed"] = h * w * swin.in_chans * swin.patch_size ** 2 * channels

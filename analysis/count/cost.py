@@ -1,7 +1,7 @@
 """Cost of one module at one input size: params, MACs (per component), attention share, activation memory.
 
 `cost_record(module, img_size)` takes any nn.Module (as fvcore and FlopCounterMode do) and returns
-a plain dict; turning model names into modules is the zoo's job. MAC convention: see op_rules
+a CostRecord (analysis.count.record); turning model names into modules is the zoo's job. MAC convention: see op_rules
 (matmuls, linear, conv, attention QK^T and AV; FLOPs = 2 x MACs). MACs are per image; activation
 peaks are per batch (they are what the batch needs at once). Runs on whatever device the module is
 on; on meta no weights exist and no arithmetic is done, so ViT-H at 1024 costs what it costs at 224.
@@ -15,6 +15,7 @@ from contextlib import ExitStack, nullcontext
 import torch
 from torch import nn
 
+from ..size import Size, SizeLike
 from ..vocab import COMPONENTS, attention_path, dtype_name
 from .components import ComponentClassifier, ModuleStack
 from .counter import MacCounter
@@ -22,15 +23,16 @@ from .dispatch import ObservingMode
 from .memory import ActivationMemoryTracker, CudaPeak, largest_batch
 from .meta_sdpa import FusedSdpaOnMeta
 from .params import param_counts
+from .record import CostRecord
 
 
-def image_batch(module: nn.Module, batch_size: int, img_size: int | tuple[int, int],
+
+def image_batch(module: nn.Module, batch_size: int, img_size: Size,
                 dtype: torch.dtype | None = None, in_chans: int | None = None) -> torch.Tensor:
     """A (B, C, H, W) input on the module's device, empty on meta, random elsewhere."""
     param = next(module.parameters())
     device, dtype = param.device, dtype or param.dtype
-    h, w = (img_size, img_size) if isinstance(img_size, int) else img_size
-    shape = (batch_size, in_chans or getattr(module, "in_chans", None) or 3, h, w)
+    shape = (batch_size, in_chans or getattr(module, "in_chans", None) or 3, *img_size.hw)
     return torch.empty(shape, device=device, dtype=dtype) if device.type == "meta" else \
         torch.randn(shape, device=device, dtype=dtype)
 
@@ -95,44 +97,32 @@ def per_image(macs: int, batch_size: int) -> int:
     return macs // batch_size
 
 
-def cost_record(module: nn.Module, img_size: int | tuple[int, int], batch_size: int = 1,
+def cost_record(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
                 dtype: torch.dtype | None = None, train: bool = True, emulate_fused_sdpa: bool = True,
-                in_chans: int | None = None) -> dict:
+                in_chans: int | None = None) -> CostRecord:
     """Params, per-image MACs (total, attention, per component), attention path, activation peak
     of the batch, and with `train` the same for one training step (forward + backward)."""
     classifier = ComponentClassifier(module)
-    x = image_batch(module, batch_size, img_size, dtype, in_chans)
+    x = image_batch(module, batch_size, Size.of(img_size), dtype, in_chans)
     counter, memory, cuda_peak = run_forward(module, x, classifier, emulate_fused_sdpa)
     macs = per_image(counter.forward_macs, batch_size)
     attn_macs = per_image(counter.macs_by_component.get("attn_matmul", 0), batch_size)
-    record = {
+    record = CostRecord(
         **param_counts(module, classifier),
-        "macs": macs, "attn_macs": attn_macs,
-        "attn_share": attn_macs / macs if macs else 0.0,
-        "macs_by_component": {c: per_image(counter.macs_by_component.get(c, 0), batch_size) for c in COMPONENTS},
-        "attn_path": attention_path(counter.fused_attention_ops, counter.math_attention_ops),
-        "act_peak_bytes": memory.peak_bytes, "act_peak_by_component": memory.peak_by_component,
-        "cuda_peak_bytes": cuda_peak, "weight_bytes": weight_bytes(module),
-        "dtype": dtype_name(x.dtype),
-        "train_macs": None, "train_backward_macs": None, "train_act_peak_bytes": None, "train_cuda_peak_bytes": None,
-    }
-    uncounted = dict(counter.uncounted_ops)
+        macs=macs, attn_macs=attn_macs, attn_share=attn_macs / macs if macs else 0.0,
+        macs_by_component={c: per_image(counter.macs_by_component.get(c, 0), batch_size) for c in COMPONENTS},
+        attn_path=attention_path(counter.fused_attention_ops, counter.math_attention_ops),
+        act_peak_bytes=memory.peak_bytes, act_peak_by_component=memory.peak_by_component,
+        cuda_peak_bytes=cuda_peak, weight_bytes=weight_bytes(module), dtype=dtype_name(x.dtype))
+    uncounted = set(counter.uncounted_ops)
     if train:
         train_counter, train_memory, train_cuda_peak = run_train_step(module, x, classifier, emulate_fused_sdpa)
-        record.update(train_macs=per_image(train_counter.forward_macs + train_counter.backward_macs, batch_size),
-                      train_backward_macs=per_image(train_counter.backward_macs, batch_size),
-                      train_act_peak_bytes=train_memory.peak_bytes, train_cuda_peak_bytes=train_cuda_peak)
-        for op, n in train_counter.uncounted_ops.items():
-            uncounted[op] = uncounted.get(op, 0) + n
-    record["uncounted_ops"] = sorted(uncounted)
+        record.train_macs = per_image(train_counter.forward_macs + train_counter.backward_macs, batch_size)
+        record.train_backward_macs = per_image(train_counter.backward_macs, batch_size)
+        record.train_act_peak_bytes, record.train_cuda_peak_bytes = train_memory.peak_bytes, train_cuda_peak
+        uncounted |= set(train_counter.uncounted_ops)
+    record.uncounted_ops = sorted(uncounted)
     return record
-
-
-def macs_by_module(module: nn.Module, img_size: int | tuple[int, int], dtype: torch.dtype | None = None) -> dict[str, int]:
-    """Forward MACs per image of each innermost module that ran ("blocks.3.mlp.fc1": ...), like
-    fvcore's `by_module`; the root's own functional ops are under ""."""
-    counter, _, _ = run_forward(module, image_batch(module, 1, img_size, dtype))
-    return dict(sorted(counter.macs_by_module.items()))
 
 
 def weight_bytes(module: nn.Module) -> int:
@@ -145,7 +135,7 @@ def weight_bytes(module: nn.Module) -> int:
     return total
 
 
-def max_batch_for_budget(module: nn.Module, img_size: int | tuple[int, int], budget_bytes: int,
+def max_batch_for_budget(module: nn.Module, img_size: SizeLike, budget_bytes: int,
                          dtype: torch.dtype | None = None, train: bool = False) -> dict:
     """Largest batch whose weights (+ gradients when training), input and activation peak fit the budget."""
     classifier = ComponentClassifier(module)
@@ -153,8 +143,10 @@ def max_batch_for_budget(module: nn.Module, img_size: int | tuple[int, int], bud
     fixed = weights * (2 if train else 1)
     step = run_train_step if train else run_forward
 
+    size = Size.of(img_size)
+
     def peak_at(batch: int) -> int:
-        x = image_batch(module, batch, img_size, dtype)
+        x = image_batch(module, batch, size, dtype)
         return step(module, x, classifier)[1].peak_bytes + x.numel() * x.element_size()
 
     found = largest_batch(peak_at, budget_bytes, fixed_bytes=fixed)

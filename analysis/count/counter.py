@@ -3,8 +3,8 @@
 Dispatcher level means functional calls, `@`, einsum and every attention kernel are seen, not just
 nn.Linear/nn.Conv modules (the gap of hook-based counters such as ptflops). Matmul- or conv-like
 ops without a rule are listed in `uncounted_ops` (a bug to fix); any other op without a rule costs
-0 MACs by the convention stated in op_rules. Each MAC is attributed to the innermost running module
-(`macs_by_module`) and from there to a component (components.py); backward MACs are counted in total only.
+0 MACs by the convention stated in op_rules. Each forward MAC is attributed, through the innermost running
+module, to a component (components.py); backward MACs are counted in total only.
 """
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ class MacCounter(Observer):
         self.phase = "forward"
         self.macs_by_phase: Counter = Counter()
         self.macs_by_component: dict[str, int] = defaultdict(int)   # forward only
-        self.macs_by_module: dict[str, int] = defaultdict(int)      # forward only, innermost module
         self.fused_attention_ops: set[str] = set()                 # SDPA kernels that produced attn_matmul MACs
         self.math_attention_ops: set[str] = set()                  # plain matmuls that did (explicit QK^T, AV)
         self.uncounted_ops: Counter = Counter()
@@ -43,7 +42,6 @@ class MacCounter(Observer):
             path, kind = self.stack.current, op_kind(func)
             component = self.classifier.component(path, kind)
             self.macs_by_component[component] += macs
-            self.macs_by_module[path] += macs
             if component == "attn_matmul":
                 (self.fused_attention_ops if kind == "attention" else self.math_attention_ops).add(name)
 

@@ -11,7 +11,6 @@ each against torch), for contiguous inputs only; anything else falls through to 
 from __future__ import annotations
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
 
@@ -146,18 +145,3 @@ def _addmm_eligible(bias, mat1, mat2) -> bool:
     return (all(t.device.type == "meta" and t.dtype == mat1.dtype and t.is_floating_point() for t in tensors)
             and mat1.dim() == mat2.dim() == 2 and bias.dim() <= 2
             and torch.broadcast_shapes(bias.shape, (mat1.shape[0], mat2.shape[1])) == (mat1.shape[0], mat2.shape[1]))
-
-
-# In-place initialisers (nn.init, timm's trunc_normal_) change no metadata; on meta they are no-ops.
-_INPLACE_INIT = {getattr(aten, n) for n in ("uniform_", "normal_", "erfinv_", "mul_", "add_", "clamp_", "fill_",
-                                             "zero_", "copy_", "sub_", "div_", "exp_", "log_", "bernoulli_")}
-
-
-class MetaInitShortcut(TorchDispatchMode):
-    """While building a model on meta: answer in-place initialisation ops with `self` unchanged."""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.overloadpacket in _INPLACE_INIT and args and isinstance(args[0], torch.Tensor) \
-                and args[0].device.type == "meta":
-            return args[0]
-        return func(*args, **(kwargs or {}))

@@ -129,9 +129,10 @@ def conv_transpose_nd_macs(x, w, *_, out, **__) -> int:
 
 
 @register_macs("convolution_backward", "convolution_backward_overrideable")
-def conv_backward_macs(grad_out, x, w, _bias_sizes, _stride, _padding, _dilation, transposed,
-                       _output_padding, _groups, output_mask, *_, **__) -> int:
-    """grad_input and grad_weight each cost exactly the forward's MACs; only the requested ones run."""
+def conv_backward_macs(grad_out, x, w, *schema, **__) -> int:
+    """grad_input and grad_weight each cost exactly the forward's MACs; only the requested ones run.
+    schema: aten's bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask."""
+    transposed, output_mask = schema[4], schema[7]
     forward = conv_macs_from_shapes(shape(x), shape(w), shape(grad_out), bool(transposed))
     return forward * (int(output_mask[0]) + int(output_mask[1]))
 
@@ -221,7 +222,3 @@ def op_name(func) -> str:
 def rule_for(func) -> MacRule | None:
     return MAC_RULES.get(func.overloadpacket)
 
-
-def macs_of(func, args, kwargs, out) -> int:
-    """MACs of one dispatched op; raises KeyError if it has no rule (callers decide what that means)."""
-    return MAC_RULES[func.overloadpacket](*args, out=out, **kwargs)

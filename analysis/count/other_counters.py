@@ -11,20 +11,22 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..size import Size, SizeLike
 from .cost import cost_record, image_batch
 
 # fvcore handle names (by_operator keys) that our convention also counts.
 _MATMUL_CONV_HANDLES = {"addmm", "bmm", "conv", "einsum", "linear", "matmul", "mm", "baddbmm", "_convolution"}
 
 
-def fvcore_comparison(module: nn.Module, img_size: int, batch_size: int = 1) -> dict:
+def fvcore_comparison(module: nn.Module, img_size: SizeLike, batch_size: int = 1) -> dict:
     """Both counts on the same real (CPU) module: fvcore cannot run on meta. Use small models.
 
     NB: fvcore is imported here, not at module level, so nothing else needs it installed.
     """
     from fvcore.nn import FlopCountAnalysis
 
-    ours = cost_record(module, img_size, batch_size=batch_size, train=False)
+    img_size = Size.of(img_size)
+    ours = cost_record(module, img_size, batch_size=batch_size, train=False).as_dict()
     x = image_batch(module, batch_size, img_size)
     analysis = FlopCountAnalysis(module.eval(), x)
     analysis.unsupported_ops_warnings(False)
@@ -36,7 +38,7 @@ def fvcore_comparison(module: nn.Module, img_size: int, batch_size: int = 1) -> 
     missed = ours["macs"] * batch_size - matmul_conv
     sdpa_unsupported = any("scaled_dot_product_attention" in op for op in unsupported)
     return {
-        "img_size": img_size, "batch_size": batch_size,
+        "img_size": img_size.label, "batch_size": batch_size,
         "macs": ours["macs"] * batch_size, "attn_macs": ours["attn_macs"] * batch_size, "attn_path": ours["attn_path"],
         "fvcore_total": fvcore_total, "fvcore_by_operator": by_operator, "fvcore_unsupported_ops": unsupported,
         "fvcore_matmul_conv": matmul_conv, "fvcore_outside_convention": fvcore_total - matmul_conv,
@@ -50,7 +52,7 @@ def fvcore_comparison(module: nn.Module, img_size: int, batch_size: int = 1) -> 
     }
 
 
-def flop_counter_mode_comparison(module: nn.Module, img_size: int, batch_size: int = 1) -> dict:
+def flop_counter_mode_comparison(module: nn.Module, img_size: SizeLike, batch_size: int = 1) -> dict:
     """torch.utils.flop_counter.FlopCounterMode beside ours on the module's (real) device.
 
     NB: on CPU, SDPA runs as aten._scaled_dot_product_flash_attention_for_cpu, for which torch
@@ -58,11 +60,12 @@ def flop_counter_mode_comparison(module: nn.Module, img_size: int, batch_size: i
     """
     from torch.utils.flop_counter import FlopCounterMode
 
-    ours = cost_record(module, img_size, batch_size=batch_size, train=False)
+    img_size = Size.of(img_size)
+    ours = cost_record(module, img_size, batch_size=batch_size, train=False).as_dict()
     x = image_batch(module, batch_size, img_size)
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         module(x)
     torch_macs = counter.get_total_flops() // 2            # FlopCounterMode counts 2 FLOPs per MAC
-    return {"img_size": img_size, "batch_size": batch_size, "macs": ours["macs"] * batch_size,
+    return {"img_size": img_size.label, "batch_size": batch_size, "macs": ours["macs"] * batch_size,
             "attn_macs": ours["attn_macs"] * batch_size, "attn_path": ours["attn_path"],
             "flop_counter_macs": torch_macs, "missed_by_flop_counter": ours["macs"] * batch_size - torch_macs}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .harness import is_out_of_memory
+from .backends import is_out_of_memory
 
 
 def sweep_batches(

@@ -13,22 +13,6 @@ from typing import Optional
 
 import torch
 
-FINGERPRINT_FIELDS = (
-    "cpu_model",
-    "cpu_cores",
-    "cpu_cores_available",
-    "gpu_name",
-    "torch_version",
-    "timm_version",
-    "cuda_version",
-    "cudnn_version",
-    "python_version",
-    "platform",
-    "sdpa_backends",
-    "tf32",
-    "load_avg_1m",
-)
-
 
 @lru_cache(maxsize=1)
 def cpu_model_name() -> str:
@@ -103,7 +87,7 @@ def sdpa_backends(device: torch.device) -> str:
 
 
 def environment_fingerprint(device: torch.device | str = "cpu") -> dict:
-    """All FINGERPRINT_FIELDS of this machine for a measurement on `device`."""
+    """This machine, its library versions and its attention and TF32 settings, for a measurement on `device`."""
     device = torch.device(device)
     return {
         "cpu_model": cpu_model_name(),

@@ -1,6 +1,5 @@
-"""Throughput and latency of a module as deployed: exported to ONNX and run by ONNX Runtime.
-
-One record per call, with the eager harness's fields (analysis.timing.harness) plus the ONNX ones.
+"""The ONNX Runtime timing backend: the module exported to ONNX at the input's exact shape, `session.run` timed
+by the one harness (analysis.timing.harness), with its own fields (OnnxDetails) beside the harness's.
 """
 from __future__ import annotations
 
@@ -11,17 +10,15 @@ import re
 import tempfile
 import time
 import warnings
+from dataclasses import asdict, dataclass
 from typing import Optional, Sequence
 
 import numpy as np
 import torch
 import torch.nn as nn
 
-from .contention import ForeignCpuMeter
-from .fingerprint import available_cores, environment_fingerprint
-from .harness import is_out_of_memory, mfu_fields, throughput_fields
-from .latency import DEFAULT_PROTOCOL, TimingProtocol, timed_loop
-from .steps import random_input
+from ..vocab import described
+from .backends import PreparedStep, TimingSetting, is_out_of_memory
 
 # NB: 18 is the dynamo exporter's own opset (onnxscript's torchlib targets it; other opsets go through
 # the ONNX version converter), the TorchScript exporter supports it too, and onnxruntime runs it.
@@ -45,11 +42,12 @@ class OrtSessionError(OnnxBackendError):
 
 
 def _import_onnxruntime():
+    """onnxruntime, or None when it (or onnx, which both exporters write through) is not installed."""
     try:
-        import onnx  # noqa: F401 -- both exporters write through it
+        import onnx  # noqa: F401
         import onnxruntime
-    except ImportError as exc:
-        raise ImportError(f"ONNX Runtime timing needs onnx and onnxruntime (pip install 'archzoo[onnx]'): {exc}") from exc
+    except ImportError:
+        return None
     return onnxruntime
 
 
@@ -102,21 +100,18 @@ def export_onnx(model: nn.Module, images: torch.Tensor, path: str, opset: int = 
         raise OnnxExportError(f"{exporter} exporter, opset {opset}: {error_line(exc)}") from exc
 
 
-def _providers(ort, device: str, providers: Optional[Sequence[str]]) -> list[str]:
+def _providers(ort, device: str, providers: Optional[Sequence[str]]) -> tuple[list[str], Optional[str]]:
+    """(the providers to ask for, or why none can be)."""
     available = ort.get_available_providers()
     if providers is not None:
         missing = [p for p in providers if p not in available]
-        if missing:
-            raise ValueError(f"onnxruntime {ort.__version__} lacks {', '.join(missing)}; it has {', '.join(available)}")
-        return list(providers)
-    if device not in ("cpu", "cuda", "auto"):
-        raise ValueError(f"device must be cpu, cuda or auto, got {device!r}")
-    if device == "cuda" and CUDA_PROVIDER not in available:
-        raise ValueError(f"device 'cuda': onnxruntime {ort.__version__} has no {CUDA_PROVIDER} "
-                         f"(install onnxruntime-gpu)")
-    if device != "cpu" and CUDA_PROVIDER in available:
-        return [CUDA_PROVIDER, CPU_PROVIDER]
-    return [CPU_PROVIDER]
+        return list(providers), (f"lacks {', '.join(missing)} (onnxruntime {ort.__version__} has "
+                                 f"{', '.join(available)})" if missing else None)
+    if device == "cuda":
+        return [CUDA_PROVIDER, CPU_PROVIDER], (None if CUDA_PROVIDER in available else
+                                               f"has no {CUDA_PROVIDER} in onnxruntime {ort.__version__} "
+                                               f"(install onnxruntime-gpu)")
+    return [CPU_PROVIDER], None
 
 
 def _session(ort, path: str, threads: int, providers: list[str]):
@@ -153,27 +148,23 @@ def _compare(eager: list[np.ndarray], onnx: list, tolerance: float) -> tuple[Opt
     return diff, bool(diff <= atol)  # NaN compares False: a NaN output never matches
 
 
-def measure_onnxruntime(
-    model: nn.Module,
-    img_size: int | tuple[int, int] = 224,
-    batch_size: int = 1,
-    protocol: TimingProtocol = DEFAULT_PROTOCOL,
-    threads: Optional[int] = None,
-    macs: Optional[int] = None,
-    peak: Optional[dict] = None,
-    opset: Optional[int] = None,
-    providers: Optional[Sequence[str]] = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    device: str = "cpu",
-    dtype: str = "fp32",
-    exporter: str = "dynamo",
-    in_chans: int = 3,
-) -> dict:
-    """Export `model` at (batch_size, in_chans, H, W), time `session.run` under ONNX Runtime, return one record.
 
-    The record has measure_throughput's fields (same timed_loop, protocol and statistics; backend=
-    "onnxruntime", attn_path None) plus onnx_opset, onnx_providers (those the session really got),
-    export_seconds, onnxruntime_version, onnx_max_abs_diff and onnx_matches_eager.
+
+@dataclass
+class OnnxDetails:
+    onnx_exporter: Optional[str] = described("torch's ONNX exporter used: dynamo (torch.export) or torchscript")
+    onnx_opset: Optional[int] = described("ONNX opset of the export (onnxruntime backend)")
+    onnx_providers: Optional[list] = described("ONNX Runtime execution providers the session got, in order")
+    export_seconds: Optional[float] = described("time torch's ONNX exporter took", "s")
+    onnxruntime_version: Optional[str] = described("ONNX Runtime version")
+    onnx_max_abs_diff: Optional[float] = described("largest |ONNX Runtime output - eager output| on the timed input")
+    onnx_matches_eager: Optional[bool] = described("onnx_max_abs_diff <= 1e-3 x the largest eager output "
+                                                   "(analysis.timing.onnx_runtime)")
+
+
+@dataclass
+class OnnxRuntimeBackend:
+    """Export with torch's exporter, run `session.run` on ONNX Runtime; fp32 inference only.
 
     Exporter: torch.export-based (dynamo=True) by default: torch's default and maintained exporter
     since 2.9 (the TorchScript one warns it is deprecated), it fails on data-dependent control flow
@@ -181,115 +172,62 @@ def measure_onnxruntime(
     deit_ti, swin_t and convnext_t at a fixed shape with outputs within 3e-6 of eager (checked on
     torch 2.14; the arguments used exist since torch 2.6). Its cost: export takes 2-15 s instead of
     1-6 s, and it needs onnxscript. exporter="torchscript" (dynamo=False) is the escape hatch.
-    opset: DEFAULT_OPSET (18) when None.
     Correctness: eager and ORT outputs on the same random input (the timed one); they match when
-    max |diff| <= tolerance x max |eager output| (atol 1e-3 of the logits' scale by default). fp32
-    kernel reorderings give ~1e-6 of the scale; a wrong graph (a baked branch, a dropped op) gives
-    errors of the scale's order, so 1e-3 separates the two with margin. A mismatch is recorded, not raised.
-    device: "cpu" (default) runs on CPUExecutionProvider; "cuda" puts CUDAExecutionProvider first
-    (ValueError when this onnxruntime lacks it, OrtSessionError when the session fell back to CPU);
-    "auto" uses CUDA where listed. `providers` overrides that list. threads: ORT intra-op threads
-    (and torch's, for export and the eager reference), default every available core.
-    Out of memory while running gives a record without timings (error set), like the harness at batch 1;
-    there is no halving: the batch is baked into the exported graph.
-    Raises ValueError for a dtype other than fp32 (autocast has no ONNX equivalent here), OnnxExportError /
-    OrtSessionError (one-line message) when the model cannot be exported, loaded or run.
-    NB: the module is moved to CPU and switched to eval. On CUDA, every timed step includes copying
-    the input to the GPU and the outputs back (session.run takes and returns host arrays), and the
-    host clock times it (session.run returns only when done).
+    max |diff| <= tolerance x max |eager output| (1e-3 of the logits' scale by default). fp32 kernel
+    reorderings give ~1e-6 of the scale; a wrong graph (a baked branch, a dropped op) gives errors of
+    the scale's order, so 1e-3 separates the two with margin. A mismatch is recorded, not raised.
+    Device "cuda" puts CUDAExecutionProvider first (OrtSessionError when the session fell back to CPU);
+    `providers` overrides the list. Threads are ORT's intra-op threads (and torch's, for the export).
+    The batch is baked into the graph: after out-of-memory the harness halves it and this exports again.
+    NB: the module is moved to CPU and switched to eval. On CUDA every timed step includes copying the
+    input to the GPU and the outputs back (session.run takes and returns host arrays), and the host
+    clock times it (session.run returns only when done).
     """
-    if dtype != "fp32":
-        raise ValueError(f"ONNX Runtime timing is fp32 only, got dtype {dtype!r}")
-    ort = _import_onnxruntime()
-    opset = DEFAULT_OPSET if opset is None else opset
-    threads = threads if threads is not None else available_cores()
-    session_providers = _providers(ort, device, providers)
-    cpu = torch.device("cpu")
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        model = model.to(cpu).eval()
-        images = random_input(batch_size, img_size, cpu, False, in_chans)
-        try:
-            with torch.inference_mode():
-                eager = _outputs(model(images))
-        except Exception as exc:  # noqa: BLE001 -- the eager reference itself may not fit
-            if not is_out_of_memory(exc):
-                raise
-            return _oom_record(exc, batch_size, protocol, threads, opset, session_providers, ort, macs, peak, cpu)
+    opset: int = DEFAULT_OPSET
+    exporter: str = "dynamo"
+    providers: Optional[Sequence[str]] = None
+    tolerance: float = DEFAULT_TOLERANCE
+    name = "onnxruntime"
+    sees_dispatcher = False   # ORT picks its own kernels (and fusions): attn_path stays None
+
+    def unsupported(self, setting: TimingSetting) -> Optional[str]:
+        """The one place the onnxruntime restriction is stated (zoo.compare checks options through it)."""
+        ort = _import_onnxruntime()
+        if ort is None:
+            return 'needs ONNX Runtime, which is not installed (pip install "archzoo[onnx]")'
+        if setting.mode != "inference" or setting.dtype != "fp32" or setting.channels_last or setting.compile:
+            return "times fp32 inference only (no train metric, --dtype, --channels-last or --compile)"
+        if self.exporter not in EXPORTERS:
+            return f"has no exporter {self.exporter!r} (expected one of {', '.join(EXPORTERS)})"
+        return _providers(ort, setting.device, self.providers)[1]
+
+    def prepare(self, model: nn.Module, images: torch.Tensor, setting: TimingSetting) -> PreparedStep:
+        ort = _import_onnxruntime()
+        providers = _providers(ort, setting.device, self.providers)[0]
+        model = model.to("cpu").eval()
+        images = images.cpu().contiguous()
+        with torch.inference_mode():
+            eager = _outputs(model(images))         # NB: may run out of memory: the harness halves the batch
         with tempfile.TemporaryDirectory(prefix="archzoo-onnx-", ignore_cleanup_errors=True) as folder:
             path = os.path.join(folder, "model.onnx")
             start = time.perf_counter()
-            export_onnx(model, images, path, opset, exporter)
+            export_onnx(model, images, path, self.opset, self.exporter)
             export_seconds = time.perf_counter() - start
-            session = _session(ort, path, threads, session_providers)
+            session = _session(ort, path, torch.get_num_threads(), providers)
         # NB: the weights are in memory (or mapped) once the session exists; the files can go
         ran_providers = session.get_providers()
-        if device == "cuda" and providers is None and ran_providers[0] != CUDA_PROVIDER:
+        if setting.device == "cuda" and self.providers is None and ran_providers[0] != CUDA_PROVIDER:
             raise OrtSessionError(f"onnxruntime fell back from {CUDA_PROVIDER} to {', '.join(ran_providers)}")
-        ran_device = torch.device("cuda" if ran_providers[0] == CUDA_PROVIDER else "cpu")
         feed = {session.get_inputs()[0].name: images.numpy()}
-
-        def step():
-            return session.run(None, feed)
-
         try:
-            first = step()
+            first = session.run(None, feed)
         except Exception as exc:  # noqa: BLE001
-            if _is_ort_out_of_memory(exc):
-                return _oom_record(exc, batch_size, protocol, threads, opset, ran_providers, ort, macs, peak,
-                                   ran_device, export_seconds)
+            if _is_ort_out_of_memory(exc):   # as torch says it, so the harness halves the batch
+                raise torch.OutOfMemoryError(_ANSI.sub("", str(exc)).strip()) from exc
             raise OrtSessionError(f"onnxruntime could not run the model: {error_line(exc)}") from exc
-        max_abs_diff, matches = _compare(eager, first, tolerance)
+        max_abs_diff, matches = _compare(eager, first, self.tolerance)
+        details = OnnxDetails(self.exporter, self.opset, list(ran_providers), export_seconds, ort.__version__,
+                              max_abs_diff, matches)
         # session.run is synchronous (host arrays in and out): the host clock times it on any provider
-        with ForeignCpuMeter() as foreign_cpu:
-            run = timed_loop(step, cpu, protocol)
-        record = _record(run, batch_size, None, [], protocol, threads, foreign_cpu.share, ran_device)
-        record.update(_onnx_fields(opset, ran_providers, ort, export_seconds, max_abs_diff, matches),
-                      onnx_exporter=exporter)
-        record.update(mfu_fields(macs, record["imgs_per_s"], peak, ran_device, "fp32", threads, "inference"))
-        record["env"] = environment_fingerprint(ran_device)
-        return record
-    finally:
-        torch.set_num_threads(previous_threads)
-
-
-def _record(run, batch_size, error, oom_batch_sizes, protocol, threads, foreign_share, device) -> dict:
-    """The harness's record layout (same keys, same order), for an ONNX Runtime timing."""
-    return {
-        "backend": "onnxruntime",
-        "mode": "inference",
-        "requested_batch_size": batch_size,
-        "ran_batch_size": batch_size if run is not None else None,
-        "error": error,
-        "oom_batch_sizes": oom_batch_sizes,
-        **throughput_fields(run, batch_size if run is not None else None),
-        "device": str(device),
-        "dtype": "fp32",
-        "threads": threads,  # ORT intra-op threads
-        "channels_last": False,
-        "compile": False,
-        "warmup": protocol.warmup,
-        "min_iters": protocol.min_iters,
-        "min_seconds": protocol.min_seconds,
-        "foreign_cpu_share": foreign_share,
-        "attn_path": None,  # NB: ORT picks its own kernels (and fusions); the dispatcher cannot see them
-    }
-
-
-def _onnx_fields(opset, providers, ort, export_seconds, max_abs_diff=None, matches=None) -> dict:
-    # NB: exactly the fields zoo.runs.schema knows (its rows refuse unknown ones)
-    return {"onnx_opset": opset, "onnx_providers": list(providers), "export_seconds": export_seconds,
-            "onnxruntime_version": ort.__version__, "onnx_max_abs_diff": max_abs_diff,
-            "onnx_matches_eager": matches}
-
-
-def _oom_record(exc, batch_size, protocol, threads, opset, providers, ort, macs, peak, device,
-                export_seconds=None) -> dict:
-    first_line = (_ANSI.sub("", str(exc)).strip().splitlines() or [""])[0]
-    error = f"{type(exc).__name__} at batch_size={batch_size}: {first_line}"  # the harness's format
-    record = _record(None, batch_size, error, [batch_size], protocol, threads, None, device)
-    record.update(_onnx_fields(opset, providers, ort, export_seconds))
-    record.update(mfu_fields(macs, None, peak, device, "fp32", threads, "inference"))
-    record["env"] = environment_fingerprint(device)
-    return record
+        ran_device = torch.device("cuda" if ran_providers[0] == CUDA_PROVIDER else "cpu")
+        return PreparedStep(lambda: session.run(None, feed), ran_device, asdict(details), host_clock=True)

@@ -12,7 +12,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..size import Size
 from ..vocab import torch_dtype
+
 
 def autocast_context(device: torch.device, dtype: str):
     """autocast to bf16/fp16 on `device`; a null context for fp32."""
@@ -22,11 +24,10 @@ def autocast_context(device: torch.device, dtype: str):
 
 
 def random_input(
-    batch_size: int, img_size: int | tuple[int, int], device: torch.device, channels_last: bool, in_chans: int = 3
+    batch_size: int, img_size: Size, device: torch.device, channels_last: bool, in_chans: int = 3
 ) -> torch.Tensor:
     """One random image batch, reused by every iteration (as in timm's benchmark protocol)."""
-    h, w = (img_size, img_size) if isinstance(img_size, int) else img_size
-    images = torch.randn(batch_size, in_chans, h, w, device=device)
+    images = torch.randn(batch_size, in_chans, *img_size.hw, device=device)
     if channels_last:
         images = images.contiguous(memory_format=torch.channels_last)
     return images

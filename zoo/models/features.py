@@ -58,7 +58,7 @@ def build_timm_features(spec: ModelSpec, img_size: Size, overrides: dict) -> nn.
 
     args = dict(spec.timm_kwargs, **overrides)
     if spec.accepts_img_size and not isinstance(spec.rule, AnySize):
-        args["img_size"] = img_size
+        args["img_size"] = img_size.compact
     if spec.is_token_model:         # a plain token sequence: its blocks' outputs, reshaped to the grid
         indices = args.pop("out_indices", LAST_BLOCK)
         model = timm.create_model(spec.timm_name, pretrained=False, **args)

@@ -12,8 +12,9 @@ from torch import nn
 from .catalog import catalog
 from .features import build_scratch_features, build_timm_features
 from .hybrid import hybrid_vit
-from ..errors import DuplicateModelError, UnknownModelError, ZooError
-from .spec import AnySize, ModelSpec, Size, as_hw, canonical_size
+from ..errors import DuplicateModelError, UnknownModelError, UnsupportedResolutionError, ZooError
+from .meta_init import MetaInitShortcut
+from .spec import AnySize, ModelSpec, Size
 from .vit import VisionTransformer
 
 TIMM_PREFIX = "timm:"
@@ -58,10 +59,10 @@ def _adhoc_timm_spec(name: str) -> ModelSpec:
                      rule=AnySize(), timm_name=timm_name)
 
 
-def create_model(name: str, img_size: Size | None = None, num_classes: int = 1000,
+def create_model(name: str, img_size: Size | int | tuple[int, int] | None = None, num_classes: int = 1000,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  *, features: bool = False, **kwargs) -> nn.Module:
-    """Build `name` with random weights at `img_size`, an int (square) or (H, W) (default: its native one).
+    """Build `name` with random weights at `img_size`, a Size, a side or (H, W) (default: its native one).
 
     device="meta" allocates nothing (for counting). Extra keyword arguments go to the ViT config
     for scratch models (attn_impl="math", pool="gap", pre_logits_dim=768) and to timm otherwise.
@@ -70,11 +71,12 @@ def create_model(name: str, img_size: Size | None = None, num_classes: int = 100
     (see zoo/models/features.py).
     """
     spec = get_spec(name)
-    img_size = spec.native_size if img_size is None else img_size
-    spec.check_resolution(img_size)
-    img_size = canonical_size(img_size)      # (s, s) builds exactly what s does
-    from analysis.count.fast_meta import MetaInitShortcut
-
+    try:
+        img_size = spec.native if img_size is None else Size.of(img_size)
+    except (TypeError, ValueError):
+        raise UnsupportedResolutionError(f"{name}: resolution must be a positive integer or an (H, W) pair of "
+                                         f"them, not {img_size!r}") from None
+    spec.check_resolution(img_size)          # the public API's guard; zoo.compare checked it when planning
     # NB: on meta, in-place weight initialisation changes nothing; skipping it makes building ~2x faster
     with torch.device(device or "cpu"), MetaInitShortcut() if str(device) == "meta" else nullcontext():
         if features:
@@ -102,20 +104,20 @@ def _build_timm(spec: ModelSpec, img_size: Size, num_classes: int, overrides: di
     args = dict(spec.timm_kwargs, num_classes=num_classes, **overrides)
     if isinstance(spec.rule, AnySize):       # an ad-hoc timm: model: give timm the size where it takes one
         try:
-            return timm.create_model(spec.timm_name, pretrained=False, img_size=img_size, **args)
+            return timm.create_model(spec.timm_name, pretrained=False, img_size=img_size.compact, **args)
         except TypeError as e:               # a CNN's constructor has no img_size: it takes any input size
             if "img_size" not in str(e):
                 raise
         return timm.create_model(spec.timm_name, pretrained=False, **args)
     if spec.accepts_img_size:
-        args["img_size"] = img_size          # timm ViT-likes and Swin take an int or (H, W)
+        args["img_size"] = img_size.compact  # timm ViT-likes and Swin take an int or (H, W)
     return timm.create_model(spec.timm_name, pretrained=False, **args)
 
 
-def feature_shapes(model_name: str, img_size: Size | None = None, **kwargs) -> list[list[int]]:
+def feature_shapes(model_name: str, img_size: Size | int | tuple[int, int] | None = None, **kwargs) -> list[list[int]]:
     """[C, H, W] of each map of `create_model(model_name, img_size, features=True)`, from a forward
     on the meta device (nothing is allocated or computed)."""
-    img_size = get_spec(model_name).native_size if img_size is None else img_size
+    img_size = get_spec(model_name).native if img_size is None else Size.of(img_size)
     model = create_model(model_name, img_size=img_size, device="meta", features=True, **kwargs)
     return map_shapes(model, img_size, kwargs.get("in_chans", 3))
 
@@ -124,7 +126,7 @@ def map_shapes(extractor: nn.Module, img_size: Size, in_chans: int = 3) -> list[
     """[C, H, W] of each map a built feature extractor returns, from one batch-1 forward on its device
     (nothing is computed when it was built on meta)."""
     device = next(extractor.parameters()).device
-    x = torch.empty(1, in_chans, *as_hw(img_size), device=device)
+    x = torch.empty(1, in_chans, *img_size.hw, device=device)
     with torch.no_grad():
         return [list(f.shape[1:]) for f in extractor(x)]
 

@@ -1,39 +1,29 @@
-"""Model specs and the input-resolution rules they carry.
-
-A size is an int (square) or an (H, W) pair; the rules apply to each side.
-"""
+"""Model specs and the input-resolution rules they carry; the rules apply to each side of a Size."""
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.size import Size
+
 from ..errors import UnsupportedResolutionError
-from .vit import Size, ViTConfig, as_hw, canonical_size
+from .vit import ViTConfig
 
-__all__ = ["AnySize", "AtLeast", "ModelSpec", "MultipleOf", "ResolutionRule", "Size", "as_hw", "canonical_size",
-           "size_label"]
-
-
-def size_label(size: Size) -> str:
-    """"224" for a square size, "800x1344" for H x W."""
-    h, w = as_hw(size)
-    return str(h) if h == w else f"{h}x{w}"
+__all__ = ["AnySize", "AtLeast", "ModelSpec", "MultipleOf", "ResolutionRule", "Size"]
 
 
 class _PerSide:
-    """An int size is one side (as before); an (H, W) size is valid when both sides are."""
+    """A size is valid when both its sides are."""
 
     def accepts(self, size: Size) -> bool:
-        return all(self.accepts_side(s) for s in as_hw(size)) if isinstance(size, (tuple, list)) \
-            else self.accepts_side(size)
+        return self.accepts_side(size.height) and self.accepts_side(size.width)
 
-    def nearest(self, size: Size) -> list[int] | list[tuple[int, int]]:
-        """The nearest valid sides of an int; for (H, W), the valid (H, W) from the nearest per side."""
-        if not isinstance(size, (tuple, list)):
-            return self.nearest_side(size)
-        h, w = as_hw(size)
-        return list(itertools.product(self.nearest_side(h), self.nearest_side(w)))
+    def nearest(self, size: Size) -> list[Size]:
+        """The valid sizes made of the nearest valid side of each side (a square size stays square)."""
+        if size.is_square:
+            return [Size(s, s) for s in self.nearest_side(size.height)]
+        return [Size(h, w) for h, w in itertools.product(self.nearest_side(size.height), self.nearest_side(size.width))]
 
 
 @dataclass(frozen=True)
@@ -106,8 +96,8 @@ class ModelSpec:
     accepts_img_size: bool = True     # whether the timm constructor takes img_size (CNNs do not)
 
     @property
-    def resolution_rule(self) -> str:
-        return self.rule.describe()
+    def native(self) -> Size:
+        return Size.of(self.native_size)
 
     @property
     def is_token_model(self) -> bool:
@@ -118,16 +108,13 @@ class ModelSpec:
         """Sequence length (H/P)(W/P) plus class/distillation tokens; None where there is no global one."""
         if not self.is_token_model:
             return None
-        h, w = as_hw(img_size or self.native_size)
+        h, w = (img_size or self.native).hw
         return (h // self.patch_size) * (w // self.patch_size) + self.num_prefix_tokens
 
     def check_resolution(self, img_size: Size) -> None:
-        try:
-            h, w = as_hw(img_size)
-        except TypeError:
-            raise UnsupportedResolutionError(
-                f"{self.name}: resolution must be an integer or an (H, W) pair of integers, not {img_size!r}") from None
-        if self.rule.accepts((h, w)):
+        """UnsupportedResolutionError stating the rule, the side and the nearest valid sizes."""
+        h, w = img_size.hw
+        if self.rule.accepts(img_size):
             return
         if h == w:                                       # one side: (s, s) reads as s does
             nearest = ", ".join(map(str, self.rule.nearest_side(h)))

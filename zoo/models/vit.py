@@ -17,29 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-Size = int | tuple[int, int]   # a square side, or (H, W)
-
-
-def as_hw(size: Size) -> tuple[int, int]:
-    """(H, W) of a size given as an int (square) or an (H, W) pair."""
-    if isinstance(size, int) and not isinstance(size, bool):
-        return size, size
-    if isinstance(size, (tuple, list)) and len(size) == 2 and \
-            all(isinstance(s, int) and not isinstance(s, bool) for s in size):
-        return int(size[0]), int(size[1])
-    raise TypeError(f"a size is an integer or an (H, W) pair of integers, not {size!r}")
-
-
-def canonical_size(size: Size) -> Size:
-    """An int for a square size, else the (H, W) tuple: (224, 224) and 224 build the same model."""
-    h, w = as_hw(size)
-    return h if h == w else (h, w)
+from analysis.size import Size
 
 
 @dataclass(frozen=True)
 class ViTConfig:
-    img_size: Size = 224         # input side, or (H, W); each must be a multiple of patch_size
+    img_size: Size | int | tuple[int, int] = 224   # a Size, a side or (H, W); each side a multiple of patch_size
     patch_size: int = 16         # P: each token is one PxP patch (N = HW / P^2)
     embed_dim: int = 768         # D: token width through the whole encoder
     depth: int = 12              # L: number of encoder blocks
@@ -54,9 +37,9 @@ class ViTConfig:
     norm_eps: float = 1e-6       # timm's and big_vision's LayerNorm epsilon
 
     def __post_init__(self):
-        object.__setattr__(self, "img_size", canonical_size(self.img_size))   # a list or (s, s) -> s
-        if any(side % self.patch_size for side in as_hw(self.img_size)):
-            raise ValueError(f"img_size {self.img_size} is not a multiple of patch_size {self.patch_size}")
+        object.__setattr__(self, "img_size", Size.of(self.img_size))
+        if any(side % self.patch_size for side in self.img_size.hw):
+            raise ValueError(f"img_size {self.img_size.label} is not a multiple of patch_size {self.patch_size}")
         if self.embed_dim % self.num_heads:
             raise ValueError(f"embed_dim {self.embed_dim} is not divisible by num_heads {self.num_heads}")
         if self.pool not in ("token", "gap"):
@@ -67,7 +50,7 @@ class ViTConfig:
     @property
     def grid_size(self) -> tuple[int, int]:
         """Patch grid (H/P, W/P)."""
-        h, w = as_hw(self.img_size)
+        h, w = self.img_size.hw
         return h // self.patch_size, w // self.patch_size
 
     @property
@@ -190,10 +173,10 @@ class VisionTransformer(nn.Module):
         return self.cfg.num_prefix_tokens
 
     def _check_input(self, x: torch.Tensor) -> None:
-        expected, got = as_hw(self.cfg.img_size), tuple(x.shape[-2:])
+        expected, got = self.cfg.img_size.hw, tuple(x.shape[-2:])
         if got != expected:
             raise ValueError(f"input is {got}, model was built for {expected}; build it with "
-                             f"img_size={canonical_size(got)} to resample the position embeddings")
+                             f"img_size={Size(*got).compact} to resample the position embeddings")
 
     def _embed(self, x: torch.Tensor) -> torch.Tensor:
         self._check_input(x)

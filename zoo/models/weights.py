@@ -7,7 +7,9 @@ from typing import Mapping
 import torch
 from torch import nn
 
-from .vit import as_hw, resample_pos_embed
+from analysis.size import Size
+
+from .vit import resample_pos_embed
 
 
 def _patch_grid(model: nn.Module, patches: int) -> tuple[int, int]:
@@ -16,7 +18,7 @@ def _patch_grid(model: nn.Module, patches: int) -> tuple[int, int]:
     cfg = getattr(model, "cfg", None)
     grid = getattr(cfg, "grid_size", None) or getattr(getattr(model, "patch_embed", None), "grid_size", None)
     if grid is not None:
-        h, w = as_hw(tuple(grid) if not isinstance(grid, int) else grid)
+        h, w = Size.of(tuple(grid) if not isinstance(grid, int) else grid).hw
         if h * w == patches:
             return h, w
     side = math.isqrt(patches)

@@ -2,7 +2,8 @@
 reports from results/ alone.
 
 exit status: 0 done (or, with --check, everything current); 1 --check found stale rows or files;
-2 bad input (a --results folder that does not exist, an --out that cannot be written), nothing written.
+2 bad input (a --results folder that does not exist, an --out that cannot be written), nothing written;
+130 interrupted, 143 terminated (SIGTERM).
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from pathlib import Path
 from ..errors import UsageError, UsageParser
 from ..models.accuracy import pretraining_option, weights_option
 from ..runs.plan import check_out_dir
+from ..runs.safe_io import kind_of, refuse_symlinked_folder
 from ..runs.user_cache import disabled
+from ..signals import exit_status, handles_sigterm, interrupted
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -46,10 +49,23 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.out is not None:
         args.out = check_out_dir(args.out)
     elif not args.check:
+        refuse_symlinked_folder(results / "reports", "--results")   # a link would carry the reports elsewhere
         check_out_dir(str(results / "reports"))
+    if not args.check:
+        check_report_files(args.out or results / "reports")
     return args
 
 
+def check_report_files(out: Path) -> None:
+    """Report files are renamed into place (a link or FIFO there is replaced); a folder in the way is refused."""
+    from .build import REPORT_FILES
+
+    for name in REPORT_FILES:
+        if kind_of(out / name) == "a folder":
+            raise UsageError(f"--out: {out / name} is a folder, not a report file (remove it)")
+
+
+@handles_sigterm("zoo.report")
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse(argv)
@@ -80,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as e:   # e.g. another run holds results/ during --refresh
             print(f"zoo.report: error: {e}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
-            print("zoo.report: interrupted", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as e:
+            print(f"zoo.report: {interrupted(e)}", file=sys.stderr)
+            return exit_status(e)
     for warning in {str(w.message) for w in caught}:
         print(f"zoo.report: warning: {warning}", file=sys.stderr)
     return 0

@@ -3,10 +3,10 @@ and index.html with everything. Built from results/ alone; any subset of rows, o
 report, and the page says what it left out and why."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
@@ -21,6 +21,7 @@ PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throug
 PLOT_DATA_FILE = "plots.json"
 STYLE_KEY = "style"            # in plots.json, beside each plot's data
 HTML_FILE = "index.html"
+REPORT_FILES = (*MARKDOWN_FILES, *PLOT_FILES, PLOT_DATA_FILE, HTML_FILE)   # each written whole, renamed into place
 
 
 @dataclass
@@ -41,7 +42,7 @@ class TextSection:
     heading: str
     intro: str
     text: str
-    notes: list[str] = field(default_factory=list)
+    notes = ()                       # it says what it left out in its own text
 
     def markdown(self) -> str:
         return f"# {self.heading}\n\n{self.intro}\n\n{self.text}"
@@ -62,14 +63,14 @@ def _unless_empty(rows: list, what: str) -> list[str]:
 
 
 def sections(data: ReportRows, weights: str = "default", pretraining=None) -> dict[str, Section | TextSection]:
-    cost, throughput = data.cost, data.throughput
+    cost, throughput = data.square_cost, data.throughput
     points, accuracy_notes = accuracy_points(cost, throughput, weights, pretraining)
     size = tables.components_size(cost)
     attention, attention_notes = tables.attention_table(cost)
     scaling, scaling_notes = tables.scaling_table(cost, throughput)
     other_batches = sorted({f"batch {r['batch_size']} {r['settings']['dtype']}" for r in data.cost_all} -
                            {"batch 1 fp32"})
-    cost_notes = _unless_empty(cost, "batch-1 fp32 cost rows") + (
+    cost_notes = _unless_empty(data.cost, "batch-1 fp32 cost rows") + (
         [f"cost rows at {', '.join(other_batches)} are in results/ but this table shows batch 1, fp32"]
         if other_batches else [])
     return {
@@ -77,7 +78,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                            f"Counted on the meta device at batch 1, fp32. {tables.CONVENTION} Activation peak: "
                            "live tensors during one forward (train: forward + backward), weights and input "
                            "excluded; weights: parameters and buffers at fp32. MiB = 2^20 bytes.",
-                           tables.cost_table(cost), cost_notes),
+                           tables.cost_table(data.cost), cost_notes),
         "components.md": Section(f"MACs per component at {size} px",
                                  "attn_matmul is attention's QK^T + AV; attn_proj the qkv and output projections.",
                                  tables.component_table(cost, size), _unless_empty(cost, "cost rows")),
@@ -123,8 +124,9 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                    ([f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
                                      f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
                                     if data.bad_lines else []) +
-                                   ([f"{data.left_out} row(s) at H x W input sizes or of feature extractors are "
-                                     f"in results/ but not in these tables (zoo.load_frame reads them)"]
+                                   ([f"{data.left_out} row(s) of feature extractors, timed at H x W sizes or "
+                                     f"without the fields the tables compute with are in results/ but not in "
+                                     f"these tables (zoo.load_frame reads them)"]
                                     if data.left_out else [])),
         "choosing.md": TextSection("Choosing a backbone",
                                    "Worked questions answered by `python -m zoo.select` (counted constraints and "
@@ -139,12 +141,13 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
     """Every plot; plots.json keeps the data of each and, under STYLE_KEY, what each shows (style.DRAWN:
     the colours drawn per family, the tick labels of log axes)."""
     style.DRAWN.clear()
-    points, _ = accuracy_points(data.cost, data.throughput, weights, pretraining)
-    size = tables.components_size(data.cost)
-    drawn = [plots.macs_vs_resolution(data.cost, out / PLOT_FILES[0]),
-             plots.attention_share_vs_tokens(data.cost, out / PLOT_FILES[1]),
+    cost = data.square_cost
+    points, _ = accuracy_points(cost, data.throughput, weights, pretraining)
+    size = tables.components_size(cost)
+    drawn = [plots.macs_vs_resolution(cost, out / PLOT_FILES[0]),
+             plots.attention_share_vs_tokens(cost, out / PLOT_FILES[1]),
              plots.throughput_vs_resolution(data.throughput, out / PLOT_FILES[2]),
-             plots.component_shares(data.cost, out / PLOT_FILES[3], size),
+             plots.component_shares(cost, out / PLOT_FILES[3], size),
              plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
              plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1")]
     return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN.get(name) for name in PLOT_FILES}}
@@ -158,11 +161,10 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
     content = sections(data, weights, pretraining)
     written = []
     for name, section in content.items():
-        (out / name).write_text(section.markdown(), encoding="utf-8")
+        write_atomic(out / name, section.markdown())
         written.append(out / name)
     plotted = draw(data, out, weights, pretraining)
-    (out / PLOT_DATA_FILE).write_text(json.dumps(plotted, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (out / HTML_FILE).write_text(page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES],
-                                      style.family_key_html()),
-                                 encoding="utf-8")
+    write_atomic(out / PLOT_DATA_FILE, strict_dumps(plotted, indent=1, sort_keys=True) + "\n")
+    write_atomic(out / HTML_FILE, page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES],
+                                       style.family_key_html()))
     return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

@@ -12,10 +12,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from analysis.size import Size
+
 from ..models.accuracy import accuracy_entries
 from ..models.registry import get_spec, list_models
-from ..runs.store import ResultStore, latest
 from ..runs.parallel import count_rows
+from ..runs.store import ResultStore, latest
 from ..runs.tasks import Task
 from ..runs.user_cache import disabled
 from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES, build_reports
@@ -33,11 +35,12 @@ def deterministic_tasks() -> list[Task]:
         spec = get_spec(model)
         sizes = {224, 384, spec.native_size, *EXTRA.get(model, ()),
                  *(e["img_size"] for e in accuracy_entries(model) if isinstance(e["img_size"], int))}
-        tasks += [Task("cost", model, s, 1, "fp32", train=True) for s in sorted(sizes) if spec.rule.accepts(s)]
+        tasks += [Task("cost", model, Size(s, s), 1, "fp32", train=True) for s in sorted(sizes)
+                  if spec.rule.accepts(Size(s, s))]
     return tasks
 
 
-DETERMINISTIC_SETTINGS = Task("cost", "any", 224, 1, "fp32", train=True).settings
+DETERMINISTIC_SETTINGS = Task("cost", "any", Size(224, 224), 1, "fp32", train=True).settings
 
 
 def _is_deterministic(row: dict) -> bool:
@@ -56,7 +59,7 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
         written = 0
         tasks = deterministic_tasks()
         for task, row in zip(tasks, count_rows(tasks)):
-            if have.get((task.model, task.img_size)) != _measured(row):
+            if have.get((task.model, task.img_size.side)) != _measured(row):
                 store.append(row)
                 written += 1
             if progress:
@@ -75,12 +78,13 @@ def check(out_dir: str | Path = ".", progress=None) -> list[str]:
             if "failed" in fresh:
                 problems.append(f"{task.model} at {task.img_size}: counting failed: {fresh['failed']}")
                 continue
-            old = committed.get((task.model, task.img_size))
+            old = committed.get((task.model, task.img_size.side))
             if old is None:
                 problems.append(f"results/cost.jsonl lacks {task.model} at {task.img_size}")
             elif _measured(old) != _measured(fresh):
                 fields = [k for k in MEASURED if old.get(k) != fresh.get(k)]
-                problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a fresh count")
+                problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a "
+                                "fresh count")
             if progress:
                 progress(f"{task.model} {task.img_size}")
     return problems + stale_reports(out_dir)

@@ -6,23 +6,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.registry import natural_key
-from ..runs.schema import is_measured, measurement_key
+from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
 
 
 @dataclass
 class ReportRows:
-    cost: list[dict]                  # one row per (model, size): batch 1, fp32, a row that counted training preferred
+    cost: list[dict]                  # one row per (model, size, square or H x W): batch 1, fp32, a row that
+                                      # counted training preferred
     cost_all: list[dict]              # every latest measured cost row (other batches, dtypes)
     throughput: list[dict]            # every latest measured timed row, each naming its machine
     not_measured: list[dict]          # latest failed or skipped rows (shown as a short list, never in tables)
     bad_lines: list[BadLine] = field(default_factory=list)
-    left_out: int = 0                 # rows at H x W sizes or of feature extractors: not in these tables
+    left_out: int = 0                 # rows of feature extractors, and timed rows at H x W: not in these tables
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
 
     @property
-    def empty(self) -> bool:
-        return not (self.cost_all or self.throughput)
+    def square_cost(self) -> list[dict]:
+        """The cost rows at square sizes: what the tables and plots that compare resolutions by side use."""
+        return [r for r in self.cost if r["img_size"] is not None]
 
 
 def _latest_unmeasured(rows: list[dict]) -> list[dict]:
@@ -33,27 +35,43 @@ def _latest_unmeasured(rows: list[dict]) -> list[dict]:
     return [r for r in last.values() if not is_measured(r)]
 
 
+# fields the tables and plots compute with, beyond the schema's required ones (every counted row has them)
+TABLE_FIELDS = {"cost": ("attn_macs", "attn_share", "macs_by_component", "uncounted_ops"), "throughput": ()}
+
+
 def in_tables(row: dict) -> bool:
-    """The report's tables compare classifiers on square inputs; other rows stay in results/ (load_frame)."""
-    return row.get("img_size") is not None and not row["settings"].get("features")
+    """The report's tables compare classifiers: cost rows at any size (the cost table shows H x W ones under
+    their label), timed rows at square sizes; feature extractors' rows stay in results/ (load_frame). A
+    measured row without the fields the tables compute with (a hand-made or older row) stays out too."""
+    complete = not is_measured(row) or all(row.get(f) is not None for f in TABLE_FIELDS[row["kind"]])
+    square_or_counted = row.get("img_size") is not None or row["kind"] == "cost"
+    return square_or_counted and not row["settings"].get("features") and complete
+
+
+def _filled(rows: list[dict], kind: str) -> list[dict]:
+    """Absent optional fields read as None, so tables never meet a missing key."""
+    blank = dict.fromkeys(fields_of(kind))
+    return [{**blank, **r} for r in rows]
 
 
 def load(results_dir: str | Path) -> ReportRows:
     store = ResultStore(results_dir)
     every_cost, every_timed = store.rows("cost", warn=False), store.rows("throughput", warn=False)
-    cost_rows, timed_rows = [r for r in every_cost if in_tables(r)], [r for r in every_timed if in_tables(r)]
+    cost_rows = _filled([r for r in every_cost if in_tables(r)], "cost")
+    timed_rows = _filled([r for r in every_timed if in_tables(r)], "throughput")
     cost_all = latest(cost_rows)
     cost: dict[tuple, dict] = {}
     for r in cost_all:
         if r["batch_size"] == 1 and r["settings"]["dtype"] == "fp32":
-            key = (r["model"], r["img_size"])
+            key = (r["model"], r["img_h"], r["img_w"])
             if key not in cost or r["settings"].get("train") or not cost[key]["settings"].get("train"):
                 cost[key] = r
     runs: dict[tuple, list[float]] = {}
     for r in timed_rows:
         if is_measured(r):
             runs.setdefault(measurement_key(r), []).append(r["imgs_per_s"])
-    return ReportRows(cost=sorted(cost.values(), key=lambda r: (natural_key(r["model"]), r["img_size"])),
+    return ReportRows(cost=sorted(cost.values(), key=lambda r: (natural_key(r["model"]), r["img_h"] * r["img_w"],
+                                                                r["img_h"])),
                       cost_all=cost_all,
                       runs=runs,
                       throughput=latest(timed_rows), not_measured=_latest_unmeasured(cost_rows + timed_rows),

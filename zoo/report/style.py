@@ -12,6 +12,7 @@ numbers on log axes. A new plot uses it like this (see plots.py):
 """
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -23,6 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import colors as mcolors  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from ..runs.safe_io import write_atomic  # noqa: E402
 
 # The registry's families in a fixed order; anything else (timm:<name>) is "other". Colours: matplotlib's
 # tab10, then two more; markers differ too, so a family is told apart in greyscale as well.
@@ -240,7 +243,9 @@ DRAWN: dict[str, dict] = {}     # PNG file name -> drawn_style of its figure, fi
 def save(fig, path: Path) -> dict:
     """Write the PNG (no layout change: labels were placed for this one), note drawn_style(fig) in DRAWN
     under the file's name, and return it."""
-    fig.savefig(path, dpi=110, metadata={"Software": None})
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, metadata={"Software": None})
+    write_atomic(path, png.getvalue())   # renamed into place: a symlink at `path` is replaced, not followed
     drawn = DRAWN[Path(path).name] = drawn_style(fig)
     plt.close(fig)
     return drawn

@@ -16,7 +16,7 @@ from analysis.vocab import COMPONENTS
 from ..errors import ZooError
 from ..markdown import markdown_table as markdown
 from ..models.registry import get_spec
-from ..runs.schema import measurement_key, size_label, sort_key
+from ..runs.schema import measurement_key, row_size, sort_key
 from .rows import machine_name, setting_name
 
 CONVENTION = ("MACs = multiply-accumulates of matmuls, linear layers, convolutions and attention's QK^T "
@@ -40,7 +40,7 @@ def spec_or_none(model: str):
 
 
 def cost_table(cost: list[dict]) -> str:
-    rows = [[r["model"], r.get("family"), r["img_size"], r.get("tokens"), f"{r['params'] / 1e6:,.2f}", g(r["macs"]),
+    rows = [[r["model"], r.get("family"), row_size(r).label, r.get("tokens"), f"{r['params'] / 1e6:,.2f}", g(r["macs"]),
              g(2 * r["macs"]), f"{100 * r['attn_share']:.2f}", mib(r["act_peak_bytes"]), g(r.get("train_macs")),
              mib(r.get("train_act_peak_bytes")), mib(r.get("weight_bytes")), ", ".join(r["uncounted_ops"]) or "none"]
             for r in cost]
@@ -166,6 +166,6 @@ def _opt(v, spec: str) -> str | None:
 def not_measured_table(rows: list[dict]) -> str:
     listed = sorted(rows, key=lambda r: (r["kind"], *sort_key(r)))
     return markdown(["kind", "model", "res (px)", "batch", "settings", "why"],
-                    [[r["kind"], r["model"], size_label(r), r["batch_size"], setting_name(r) if r["kind"] ==
+                    [[r["kind"], r["model"], row_size(r).label, r["batch_size"], setting_name(r) if r["kind"] ==
                       "throughput" else r["settings"]["dtype"], f"skipped: {r['skipped']}" if r.get("skipped")
                       else f"failed: {r['failed']}"] for r in listed])

@@ -12,21 +12,20 @@ from typing import Optional
 from analysis.timing.batch_sweep import sweep_batches
 
 from .peaks import PeakCache
+from .scheduler import Schedule, run_in_order
 from .schema import validate
 from .tasks import OnRow, Task, run_task
 
 
-def run_sweeps(tasks: list[Task], on_row: OnRow, peaks: Optional[PeakCache], latency_target_ms: float) -> None:
-    macs: dict = {}
-    for task in sorted(tasks, key=lambda t: t.kind != "cost"):
-        if task.kind == "cost":
-            row = run_task(task)
-            macs[(task.model, task.img_size)] = row.get("macs")
+def run_sweeps(plan: Schedule, on_row: OnRow, peaks: Optional[PeakCache], latency_target_ms: float) -> None:
+    def sweep(task: Task, macs: Optional[int], peak: Optional[dict]) -> list[dict]:
+        points = sweep_batches(lambda batch: run_task(dataclasses.replace(task, batch_size=batch), macs, peak),
+                               latency_target_ms)
+        return [validate({**point, "latency_target_ms": latency_target_ms}) for point in points]
+
+    def on_result(result) -> None:   # a cost row, or a timed task's points
+        for row in result if isinstance(result, list) else [result]:
             on_row(row)
-            continue
-        peak = peaks.get(task) if peaks else None
-        points = sweep_batches(
-            lambda batch: run_task(dataclasses.replace(task, batch_size=batch), macs.get((task.model, task.img_size)),
-                                   peak), latency_target_ms)
-        for point in points:
-            on_row(validate({**point, "latency_target_ms": latency_target_ms}))
+
+    run_in_order(plan, lambda task, macs, peak: run_task(task) if task.kind == "cost" else sweep(task, macs, peak),
+                 on_result, peaks)

@@ -2,7 +2,8 @@
 
 The key is everything a count depends on: model, size, batch, dtype, train, features, the torch, timm
 and archzoo versions, a hash of archzoo's own source files (zoo/ and analysis/), so any code change
-misses the cache, and the model's spec as data (a model registered by the user's own code included). What the user cache trusts and ignores: zoo.runs.user_cache.
+misses the cache, and the model's spec as data (a model registered by the user's own code included).
+What the user cache trusts and ignores: zoo.runs.user_cache.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import os
 import time
 from pathlib import Path
 from typing import Callable
+
+from analysis.size import Size
 
 from .user_cache import UserCache, enabled
 
@@ -31,15 +34,6 @@ def source_hash() -> str:
     return digest.hexdigest()
 
 
-def _hw(img_size) -> tuple[int, int]:
-    if hasattr(img_size, "height"):          # a Size value
-        return int(img_size.height), int(img_size.width)
-    if isinstance(img_size, int):
-        return img_size, img_size
-    height, width = img_size
-    return int(height), int(width)
-
-
 def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool) -> dict:
     import torch
 
@@ -50,7 +44,7 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
     from ..models.registry import get_spec
 
     spec = get_spec(model)
-    height, width = _hw(img_size)
+    height, width = Size.of(img_size).hw
     return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
             "train": bool(train), "features": bool(features), "torch": torch.__version__, "timm": timm_version(),
             "archzoo": __version__, "source": source_hash(),
@@ -59,7 +53,7 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
 
 def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
                  train: bool = True, features: bool = False) -> dict:
-    """compute(model, img_size, batch_size, dtype, train, features) (zoo.runs.tasks.count), from the user
+    """compute(model, img_size, batch_size, dtype, train, features) (zoo.runs.counted.count), from the user
     cache when it holds this key, else computed and stored."""
     args = (model, img_size, batch_size, dtype, train, features)
     if not enabled():

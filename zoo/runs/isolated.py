@@ -7,7 +7,6 @@ failed row in the one failed-row format.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ SOURCE_ROOT = Path(__file__).resolve().parents[2]   # holds zoo/ and analysis/ (
 
 def run_isolated(task: Task, macs: Optional[int] = None, peak: Optional[dict] = None,
                  timeout_s: Optional[float] = None) -> dict:
-    payload = json.dumps({"task": dataclasses.asdict(task), "macs": macs, "peak": peak})
+    payload = json.dumps({"task": task.to_json(), "macs": macs, "peak": peak})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE_ROOT), os.environ.get("PYTHONPATH")]))}
     try:
         completed = subprocess.run([sys.executable, "-m", "zoo.runs.isolated"], input=payload, env=env,
@@ -40,7 +39,7 @@ def run_isolated(task: Task, macs: Optional[int] = None, peak: Optional[dict] = 
 
 def _child_main() -> None:
     request = json.loads(sys.stdin.read())
-    row = run_task(Task(**request["task"]), macs=request["macs"], peak=request["peak"])
+    row = run_task(Task.from_json(request["task"]), macs=request["macs"], peak=request["peak"])
     sys.stdout.write(RESULT_PREFIX + json.dumps(row) + "\n")
 
 

@@ -100,7 +100,7 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
 
 
 def _count_into_cache(request: tuple) -> bool:
-    from .tasks import counted
+    from .counted import counted
 
     model, img_size, batch_size, dtype = request
     try:

@@ -10,9 +10,8 @@ load can only lower a probe). With the user cache off (`--no-cache`) the folder'
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import torch
@@ -21,6 +20,7 @@ from analysis.timing.fingerprint import available_cores
 from analysis.timing.peak import measure_peak_flops
 from analysis.vocab import resolve_device
 
+from .safe_io import kind_of, strict_loads, write_atomic
 from .tasks import Task, machine
 from .user_cache import UserCache
 
@@ -36,8 +36,11 @@ def peak_key(task: Task) -> str:
                        task.dtype, f"{threads} threads"])
 
 
-def _usable(peak) -> bool:
-    return isinstance(peak, dict) and isinstance(peak.get("peak_flops"), (int, float)) and peak["peak_flops"] > 0
+def usable_peak(entry) -> bool:
+    """A kept entry of the shape measure_peak_flops returns; any other is dropped and probed again."""
+    peak = entry.get("peak_flops") if isinstance(entry, dict) else None
+    return (isinstance(peak, (int, float)) and not isinstance(peak, bool) and 0 < peak < 1e20
+            and isinstance(entry.get("peak_kernel"), str))
 
 
 class PeakCache:
@@ -50,13 +53,13 @@ class PeakCache:
         self.peaks: dict[str, dict] = self._load()
 
     def _load(self) -> dict:
-        if self.path is None or not self.path.exists():
+        if self.path is None or not self.path.exists() or kind_of(self.path):   # a link, FIFO, folder: not read
             return {}
         try:
-            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            loaded = strict_loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):     # damaged: probe again rather than trust it
             return {}
-        return {k: v for k, v in loaded.items() if _usable(v)} if isinstance(loaded, dict) else {}
+        return {k: v for k, v in loaded.items() if usable_peak(v)} if isinstance(loaded, dict) else {}
 
     def get(self, task: Task) -> dict:
         key = peak_key(task)
@@ -64,7 +67,7 @@ class PeakCache:
             return self.peaks[key]
         folder = self.peaks.get(key)
         user = self.user.get({"peak_key": key})
-        user = user if _usable(user) else None
+        user = user if usable_peak(user) else None
         # a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%) is probed again
         candidates = [p for p in (folder, user) if p is not None and ("fast_gemm" in p or task.dtype == "fp32")]
         kept = max(candidates, key=lambda p: p["peak_flops"]) if candidates else None
@@ -89,8 +92,9 @@ class PeakCache:
     def _save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=self.path.parent, suffix=".tmp", delete=False,
-                                         encoding="utf-8") as f:
-            json.dump(self.peaks, f, indent=1, sort_keys=True)
-        os.replace(f.name, self.path)   # atomic: a reader sees the old file or the new one, never half
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # atomic: a reader sees the old file or the new one, never half; a link at the path is replaced
+            write_atomic(self.path, json.dumps(self.peaks, indent=1, sort_keys=True, allow_nan=False))
+        except OSError as e:      # a folder in the way, a full disk: the run goes on, the peak is not kept
+            warnings.warn(f"cannot keep the GEMM peak in {self.path}: {e.strerror or e}", stacklevel=2)

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import torch
 
+from analysis.size import Size
 from analysis.timing.fingerprint import available_cores
 from analysis.vocab import DEVICES, DTYPES, resolve_device
 
 from ..errors import UsageError, ZooError
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
-from ..models.spec import Size, as_hw, canonical_size, size_label
-from .tasks import Task, run_task
+from .safe_io import refuse_symlinked_folder, refuse_unless_regular
+from .tasks import Task, skipped_row
 
 METRICS = ("cost", "memory", "throughput", "train")
 DEFAULT_METRICS = ("cost", "memory", "throughput")
@@ -70,15 +71,16 @@ def positive_ints(text: str, what: str, limit: int) -> list[int]:
     return list(dict.fromkeys(positive_int(item, what, limit) for item in split_list(text, what)))
 
 
-def sizes(text: str) -> list[Size]:
-    """"224,384,800x1344" -> [224, 384, (800, 1344)]: a side, or HEIGHTxWIDTH; a square HxW is the side."""
+def sizes(text: str, what: str = "resolutions") -> list[Size]:
+    """"224,384,800x1344" -> the Sizes: a side, or HEIGHTxWIDTH (800x800 is the side 800); duplicates once.
+    `what`: the option the user typed, named in every message."""
     found = []
-    for item in split_list(text, "resolutions"):
+    for item in split_list(text, what):
         parts = item.lower().split("x")
         if len(parts) > 2:
-            raise UsageError(f"--resolutions: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
-        found.append(canonical_size(tuple(positive_int(p.strip(), "resolutions", MAX_SIDE) for p in parts)
-                                    if len(parts) == 2 else positive_int(item, "resolutions", MAX_SIDE)))
+            raise UsageError(f"--{what}: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
+        sides = [positive_int(p.strip(), what, MAX_SIDE) for p in parts]
+        found.append(Size(sides[0], sides[-1]))
     return list(dict.fromkeys(found))
 
 
@@ -141,6 +143,9 @@ def check_out_dir(out: str) -> Path:
     for name in ("cost.jsonl", "throughput.jsonl"):
         if (path / "results" / name).is_dir():
             raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
+    refuse_symlinked_folder(path / "results")     # writes never follow links out of --out
+    refuse_symlinked_folder(path / "results" / "logs")
+    refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", ".lock")))
     probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
     if not probe_dir.is_dir():
         raise UsageError(f"--out: cannot write under {out!r} ({probe_dir} is not a folder)")
@@ -158,15 +163,14 @@ def check_out_dir(out: str) -> Path:
 def check_timm_size(model: str, img_size: Size, features: bool = False) -> None:
     """An ad-hoc timm model has no recorded rule: build it at `img_size` and run it on meta, and
     refuse the size up front if timm does (its constructor's or forward's own check)."""
-    h, w = as_hw(img_size)
     try:
         module = create_model(model, img_size=img_size, device="meta", features=features)
-        module(torch.empty(1, 3, h, w, device="meta"))
+        module(torch.empty(1, 3, *img_size.hw, device="meta"))
     except ZooError:
         raise
     except Exception as e:  # noqa: BLE001 - timm's own size checks raise AssertionError, ValueError, ...
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-        raise UsageError(f"{model} cannot take {h}x{w}: timm says {type(e).__name__}: {first}") from None
+        raise UsageError(f"{model} cannot take {img_size.height}x{img_size.width}: timm says {type(e).__name__}: {first}") from None
 
 
 @dataclass
@@ -177,26 +181,27 @@ class Plan:
 
 def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: list[int], metrics: list[str],
                dtype: str = "fp32", features: bool = False, **timing) -> Plan:
-    """Tasks for every model x size x batch. `timing`: the Task fields of timed tasks (device, threads,
-    quick, channels_last, compile, backend); cost tasks take only dtype and features."""
-    if resolutions:
-        for size in resolutions:
-            if not any(get_spec(m).rule.accepts(size) for m in models):
-                rules = "; ".join(f"{m}: {get_spec(m).rule.describe()}, nearest "
-                                  f"{', '.join(size_label(n) for n in get_spec(m).rule.nearest(size))}" for m in models)
-                raise UsageError(f"--resolutions {size_label(size)}: no requested model can take it ({rules})")
+    """Tasks for every model x size x batch, each size checked against each model's rule here, once: a size
+    no model takes is a UsageError, one some cannot take a skipped row for them. `timing`: the Task fields
+    of timed tasks (device, threads, quick, channels_last, compile, backend); cost tasks take only dtype
+    and features."""
+    accepts = {(m, s): get_spec(m).rule.accepts(s) for m in models for s in resolutions or [get_spec(m).native]}
+    for size in resolutions or []:
+        if not any(accepts[m, size] for m in models):
+            rules = "; ".join(f"{m}: {get_spec(m).rule.describe()}, nearest "
+                              f"{', '.join(n.label for n in get_spec(m).rule.nearest(size))}" for m in models)
+            raise UsageError(f"--resolutions {size.label}: no requested model can take it ({rules})")
     for model in models:
         if model.startswith(TIMM_PREFIX):
-            for size in resolutions or [get_spec(model).native_size]:
+            for size in resolutions or [get_spec(model).native]:
                 check_timm_size(model, size, features)
     tasks, skipped = [], []
     count = bool({"cost", "memory", "train"} & set(metrics))
     for model in models:
-        spec = get_spec(model)
-        for img_size in resolutions or [spec.native_size]:
-            if not spec.rule.accepts(img_size):
+        for img_size in resolutions or [get_spec(model).native]:
+            if not accepts[model, img_size]:
                 kind = "cost" if count else "throughput"
-                skipped.append(run_task(Task(kind, model, img_size, batch_sizes[0], dtype)))  # a skipped row
+                skipped.append(skipped_row(Task(kind, model, img_size, batch_sizes[0], dtype)))
                 continue
             for batch in batch_sizes:
                 if count:

@@ -12,9 +12,9 @@ import os
 import socket
 import traceback
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ..errors import UsageError, ZooError
+from .scheduler import Schedule
 from .tasks import OnRow, Task, failed_row, run_task
 
 CONNECT_TIMEOUT_S = 3.0   # check_ray's TCP probe: a wrong address fails in seconds, not after Ray's retries
@@ -189,8 +189,8 @@ class CpuNodes:
             self.suspect.discard(node)
 
 
-def run_ray(tasks: Iterable[Task], on_row: OnRow, address: str | None = None, max_retries: int = 2) -> None:
-    """Run `tasks` on a Ray cluster, handing each row to `on_row` the moment its task finishes.
+def run_ray(plan: Schedule, on_row: OnRow, address: str | None = None, max_retries: int = 2) -> None:
+    """Run a schedule's tasks on a Ray cluster, handing each row to `on_row` the moment its task finishes.
 
     address: "auto" or HOST:PORT of a running cluster. None calls ray.init() with no address: the
     cluster in RAY_ADDRESS or the one `ray start` last started on this machine if any, else a new
@@ -198,12 +198,11 @@ def run_ray(tasks: Iterable[Task], on_row: OnRow, address: str | None = None, ma
     made (ray.init() before run_ray) is reused and left open.
     Each task is tried at most 1 + max_retries times (a worker or node died, or an error escaped
     run_task); after that its row records every attempt's error. Failed measurements are not
-    retried: run_task records them in the row. Cost tasks run first and throughput tasks reuse
-    their MAC counts, as in the local executor; throughput tasks then start as devices free up.
+    retried: run_task records them in the row. Cost tasks run first and throughput tasks get their
+    MAC counts from the schedule, as in the local executor; they start as devices free up.
     """
     import ray
 
-    tasks = list(tasks)
     connected_here = not ray.is_initialized()
     if connected_here:
         try:
@@ -215,7 +214,7 @@ def run_ray(tasks: Iterable[Task], on_row: OnRow, address: str | None = None, ma
                     "; run the sweep on a node of the cluster (its head, or with `ray job submit`)")
             raise UsageError(f"--ray-address {address}: {str(e).strip().splitlines()[0]}{hint}") from e
     try:
-        _Sweep(ray, on_row, max_retries).run(tasks)
+        _Sweep(ray, on_row, max_retries, plan).run(plan.tasks)
     finally:
         if connected_here:
             ray.shutdown()
@@ -224,12 +223,11 @@ def run_ray(tasks: Iterable[Task], on_row: OnRow, address: str | None = None, ma
 class _Sweep:
     """The ray.wait loop: submit, collect rows as they finish, retry lost attempts, give up in bounds."""
 
-    def __init__(self, ray, on_row: OnRow, max_retries: int):
-        self.ray, self.on_row, self.max_retries = ray, on_row, max_retries
+    def __init__(self, ray, on_row: OnRow, max_retries: int, plan: Schedule):
+        self.ray, self.on_row, self.max_retries, self.plan = ray, on_row, max_retries, plan
         self.remote = ray.remote(run_on_node)
         self.in_flight: dict = {}                 # ObjectRef -> (task, CPU node id or None)
         self.errors: dict[Task, list[str]] = {}
-        self.macs: dict[tuple[str, int], int] = {}
         self.cpu_nodes = CpuNodes(ray)
         self.has_gpus = ray.cluster_resources().get("GPU", 0) >= 1
 
@@ -265,7 +263,7 @@ class _Sweep:
         return task.device.startswith("cuda") or (task.device == "auto" and self.has_gpus)
 
     def submit(self, task: Task, node: tuple[str, float] | None = None) -> None:
-        macs = self.macs.get((task.model, task.img_size)) if task.kind == "throughput" else None
+        macs = self.plan.macs_for(task) if task.kind == "throughput" else None
         if task.kind == "cost":
             options = {"num_cpus": COST_TASK_CPUS}
         elif node is None:
@@ -320,8 +318,7 @@ class _Sweep:
             self.cpu_nodes.release(node, lost=False)
         if task in self.errors:
             row["failed_attempts"] = self.errors.pop(task)
-        if task.kind == "cost" and row.get("macs") is not None:
-            self.macs[(task.model, task.img_size)] = row["macs"]
+        self.plan.record(task, row)
         self.on_row(row)
         return None
 

@@ -15,6 +15,11 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from analysis.count.record import CostRecord
+from analysis.timing.onnx_runtime import OnnxDetails
+from analysis.size import Size
+from analysis.timing.result import TimingResult
+
 SCHEMA_VERSION = 2
 KINDS = ("cost", "throughput")
 
@@ -23,28 +28,32 @@ class SchemaError(ValueError):
     """A row (or a line of a results file) that is not a valid row of this schema."""
 
 
-def _f(doc: str, unit: str = "", key: bool = False, required: bool = False):
-    """A field: `required` ones must be set on every measured (not skipped or failed) row."""
-    return field(default=None, metadata={"doc": doc, "unit": unit, "key": key, "required": required})
+def _f(doc: str, unit: str = "", key: str | bool = False, required: bool = False, key_fields: tuple = ()):
+    """A field. `key`: "measurement" (identifies what was measured: a later row replaces an earlier one) or
+    "resume" (also part of --resume's key); `key_fields`: only these entries of a dict field are, and only
+    on timed rows. `required` ones are set on every measured (not skipped or failed) row."""
+    return field(default=None, metadata={"doc": doc, "unit": unit, "key": key, "required": required,
+                                         "key_fields": key_fields})
 
 
 @dataclass
 class Row:
     """Fields every row has, whatever became of the measurement."""
     schema: int = _f("schema version of the row", required=True)
-    kind: str = _f("cost (counted on meta) or throughput (timed)", key=True, required=True)
-    model: str = _f("registry name, or timm:<name>", key=True, required=True)
-    img_h: int = _f("input height", "px", key=True, required=True)
-    img_w: int = _f("input width", "px", key=True, required=True)
+    kind: str = _f("cost (counted on meta) or throughput (timed)", key="measurement", required=True)
+    model: str = _f("registry name, or timm:<name>", key="measurement", required=True)
+    img_h: int = _f("input height", "px", key="measurement", required=True)
+    img_w: int = _f("input width", "px", key="measurement", required=True)
     img_size: Optional[int] = _f("input side of a square input (img_h = img_w); null for H x W inputs", "px")
     batch_size: int = _f("batch asked for (throughput: see requested_batch_size / the batch that ran)", "images",
-                         key=True, required=True)
+                         key="measurement", required=True)
     settings: dict = _f("what else makes two rows comparable: dtype, train, features, and for timing device, "
-                        "threads, quick, channels_last, compile, backend", key=True, required=True)
-    software: dict = _f("archzoo, torch and timm versions (part of the --resume key)", required=True)
-    family: Optional[str] = _f("model family (vit, swin, convnext, ...)")
+                        "threads, quick, channels_last, compile, backend", key="measurement", required=True)
     env: Optional[dict] = _f("where it ran: device, or the machine's fingerprint for timed rows "
-                             "(cpu_model and gpu_name are part of the key)")
+                             "(cpu_model and gpu_name are part of the key)", key="measurement",
+                             key_fields=("cpu_model", "gpu_name"))
+    software: dict = _f("archzoo, torch and timm versions (part of the --resume key)", key="resume", required=True)
+    family: Optional[str] = _f("model family (vit, swin, convnext, ...)")
     skipped: Optional[str] = _f("why the model cannot take this input (a rule, not a failure)")
     failed: Optional[str] = _f("the error, one line: type and message")
     failed_attempts: Optional[list] = _f("Ray: every attempt's error when the task was retried")
@@ -52,68 +61,20 @@ class Row:
 
 
 @dataclass
-class CostRow(Row):
+class CountedFields:
+    """A cost row's fields beyond analysis' CostRecord: what the run layer adds."""
     tokens: Optional[int] = _f("sequence length incl. class/distillation tokens; None without one global sequence")
-    params: Optional[int] = _f("parameters (shared ones once)", required=True)
-    trainable_params: Optional[int] = _f("parameters that require grad")
-    params_by_component: Optional[dict] = _f("parameters per component")
-    macs: Optional[int] = _f("multiply-accumulates of one forward pass", "MACs per image", required=True)
-    attn_macs: Optional[int] = _f("attention's QK^T and AV", "MACs per image")
-    attn_share: Optional[float] = _f("attn_macs / macs", "fraction")
-    macs_by_component: Optional[dict] = _f("MACs per component (patch_embed, attn_proj, attn_matmul, mlp, conv, "
-                                           "head, other)", "MACs per image")
-    attn_path: Optional[str] = _f("how attention ran: fused:<kernel>, math:<ops>, mixed:..., none")
-    act_peak_bytes: Optional[int] = _f("peak of live activations in one forward, weights and input excluded",
-                                       "bytes per batch", required=True)
-    act_peak_by_component: Optional[dict] = _f("live activation bytes per component at the peak", "bytes per batch")
-    cuda_peak_bytes: Optional[int] = _f("torch.cuda.max_memory_allocated during the forward (CUDA only)",
-                                        "bytes per batch")
-    weight_bytes: Optional[int] = _f("parameters and buffers at the row's dtype", "bytes")
     serve_bytes: Optional[int] = _f("weight_bytes + act_peak_bytes: memory to serve the batch", "bytes per batch")
     train_serve_bytes: Optional[int] = _f("weights + gradients + optimizer state (train_optimizer) + "
                                           "train_act_peak_bytes", "bytes per batch")
     train_optimizer: Optional[str] = _f("optimizer whose state train_serve_bytes counts")
     features: Optional[list] = _f("feature extractor rows: [C, H, W] of each map it returns")
-    dtype: Optional[str] = _f("dtype the model was counted in (fp32, bf16, fp16)")
-    train_macs: Optional[int] = _f("forward + backward of one training step", "MACs per image")
-    train_backward_macs: Optional[int] = _f("the backward part of train_macs", "MACs per image")
-    train_act_peak_bytes: Optional[int] = _f("peak of live activations in a training step, gradients excluded",
-                                             "bytes per batch")
-    train_cuda_peak_bytes: Optional[int] = _f("CUDA allocator peak of a training step", "bytes per batch")
-    uncounted_ops: Optional[list] = _f("matmul- or conv-like ops that ran without a MAC rule (should be empty)")
 
 
 @dataclass
-class ThroughputRow(Row):
-    mode: Optional[str] = _f("inference or train (forward + backward + SGD step)")
-    requested_batch_size: Optional[int] = _f("batch asked for", "images")
-    ran_batch_size: Optional[int] = _f("batch that ran after halving on out-of-memory", "images")
-    error: Optional[str] = _f("out-of-memory errors met before ran_batch_size fitted")
-    oom_batch_sizes: Optional[list] = _f("batches that ran out of memory")
-    imgs_per_s: Optional[float] = _f("batch x iterations / timed span (mean rate)", "images/s", required=True)
-    latency_ms_mean: Optional[float] = _f("mean step latency", "ms per batch")
-    latency_ms_p50: Optional[float] = _f("median step latency", "ms per batch", required=True)
-    latency_ms_p90: Optional[float] = _f("90th percentile step latency", "ms per batch")
-    latency_ms_p99: Optional[float] = _f("99th percentile step latency", "ms per batch")
-    latency_ms_min: Optional[float] = _f("fastest step", "ms per batch")
-    latency_ms_max: Optional[float] = _f("slowest step", "ms per batch")
-    imgs_per_s_p50: Optional[float] = _f("ran_batch_size / median latency: the rate the median step gives",
-                                         "images/s")
-    cv: Optional[float] = _f("coefficient of variation of the step latencies (std / mean)")
-    iters: Optional[int] = _f("timed iterations")
-    total_seconds: Optional[float] = _f("timed span, first step's start to last step's end", "s")
-    warmup_seconds: Optional[float] = _f("warm-up wall time (includes torch.compile)", "s")
-    latencies_ms: Optional[list] = _f("every timed step", "ms per batch")
-    device: Optional[str] = _f("device that ran (cpu, cuda)")
-    dtype: Optional[str] = _f("autocast dtype (fp32, bf16, fp16)")
-    threads: Optional[int] = _f("torch CPU threads during the timing")
-    channels_last: Optional[bool] = _f("input and weights in channels-last memory format")
-    compile: Optional[Any] = _f("torch.compile: false, or its mode")
-    warmup: Optional[int] = _f("untimed warm-up steps")
-    min_iters: Optional[int] = _f("minimum timed steps")
-    min_seconds: Optional[float] = _f("minimum timed span", "s")
-    foreign_cpu_share: Optional[float] = _f("share of the machine's CPU other processes used meanwhile", "fraction")
-    noisy: Optional[bool] = _f("cv or foreign_cpu_share above the documented thresholds (zoo.runs.tasks)")
+class TimedFields:
+    """A timed row's fields beyond analysis' TimingResult (and its backend's): what the run layer adds."""
+    noisy: Optional[bool] = _f("cv or foreign_cpu_share above the documented thresholds (zoo.runs.timed)")
     attn_path: Optional[str] = _f("how attention ran on this device (one batch-1 forward, counted)")
     macs: Optional[int] = _f("forward MACs used for MFU", "MACs per image")
     flops_per_img: Optional[float] = _f("FLOPs of one step: 2 x macs, x3 for a training step", "FLOPs per image")
@@ -128,39 +89,42 @@ class ThroughputRow(Row):
                                         "than nominal (Winograd)")
     datasheet_peak_flops: Optional[float] = _f("the device's datasheet dense peak (known GPUs)", "FLOP/s")
     mfu_datasheet: Optional[float] = _f("MFU against datasheet_peak_flops", "fraction")
-    backend: Optional[str] = _f("runtime that ran the steps: eager (PyTorch) or onnxruntime")
     sweep_within_target: Optional[bool] = _f("batch sweep: this point's latency is within --latency-target-ms")
     serving_batch: Optional[bool] = _f("batch sweep: the largest batch within the latency target")
     latency_target_ms: Optional[float] = _f("batch sweep: the target", "ms per batch")
-    onnx_exporter: Optional[str] = _f("torch's ONNX exporter used: dynamo (torch.export) or torchscript")
-    onnx_opset: Optional[int] = _f("ONNX opset of the export (onnxruntime backend)")
-    onnx_providers: Optional[list] = _f("ONNX Runtime execution providers, in order of preference")
-    export_seconds: Optional[float] = _f("time torch's ONNX exporter took", "s")
-    onnxruntime_version: Optional[str] = _f("ONNX Runtime version")
-    onnx_max_abs_diff: Optional[float] = _f("largest |ONNX Runtime output - eager output| on one random input")
-    onnx_matches_eager: Optional[bool] = _f("onnx_max_abs_diff <= 1e-3 x the largest eager output "
-                                            "(analysis.timing.onnx_runtime)")
 
 
-ROW_TYPES: dict[str, type[Row]] = {"cost": CostRow, "throughput": ThroughputRow}
-
-
-def fields_of(kind: str) -> dict[str, dataclasses.Field]:
-    return {f.name: f for f in dataclasses.fields(ROW_TYPES[kind])}
+# Each kind of row is these dataclasses' fields, in order; a name met twice keeps its first definition.
+SOURCES: dict[str, tuple[type, ...]] = {"cost": (Row, CostRecord, CountedFields),
+                                        "throughput": (Row, TimingResult, OnnxDetails, TimedFields)}
 
 
 @typing.no_type_check
-def _types(kind: str) -> dict[str, tuple[type, ...]]:
-    """field -> accepted Python types (None included where Optional); bool is never an int here."""
-    hints = typing.get_type_hints(ROW_TYPES[kind])
-    accepted = {}
-    for name, hint in hints.items():
-        args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
-        accepted[name] = tuple(object if a is Any else type(None) if a is type(None) else a for a in args)
-    return accepted
+def _fields(kind: str) -> dict[str, tuple[dataclasses.Field, tuple[type, ...]]]:
+    """field -> (its dataclass field, the Python types it accepts: None included where Optional)."""
+    found = {}
+    for source in SOURCES[kind]:
+        hints = typing.get_type_hints(source)
+        for f in dataclasses.fields(source):
+            if f.name in found or f.metadata.get("flattened"):
+                continue
+            hint = hints[f.name]
+            args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+            found[f.name] = (f, tuple(object if a is Any else type(None) if a is type(None) else a for a in args))
+    return found
 
 
-_TYPES = {kind: _types(kind) for kind in KINDS}
+_FIELDS = {kind: _fields(kind) for kind in KINDS}
+_ROW_FIELDS = {f.name for f in dataclasses.fields(Row)}
+
+
+def fields_of(kind: str) -> dict[str, dataclasses.Field]:
+    return {name: f for name, (f, _) in _FIELDS[kind].items()}
+
+
+def accepted_types(kind: str) -> dict[str, tuple[type, ...]]:
+    """field -> the Python types a row of `kind` may hold there (type(None) where optional)."""
+    return {name: types for name, (_, types) in _FIELDS[kind].items()}
 
 
 def _type_ok(value, accepted: tuple[type, ...]) -> bool:
@@ -173,6 +137,56 @@ def _type_ok(value, accepted: tuple[type, ...]) -> bool:
     return isinstance(value, accepted)
 
 
+# Bounds of every numeric field (and of the numbers inside list fields): (low, high), inclusive. Sizes and
+# batches as zoo.compare accepts them; counts, bytes, rates and times non-negative and within int64.
+MAX_COUNT = 2**63 - 1
+BOUNDS = {"img_h": (1, 65_536), "img_w": (1, 65_536), "img_size": (1, 65_536), "batch_size": (1, 1 << 20),
+          "requested_batch_size": (1, 1 << 20), "ran_batch_size": (1, 1 << 20), "oom_batch_sizes": (1, 1 << 20),
+          "schema": (SCHEMA_VERSION, SCHEMA_VERSION), "attn_share": (0, 1), "threads": (1, 1 << 20)}
+DEFAULT_BOUNDS = (0, MAX_COUNT)
+# settings every row carries (readers group by them): name -> accepted types
+SETTINGS = {"dtype": (str,), "train": (bool,), "features": (bool,)}
+TIMED_SETTINGS = {"device": (str,), "threads": (int, type(None)), "quick": (bool,), "channels_last": (bool,),
+                  "compile": (str, bool, type(None)), "backend": (str,)}
+
+
+# what list fields hold, and the per-component dicts' values (readers sum and join them)
+ITEMS = {"uncounted_ops": str, "onnx_providers": str, "failed_attempts": str, "oom_batch_sizes": int,
+         "latencies_ms": (int, float), "features": list}
+
+
+def _check_items(name: str, value) -> None:
+    items = value.values() if name.endswith("_by_component") and isinstance(value, dict) else value
+    accepted = (int,) if name.endswith("_by_component") else ITEMS.get(name)
+    if accepted is None or not isinstance(value, (list, dict)):
+        return
+    for item in items:
+        if not isinstance(item, accepted) or isinstance(item, bool):
+            raise SchemaError(f"{name} holds {type(item).__name__} {item!r:.40}, not {accepted}")
+        if name == "features" and (len(item) != 3 or not all(type(v) is int for v in item)):
+            raise SchemaError(f"features holds {item!r:.40}, not [C, H, W]")
+
+
+def _check_bounds(name: str, value) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _check_bounds(name, item)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        low, high = BOUNDS.get(name, DEFAULT_BOUNDS)
+        if not low <= value <= high:    # NaN fails this too
+            raise SchemaError(f"{name} {value!r:.40} is out of its bounds [{low:g}, {high:g}]")
+
+
+def _check_settings(kind: str, settings: dict) -> None:
+    for name, accepted in {**SETTINGS, **(TIMED_SETTINGS if kind == "throughput" else {})}.items():
+        value = settings.get(name)
+        if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in accepted):
+            raise SchemaError(f"settings.{name} is {type(value).__name__} {value!r:.40}, not {accepted[0].__name__}")
+    for name, value in settings.items():
+        if not isinstance(value, (str, int, float, bool, type(None))):
+            raise SchemaError(f"settings.{name} is {type(value).__name__}, not a plain value")
+
+
 def validate(row: Any) -> dict:
     """Return `row` if it is a valid row of this schema, else raise SchemaError saying why (one line)."""
     if not isinstance(row, dict):
@@ -183,22 +197,24 @@ def validate(row: Any) -> dict:
     kind = row.get("kind")
     if kind not in KINDS:
         raise SchemaError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-    accepted, fields = _TYPES[kind], fields_of(kind)
+    accepted = _FIELDS[kind]
     unknown = sorted(set(row) - set(accepted))
     if unknown:
         raise SchemaError(f"unknown field(s) for a {kind} row: {', '.join(unknown[:5])}")
     measured = row.get("skipped") is None and row.get("failed") is None
-    for name, types_ok in accepted.items():
+    for name, (f, types_ok) in accepted.items():
         value = row.get(name)
         if value is None:
-            if fields[name].metadata["required"] and (measured or name in Row.__dataclass_fields__):
+            if f.metadata["required"] and (measured or name in _ROW_FIELDS):
                 raise SchemaError(f"{kind} row lacks {name}")
             continue
         if not _type_ok(value, types_ok):
             raise SchemaError(f"{name} is {type(value).__name__} {value!r:.40}, not {types_ok[0].__name__}")
-    for name in ("img_h", "img_w", "batch_size"):
-        if row[name] <= 0:
-            raise SchemaError(f"{name} must be positive, not {row[name]}")
+    for name, value in row.items():
+        _check_items(name, value)
+        _check_bounds(name, value if not isinstance(value, dict) or not name.endswith("_by_component")
+                      else list(value.values()))
+    _check_settings(kind, row["settings"])
     square = row["img_h"] == row["img_w"]
     if row.get("img_size") != (row["img_h"] if square else None):
         raise SchemaError(f"img_size {row.get('img_size')!r} does not match img_h x img_w "
@@ -206,14 +222,9 @@ def validate(row: Any) -> dict:
     return row
 
 
-def size_of(row: dict) -> int | tuple[int, int]:
-    """The row's input size as the zoo takes it: an int for a square input, else (H, W)."""
-    return row["img_size"] if row.get("img_size") is not None else (row["img_h"], row["img_w"])
-
-
-def size_label(row: dict) -> str:
-    """"224", or "800x1344" for an H x W input."""
-    return str(row["img_size"]) if row.get("img_size") is not None else f"{row['img_h']}x{row['img_w']}"
+def row_size(row: dict) -> Size:
+    """The row's input size (its label: row_size(row).label)."""
+    return Size(row["img_h"], row["img_w"])
 
 
 def sort_key(row: dict) -> tuple:
@@ -230,22 +241,29 @@ def _frozen(mapping: dict | None) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in (mapping or {}).items()))
 
 
-def measurement_key(row: dict) -> tuple:
-    """What was measured, and where: a later row with this key replaces an earlier one in reports.
+def _key(row: dict, level: tuple[str, ...]) -> tuple:
+    parts = []
+    for name, (f, _) in _FIELDS[row["kind"]].items():
+        if f.metadata["key"] not in level:
+            continue
+        if f.metadata["key_fields"]:   # only timed rows: one machine's numbers never replace another's
+            value = row.get(name) or {}
+            parts.append(tuple(value.get(k) for k in f.metadata["key_fields"]) if row["kind"] == "throughput" else ())
+        else:
+            parts.append(_frozen(row[name]) if isinstance(row[name], dict) else row[name])
+    return tuple(parts)
 
-    Timed rows include the machine (CPU model and GPU name): one machine's numbers never replace
-    another's. Software versions are not part of it (see row_key).
-    """
-    env = row.get("env") or {}
-    machine = (env.get("cpu_model"), env.get("gpu_name")) if row["kind"] == "throughput" else ()
-    return (row["kind"], row["model"], row["img_h"], row["img_w"], row["batch_size"], _frozen(row["settings"]),
-            machine)
+
+def measurement_key(row: dict) -> tuple:
+    """What was measured, and where: a later row with this key replaces an earlier one in reports. The
+    fields marked key="measurement" above; software versions are not part of it (see row_key)."""
+    return _key(row, ("measurement",))
 
 
 def row_key(row: dict) -> tuple:
-    """measurement_key plus the software versions: --resume re-measures what newer software would
-    count or time differently."""
-    return measurement_key(row) + (_frozen(row["software"]),)
+    """measurement_key plus the fields marked key="resume" (software versions): --resume re-measures what
+    newer software would count or time differently."""
+    return _key(row, ("measurement", "resume"))
 
 
 def schema_table() -> str:
@@ -257,9 +275,10 @@ def schema_table() -> str:
             seen.setdefault(name, []).append(kind)
     for name, kinds in seen.items():
         kind = kinds[0]
-        meta = fields_of(kind)[name].metadata
-        type_name = "/".join(t.__name__ for t in _TYPES[kind][name] if t is not type(None)).replace("object", "any")
+        f, accepted = _FIELDS[kind][name]
+        meta = f.metadata
+        type_name = "/".join(t.__name__ for t in accepted if t is not type(None)).replace("object", "any")
         rows = "all" if len(kinds) == len(KINDS) else ", ".join(kinds)
-        lines.append(f"| `{name}` | {rows} | {type_name} | {meta['unit']} | {'yes' if meta['key'] else ''} | "
-                     f"{meta['doc']} |")
+        key = {"measurement": "yes", "resume": "resume"}.get(meta.get("key"), "")
+        lines.append(f"| `{name}` | {rows} | {type_name} | {meta['unit']} | {key} | {meta['doc']} |")
     return "\n".join(lines) + "\n"

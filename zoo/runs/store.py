@@ -1,13 +1,14 @@
 """The results store: append-only JSON Lines under <out>/results/, one file per kind of row.
 
 Writing: a run holds the folder's lock (filelock) from start to end, so two runs into one folder
-cannot interleave; each row is validated against the schema, then written whole with one write
-of one line, flushed and fsync'd, as soon as it is measured. Before the first append a file that
-does not end with a newline (a torn write, a hand edit) gets one, so the new row is never glued
-to it; a write that fails (disk full) is cut back off, so no partial row is left.
+cannot interleave; each row is validated against the schema, then written whole, unbuffered on a
+descriptor opened without following symlinks (zoo.runs.safe_io), and fsync'd, as soon as it is
+measured. Before the first append a file that does not end with a newline (a torn write, a hand
+edit) gets one, so the new row is never glued to it; a write that fails (disk full) is cut back to
+the file's length before the row, so no partial row is left.
 
-Reading: every line that is not valid UTF-8 JSON of a known schema is skipped, counted and named
-(file, line number, reason) and never treated as measured.
+Reading: every line that is not valid UTF-8 strict JSON (no NaN, bounded nesting) of a known schema
+is skipped, counted and named (file, line number, reason) and never treated as measured.
 """
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import UsageError
-from .schema import KINDS, SchemaError, is_measured, measurement_key, row_key, sort_key, validate
+from .safe_io import StrictJSONError, append_whole, open_append, refuse_unless_regular, strict_loads
+from .schema import KINDS, SchemaError, is_measured, measurement_key, sort_key, validate
 
 LOCK_FILE = ".lock"
 
 
 class StoreWriteError(UsageError):
-    """The results folder cannot take a row (disk full, not writable): one line, exit status 2."""
+    """The results folder cannot take a row (disk full, not writable): one line; zoo.compare exits 1."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class ResultStore:
     def locked(self):
         """Hold the folder's lock for a whole run; another run into the same folder is a UsageError."""
         self.dir.mkdir(parents=True, exist_ok=True)
+        refuse_unless_regular(self.dir / LOCK_FILE, *(self.path(k) for k in KINDS))
         lock = FileLock(str(self.dir / LOCK_FILE))
         try:
             lock.acquire(timeout=0)
@@ -72,29 +75,29 @@ class ResultStore:
         line = (json.dumps(row, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
         path = self.path(row["kind"])
         self.dir.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab") as f:
-            start = f.seek(0, os.SEEK_END)
+        try:
+            fd = open_append(path)
+        except OSError as e:
+            raise StoreWriteError(f"cannot write to {path}: {e.strerror or e}; rows written before are kept") from None
+        try:
             if path not in self._checked_ends:
-                if start and _last_byte(path) != b"\n":
+                if os.fstat(fd).st_size and _last_byte(path) != b"\n":
                     line = b"\n" + line       # end the torn line; it stays a bad line, the new row is whole
                 self._checked_ends.add(path)
-            try:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
-            except OSError as e:
-                with contextlib.suppress(OSError):
-                    f.truncate(start)         # no partial row left for the next append to glue onto
-                self._checked_ends.discard(path)   # the newline written before the row went with it
-                reason = "the disk is full" if e.errno == errno.ENOSPC else (e.strerror or str(e))
-                raise StoreWriteError(f"cannot write to {path}: {reason}; rows written before are kept") from None
+            append_whole(fd, line)        # cut back to the length before the row if it fails
+        except OSError as e:
+            self._checked_ends.discard(path)   # the newline written before the row went with it
+            reason = "the disk is full" if e.errno == errno.ENOSPC else (e.strerror or str(e))
+            raise StoreWriteError(f"cannot write to {path}: {reason}; rows written before are kept") from None
+        finally:
+            os.close(fd)
 
     def rows(self, kind: str | None = None, warn: bool = True) -> list[dict]:
         """The valid rows, in file order; bad lines go to `bad_lines` (and one warning per file)."""
         rows: list[dict] = []
         for k in ([kind] if kind else KINDS):
             path = self.path(k)
-            if not path.is_file():
+            if not path.is_file() or path.is_symlink():
                 continue
             found, bad = _read(path, k)
             rows += found
@@ -105,15 +108,13 @@ class ResultStore:
                               f"{'; ...' if len(bad) > 3 else ''})", stacklevel=2)
         return rows
 
-    def keys(self) -> set[tuple]:
-        """Keys of the rows already measured (failed and skipped ones excluded, so --resume retries them)."""
-        return {row_key(r) for r in self.rows() if is_measured(r)}
-
 
 def _last_byte(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        return os.pread(fd, 1, os.fstat(fd).st_size - 1)
+    finally:
+        os.close(fd)
 
 
 def _read(path: Path, kind: str) -> tuple[list[dict], list[BadLine]]:
@@ -125,7 +126,7 @@ def _read(path: Path, kind: str) -> tuple[list[dict], list[BadLine]]:
             continue
         torn = number == len(lines)          # the last line has no newline after it
         try:
-            row = validate(json.loads(raw.decode("utf-8")))
+            row = validate(strict_loads(raw.decode("utf-8")))
             if row["kind"] != kind:
                 raise SchemaError(f"a {row['kind']} row in the {kind} file")
         except UnicodeDecodeError:
@@ -133,7 +134,7 @@ def _read(path: Path, kind: str) -> tuple[list[dict], list[BadLine]]:
         except json.JSONDecodeError as e:
             bad.append(BadLine(path, number, "a torn last line (no newline: an interrupted write)" if torn
                                else f"not JSON ({e.msg} at column {e.colno})"))
-        except SchemaError as e:
+        except (SchemaError, StrictJSONError) as e:
             bad.append(BadLine(path, number, str(e)))
         else:
             rows.append(row)

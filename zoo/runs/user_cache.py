@@ -16,8 +16,9 @@ import json
 import logging
 import os
 import stat
-import tempfile
 from pathlib import Path
+
+from .safe_io import strict_loads, write_atomic
 
 CACHE_DIR_ENV = "ARCHZOO_CACHE_DIR"
 NO_CACHE_ENV = "ARCHZOO_NO_CACHE"
@@ -94,7 +95,7 @@ class UserCache:
             log.debug("cache: ignored %s (%s)", path, e)
             return None
         try:
-            entry = json.loads(raw.decode("utf-8"))
+            entry = strict_loads(raw.decode("utf-8"))
             trusted = (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key
                        and "value" in entry and entry.get("checksum") == _digest([entry["key"], entry["value"]]))
         except (UnicodeDecodeError, ValueError, TypeError):
@@ -115,23 +116,14 @@ class UserCache:
         except (TypeError, ValueError) as e:   # not JSON (NaN, an object): not cached, not an error
             log.debug("cache: not stored (%s)", e)
             return False
-        tmp = None
         try:
             self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             if self.dir.is_symlink() or not self.dir.is_dir():
                 raise OSError(f"{self.dir} is not a plain folder")
-            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path(key))    # renames over a symlink at the entry's name; never follows it
+            write_atomic(self.path(key), data)   # renamed over a symlink at the entry's name; never follows it
             return True
         except OSError as e:
             log.debug("cache: could not write %s (%s)", self.dir, e)
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
             return False
 
 

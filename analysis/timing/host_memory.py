@@ -1,0 +1,67 @@
+"""Host memory before a CPU run: how much is available, and the largest batch (halving) whose counted
+need fits, so a batch that cannot fit is halved up front instead of being left to the kernel's OOM killer.
+
+Available = the least of /proc/meminfo's MemAvailable and the cgroup's limit minus its usage (v2 or v1);
+ARCHZOO_AVAILABLE_MEMORY_BYTES overrides it (tests, or to leave room for other work).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+OVERRIDE_ENV = "ARCHZOO_AVAILABLE_MEMORY_BYTES"
+# the allocator, the timing loop's second live output and attention workspaces come on top of the counted
+# peak: a batch is kept only while its counted need is under this share of what is available
+HEADROOM = 0.8
+_CGROUP_FILES = [("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes")]
+
+
+def _read_int(path: str) -> Optional[int]:
+    try:
+        text = Path(path).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None      # "max": no limit
+
+
+def _meminfo_available() -> Optional[int]:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def available_bytes() -> Optional[int]:
+    """Bytes this process can still allocate, or None where nothing says (then nothing is halved)."""
+    override = os.environ.get(OVERRIDE_ENV)
+    if override:
+        return int(override)
+    found = [_meminfo_available()]
+    for limit_file, usage_file in _CGROUP_FILES:
+        limit, usage = _read_int(limit_file), _read_int(usage_file)
+        if limit is not None and usage is not None and limit < 1 << 60:
+            found.append(max(0, limit - usage))
+    found = [f for f in found if f is not None]
+    return min(found) if found else None
+
+
+def halve_to_fit(batch: int, need_at: Callable[[int], int], available: Optional[int]) -> tuple[int, list[int], Optional[str]]:
+    """(batch to run, batches halved away, why) for the largest batch/2^k whose need_at(b) bytes fit under
+    HEADROOM x available; batch 1 is kept even when it does not fit (it fails on its own, as before)."""
+    if available is None:
+        return batch, [], None
+    halved, first_need = [], need_at(batch)
+    while batch > 1 and need_at(batch) > HEADROOM * available:
+        halved.append(batch)
+        batch //= 2
+    if not halved:
+        return batch, [], None
+    mib = 2 ** 20
+    why = (f"host memory: batch {halved[0]} needs {first_need / mib:,.0f} MiB (counted on meta), "
+           f"{available / mib:,.0f} MiB available (at most {HEADROOM:.0%} used); halved up front to {batch}")
+    return batch, halved, why

@@ -1,0 +1,63 @@
+"""Every reader tolerates every line: rows generated from the schema (fields present or absent, numbers at
+their bounds) go through zoo.report, zoo.select and zoo.compare --resume without a traceback, and their
+JSON output is strict JSON; crafted lines (deep nesting, NaN, 10^400) are skipped and named."""
+import contextlib
+import io
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hostile_rows import anchor, rows
+from zoo import compare, select
+from zoo.report import build
+from zoo.runs.store import ResultStore
+from zoo.runs.tasks import Task
+
+COST_TASK = Task("cost", "deit_ti", 224)
+TIMED_TASK = Task("throughput", "deit_ti", 224, device="cpu", quick=True)
+SELECT = ["--models", "deit_ti", "--device", "cpu", "--quick", "--max-latency-ms", "1e9", "--format", "json"]
+RESUME = ["--models", "deit_ti", "--metrics", "cost,throughput", "--device", "cpu", "--quick", "--resume"]
+EXAMPLES = 25      # x (8 generated rows + 2 anchors) = 250 rows
+
+
+def _strict(text: str):
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON output"))
+
+
+def _run(main, argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _fast_report(monkeypatch):
+    """choosing.md and PNG bytes do not read results/; the plots' data still does."""
+    monkeypatch.setattr(build, "choosing_markdown", lambda: "")
+    monkeypatch.setattr("zoo.report.style.write_atomic", lambda path, data: None)
+    monkeypatch.setattr(build, "page", lambda *a, **k: "")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(rows(), min_size=8, max_size=8), rows("cost", anchor(COST_TASK)),
+       rows("throughput", anchor(TIMED_TASK)), st.sampled_from(["p50", "p99"]),
+       st.sampled_from(["json", "csv", "table", "markdown"]))
+def test_generated_rows_pass_report_select_and_resume(generated, cost_anchor, timed_anchor, stat, fmt):
+    with tempfile.TemporaryDirectory() as d:
+        store = ResultStore(d)
+        for row in generated + [cost_anchor, timed_anchor]:
+            store.append(row)
+        build.build_reports(d)
+        _strict(Path(d, "reports", build.PLOT_DATA_FILE).read_text())
+        code, out, err = _run(select.main, [*SELECT, "--latency-stat", stat, "--out", d])
+        assert code == 0, err
+        assert _strict(out)["shortlist"] or _strict(out)["excluded"]
+        code, out, err = _run(compare.main, [*RESUME, "--format", fmt, "--out", d])
+        assert code == 0, err
+        if fmt == "json":
+            assert {r["model"] for r in _strict(out)} == {"deit_ti"}

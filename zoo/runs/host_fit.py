@@ -1,0 +1,53 @@
+"""A CPU batch that cannot fit the host's memory is halved before anything is allocated (the row says why).
+
+The need is counted on the meta device (no weights, no activations allocated): the activation peak of
+the step (a training step's includes its backward) plus the input batch, plus for a training step one
+gradient and one momentum buffer per parameter. Activation memory is affine in the batch, so it is
+counted at batches 1 and 2 and extrapolated.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from analysis.timing.host_memory import available_bytes, halve_to_fit
+from analysis.vocab import DTYPES, resolve_device
+
+from ..models.registry import create_model
+
+
+def fit_to_host(task) -> tuple[int, list[int], str | None]:
+    """(batch to run, batches halved away, why) for a timed task; GPU and ONNX Runtime tasks unchanged."""
+    if task.batch_size == 1 or task.backend != "eager" or resolve_device(task.device).type != "cpu":
+        return task.batch_size, [], None
+    available = available_bytes()
+    if available is None:
+        return task.batch_size, [], None
+    unit = dataclasses.replace(task, batch_size=1)      # one count per model and setting, whatever the batch
+    one, two = _counted(unit, 1), _counted(unit, 2)
+    h, w = task.img_size.hw
+    itemsize = DTYPES["fp32"].itemsize       # timing keeps fp32 weights and input (autocast inside)
+
+    def need_at(batch: int) -> int:
+        return max(one, one + (batch - 1) * (two - one)) + batch * 3 * h * w * itemsize
+
+    return halve_to_fit(task.batch_size, need_at, available)
+
+
+@functools.lru_cache(maxsize=64)
+def _counted(task, batch: int) -> int:
+    from analysis.count.cost import cost_record
+
+    module = create_model(task.model, img_size=task.img_size, device="meta", features=task.features)
+    record = cost_record(module, task.img_size, batch_size=batch, train=task.train)
+    if not task.train:
+        return record.act_peak_bytes
+    return record.train_act_peak_bytes + 2 * record.params * DTYPES["fp32"].itemsize
+
+
+def record_halving(record: dict, requested: int, halved: list[int], why: str | None) -> dict:
+    """The row says which batch was asked for, which were halved away up front, and why."""
+    if halved:
+        record.update(requested_batch_size=requested, oom_batch_sizes=halved + list(record.get("oom_batch_sizes") or []),
+                      error="; ".join(filter(None, [why, record.get("error")])))
+    return record

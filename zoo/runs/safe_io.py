@@ -1,0 +1,177 @@
+"""Files archzoo writes and reads, safely: regular files only, never through a symlink, whole or not at all.
+
+Writes: appends open with O_NOFOLLOW and write unbuffered on the descriptor (a failed write is cut back
+to the length before it); whole files are written to a temporary file beside them and renamed into place
+(a symlink or stale file at the path is replaced, never followed). Reads: strict JSON (no NaN or
+Infinity, nesting bounded) so one crafted line cannot stop a reader.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from ..errors import UsageError
+
+MAX_DEPTH = 32          # rows nest 3 levels deep (settings, features); a line nested deeper is refused
+MAX_LINE_BYTES = 1 << 24
+
+
+class StrictJSONError(ValueError):
+    """Not strict JSON: NaN/Infinity, nested too deep, or too long."""
+
+
+def kind_of(path: Path) -> str | None:
+    """None for a missing path or a regular file; else what is in the way ("a symlink", "a folder", ...)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return ("a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else
+            "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device file")
+
+
+def refuse_unless_regular(*paths: Path, option: str = "--out") -> None:
+    """A UsageError (exit 2, one line) for the first path that exists and is not a regular file."""
+    for path in paths:
+        found = kind_of(path)
+        if found:
+            raise UsageError(f"{option}: {path} is {found}, not a regular file; archzoo writes only regular "
+                             f"files inside its folder (remove it)")
+
+
+def refuse_symlinked_folder(path: Path, option: str = "--out") -> None:
+    """A results/ or reports/ folder that is a symlink would carry writes outside --out."""
+    if path.is_symlink():
+        raise UsageError(f"{option}: {path} is a symlink; archzoo writes only inside its folder (remove it)")
+
+
+def open_append(path: Path) -> int:
+    """An O_APPEND descriptor on a regular file at `path` (created if missing), never through a symlink."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):      # a FIFO or device: O_NONBLOCK kept the open from hanging
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def append_whole(fd: int, data: bytes) -> None:
+    """Write all of `data` at the end of `fd`, unbuffered, then fsync. A failed write (a full disk) cuts the
+    file back to its length before it and re-raises; so does a signal that lands between two partial writes.
+    A signal after the whole row is written keeps the row (it is finished)."""
+    start = os.fstat(fd).st_size
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException as e:
+        if view or isinstance(e, OSError):
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass
+        raise
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write `path` whole: a temporary file beside it, fsync'd, then renamed over it (a symlink at `path` is
+    replaced, not followed)."""
+    path = Path(path)
+    if kind_of(path) == "a folder":
+        raise IsADirectoryError(f"{path} is a folder")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _no_constant(name: str):
+    raise StrictJSONError(f"{name} is not a number JSON allows")
+
+
+def _depth(text: str | bytes) -> int:
+    """Deepest bracket nesting outside strings (a cheap scan, so json never recurses past MAX_DEPTH)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19:       # beyond int64: no count archzoo makes
+        raise StrictJSONError(f"integer {text[:20]}... is out of bound")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise StrictJSONError(f"{text[:20]} is out of a float's range")
+    return value
+
+
+def strict_loads(text: str | bytes):
+    """json.loads, refusing NaN/Infinity, numbers out of int64/float range, and nesting past MAX_DEPTH."""
+    if len(text) > MAX_LINE_BYTES:
+        raise StrictJSONError(f"longer than {MAX_LINE_BYTES:,} bytes")
+    if _depth(text) > MAX_DEPTH:
+        raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels")
+    return json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float)
+
+
+def finite(value):
+    """`value` with every non-finite float (NaN, Infinity) turned into None, so json.dumps of it is strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def strict_dumps(value, **options) -> str:
+    """JSON text that every strict parser accepts (non-finite floats become null)."""
+    return json.dumps(finite(value), allow_nan=False, **options)

@@ -1,0 +1,67 @@
+"""The one scheduler: count first, hand the counted MACs to timing, and skip what the store already holds
+under the same key. Every executor (local, subprocess, Ray), the batch sweep and zoo.select run from one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+from .parallel import count_rows
+from .peaks import PeakCache
+from .schema import is_measured, row_key
+from .tasks import OnRow, Task, task_key
+
+RunOne = Callable[[Task, Optional[int], Optional[dict]], dict]   # run_task's shape: task, MACs, peak -> row
+
+
+def _counted(task: Task) -> tuple:
+    """What fixes a model's MACs per image: the model, its input size and whether it is a feature extractor."""
+    return task.model, task.img_size, task.features
+
+
+@dataclass
+class Schedule:
+    """Tasks in the order they run, the stored rows they were answered by, and the MACs counted so far."""
+    cost: list[Task]                      # counted first (meta device)
+    timed: list[Task]                     # then timed, with the MACs of their cost row when there is one
+    reused: list[dict] = field(default_factory=list)   # stored rows with a task's key (--resume): not run again
+    macs: dict[tuple, int] = field(default_factory=dict)
+
+    @property
+    def tasks(self) -> list[Task]:
+        return self.cost + self.timed
+
+    def record(self, task: Task, row: dict) -> None:
+        """Keep a cost row's MACs for the timings of the same model and size."""
+        if task.kind == "cost" and row.get("macs") is not None:
+            self.macs[_counted(task)] = row["macs"]
+
+    def macs_for(self, task: Task) -> Optional[int]:
+        return self.macs.get(_counted(task))
+
+
+def schedule(tasks: Iterable[Task], stored: Iterable[dict] = ()) -> Schedule:
+    """Order `tasks` (cost first) and drop those a measured row of `stored` already answers (same row_key:
+    model, size, batch, settings, software, and for timed rows the machine)."""
+    previous = {row_key(r): r for r in stored if is_measured(r)}
+    plan = Schedule([], [])
+    for task in tasks:
+        found = previous.get(task_key(task))
+        if found is not None:
+            plan.reused.append(found)
+            plan.record(task, found)
+        else:
+            (plan.cost if task.kind == "cost" else plan.timed).append(task)
+    return plan
+
+
+def run_in_order(plan: Schedule, run: RunOne, on_row: OnRow, peaks: Optional[PeakCache] = None,
+                 pooled: bool = False) -> None:
+    """Run each task one after another through `run` (in this process, or one process each); when `pooled`,
+    the cost tasks the user cache lacks are counted on the machine's cores (zoo.runs.parallel), rows in order."""
+    cost_rows = count_rows(plan.cost) if pooled else (run(task, None, None) for task in plan.cost)
+    for task, row in zip(plan.cost, cost_rows):
+        plan.record(task, row)
+        on_row(row)
+    for task in plan.timed:
+        on_row(run(task, plan.macs_for(task), peaks.get(task) if peaks else None))

@@ -1,0 +1,91 @@
+"""A timed row: the task's model timed by the one harness under its backend, then what needs the run layer's
+knowledge: MFU from the cost row's MACs and the peak cache, the attention path, the noise mark.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+
+from analysis.count.cost import run_forward
+from analysis.size import Size
+from analysis.timing.backends import TimingSetting
+from analysis.timing.fingerprint import gpu_name
+from analysis.timing.harness import backend_named, time_model
+from analysis.timing.log_capture import captured_logging
+from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
+from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_peak_flops, model_flops_utilisation
+from analysis.timing.steps import autocast_context, random_input
+from analysis.vocab import attention_path
+
+from ..models.registry import create_model
+from .counted import counted
+from .host_fit import fit_to_host, record_halving
+from .run_logs import keep_log, verbose
+
+# A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
+# spread by more than a fifth of their mean, or other processes using over 15% of the machine's CPU.
+NOISY_CV = 0.2
+NOISY_FOREIGN_CPU_SHARE = 0.15
+
+
+def timing_setting(task) -> TimingSetting:
+    """A zoo.runs.tasks.Task's timing options, as the harness takes them."""
+    return TimingSetting(device=task.device, dtype=task.dtype, mode="train" if task.train else "inference",
+                         threads=task.threads, channels_last=task.channels_last, compile=task.compile)
+
+
+def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
+    """The timed fields of a throughput Task's row (zoo.runs.tasks). macs: per image (counted here when None);
+    peak: probed when None."""
+    if macs is None:
+        macs = counted(task.model, task.img_size, train=False, features=task.features)["macs"]
+    model = create_model(task.model, img_size=task.img_size, features=task.features)
+    backend, setting = backend_named(task.backend), timing_setting(task)
+    batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
+    with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
+        try:
+            result = time_model(model, backend, task.img_size, batch, setting,
+                                QUICK_PROTOCOL if task.quick else DEFAULT_PROTOCOL)
+        finally:
+            keep_log(f"{task.model}-{task.img_size.label}-b{task.batch_size}-{task.backend}", library_log.getvalue())
+    if result.imgs_per_s is None:   # out of memory at every batch down to 1
+        raise MemoryError(result.error)
+    device = torch.device(result.device)
+    fields = record_halving(result.as_fields(), task.batch_size, halved, why)
+    fields["attn_path"] = attention_path_on(model, task.img_size, device, task.dtype) if backend.sees_dispatcher \
+        else None
+    fields.update(mfu_fields(macs, result.imgs_per_s, peak or measure_peak_flops(str(device), task.dtype,
+                                                                                  task.threads), device, setting))
+    fields["noisy"] = bool(result.cv > NOISY_CV or (result.foreign_cpu_share or 0) > NOISY_FOREIGN_CPU_SHARE)
+    return fields
+
+
+def mfu_fields(macs: int, imgs_per_s: float, peak: dict, device: torch.device, setting: TimingSetting) -> dict:
+    """MFU against the measured GEMM peak and, on GPUs with a known datasheet, against that one too. A dtype
+    whose GEMM is a slow path (peak["fast_gemm"] False: a 16-bit GEMM on a CPU without one) gets no MFU."""
+    fields = {"macs": macs, "flops_per_img": flops_per_image(macs, setting.mode), "peak_flops": peak["peak_flops"],
+              "peak_kernel": peak["peak_kernel"], "peak_method": peak.get("peak_method"),
+              "peak_fast_gemm": peak.get("fast_gemm"), "mfu": None, "mfu_above_peak": None,
+              "datasheet_peak_flops": None, "mfu_datasheet": None}
+    if peak.get("fast_gemm", True):
+        mfu = model_flops_utilisation(macs, imgs_per_s, peak["peak_flops"], setting.mode)
+        fields.update(mfu=mfu, mfu_above_peak=mfu > 1.0)
+    sheet = datasheet_peak_flops(gpu_name(device), setting.dtype, tf32=torch.backends.cuda.matmul.allow_tf32)
+    if sheet:
+        fields.update(datasheet_peak_flops=sheet["peak_flops"],
+                      mfu_datasheet=model_flops_utilisation(macs, imgs_per_s, sheet["peak_flops"], setting.mode))
+    return fields
+
+
+def attention_path_on(model: nn.Module, img_size: Size, device: torch.device, dtype: str) -> str:
+    """What computed attention on this device: one batch-1 forward under the MAC counter."""
+    was_training = model.training
+    model.eval()
+    try:
+        with autocast_context(device, dtype):
+            counter, _, _ = run_forward(model, random_input(1, img_size, device, False))
+    finally:
+        model.train(was_training)
+    return attention_path(counter.fused_attention_ops, counter.math_attention_ops)
