@@ -14,7 +14,7 @@ REQUIRED = (
     "swin_t swin_s swin_b swin_l convnext_t convnext_s convnext_b convnext_l convnext_xl "
     "bit_r50x1 bit_r101x1 bit_r152x2 bit_r152x4 resnet50 beit_b16 eva02_b14 regnety_160 effnet_l2"
 ).split()
-FAMILIES = {"vit", "hybrid", "deit", "swin", "convnext", "bit", "resnet", "beit", "eva", "regnet", "efficientnet"}
+FAMILIES = {"vit", "hybrid", "vitdet", "deit", "swin", "convnext", "bit", "resnet", "beit", "eva", "regnet", "efficientnet"}
 
 
 def test_every_required_name_is_registered():

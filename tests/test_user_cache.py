@@ -198,3 +198,12 @@ def test_a_model_registered_by_user_code_is_keyed_by_its_spec(counts, monkeypatc
         macs = counted_module.counted("user_vit", 224, train=False)["macs"]
         assert macs == vit_macs(dataclasses.replace(VIT_TI16, depth=depth), 224)["total"]
     assert len(counts) == 2
+
+
+def test_the_count_key_tells_frozen_stages_and_detectors_apart():
+    """A detector's or a partly frozen backbone's count is never read back for the plain backbone's."""
+    args = ("vit_ti16", 224, 1, "fp32", True, False)
+    plain = count_cache.count_key(*args)
+    assert count_cache.count_key(*args, frozen_stages=2) != plain
+    assert count_cache.count_key(*args, detector="maskrcnn") != plain
+    assert count_cache.count_key(*args, None, None) == plain

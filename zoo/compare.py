@@ -21,12 +21,13 @@ from analysis.vocab import DEVICES, DTYPES
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
 from .signals import Terminated, terminate_as_interrupt
+from .models.detectors import DETECTORS
 from .runs.executors import EXECUTORS
 from .runs.store import StoreWriteError
 from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_device, check_dtype, check_out_dir,
-                        check_threads, choice, model_names, plan_tasks, positive_ints, positive_number, sizes,
-                        split_list)
+                        check_threads, choice, model_names, non_negative_int, plan_tasks, positive_ints,
+                        positive_number, sizes, split_list)
 
 log = logging.getLogger("zoo.compare")
 FORMATS = ("table", "markdown", "csv", "json")
@@ -59,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                "latency of a batch passes this; the largest within is marked")
     p.add_argument("--features", action="store_true",
                    help="the backbone as a multi-scale feature extractor (no pooling, no head), as detectors use it")
+    p.add_argument("--frozen-stages", help="with --features or --detector: no gradients for the stem and the first K "
+                                           "stages (mmdetection's frozen_stages; 0 = the stem only)")
+    p.add_argument("--detector", help=f"count the whole detector on each backbone: {', '.join(DETECTORS)} (FPN, RPN, "
+                                      f"RoI heads; 1000 proposals through the box heads, 100 through the mask heads)")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
     p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPES)} (timing: autocast; default fp32)")
@@ -105,6 +110,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     choice(args.backend, BACKENDS, "backend")
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.threads = check_threads(args.threads)
+    if args.frozen_stages is not None:
+        args.frozen_stages = non_negative_int(args.frozen_stages, "frozen-stages", 16)
+    if args.detector is not None:
+        choice(args.detector, tuple(DETECTORS), "detector")
     choice(args.format, FORMATS, "format")
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
     check_dtype(args.dtype)
@@ -194,7 +203,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         args = parse(argv)
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
-                          features=args.features, device=args.device, threads=args.threads, quick=args.quick,
+                          features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
+                          device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backend=args.backend)
         with disabled(args.no_cache):
             rows = run(args, plan)

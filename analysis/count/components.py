@@ -12,14 +12,16 @@ from torch import nn
 from .op_rules import ATTENTION_OPS, op_name
 
 _STEM_NAMES = {"patch_embed", "stem", "conv_stem", "conv1", "bn1", "act1", "maxpool", "bn_stem"}
-_WRAPPER = "model"          # feature-extractor wrappers (timm's FeatureGetterNet, the zoo's ChannelsFirst) hold it here
+# feature-extractor wrappers (timm's FeatureGetterNet, the zoo's ChannelsFirst) hold the model as `model`,
+# detectors as `backbone`
+_WRAPPERS = ("model", "backbone")
 
 
 def top_name(path: str) -> str:
     """The top-level module a path belongs to, seen through feature-extractor wrappers: "model.stem.0", and
     timm's flattened "stem_0" or "stem_conv" (features_only), are all the stem."""
     parts = path.split(".") if path else []
-    while len(parts) > 1 and parts[0] == _WRAPPER:
+    while len(parts) > 1 and parts[0] in _WRAPPERS:
         parts = parts[1:]
     top = parts[0] if parts else ""
     return "stem" if top.startswith("stem_") else top      # features_only flattens stem.0 / stem.conv

@@ -125,6 +125,13 @@ def cost_record(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
     return record
 
 
+def macs_by_module(module: nn.Module, img_size: SizeLike, dtype: torch.dtype | None = None) -> dict[str, int]:
+    """Forward MACs per image of each innermost module that ran ("blocks.3.mlp.fc1": ...), like fvcore's
+    `by_module`; the root's own functional ops are under ""."""
+    counter, _, _ = run_forward(module, image_batch(module, 1, Size.of(img_size), dtype))
+    return dict(sorted(counter.macs_by_module.items()))
+
+
 def weight_bytes(module: nn.Module) -> int:
     """Bytes of the parameters and buffers as they are stored (a shared tensor once)."""
     seen, total = set(), 0

@@ -24,6 +24,7 @@ class MacCounter(Observer):
         self.phase = "forward"
         self.macs_by_phase: Counter = Counter()
         self.macs_by_component: dict[str, int] = defaultdict(int)   # forward only
+        self.macs_by_module: Counter = Counter()                   # forward only, by innermost module path
         self.fused_attention_ops: set[str] = set()                 # SDPA kernels that produced attn_matmul MACs
         self.math_attention_ops: set[str] = set()                  # plain matmuls that did (explicit QK^T, AV)
         self.uncounted_ops: Counter = Counter()
@@ -42,6 +43,7 @@ class MacCounter(Observer):
             path, kind = self.stack.current, op_kind(func)
             component = self.classifier.component(path, kind)
             self.macs_by_component[component] += macs
+            self.macs_by_module[path] += macs
             if component == "attn_matmul":
                 (self.fused_attention_ops if kind == "attention" else self.math_attention_ops).add(name)
 

@@ -263,5 +263,8 @@ TIMM_ARCHS: dict[str, tuple[str, ...]] = {
     "eva02_b14": ("eva02_base_patch14_448",),
     "regnety_160": ("regnety_160",),
     "effnet_l2": ("tf_efficientnet_l2",),
+    # ViTDet: the SAM ViT encoders share its blocks; their weights are SAM's (SA-1B), with no ImageNet evaluation
+    "vitdet_b16": ("samvit_base_patch16",), "vitdet_l16": ("samvit_large_patch16",),
+    "vitdet_h16": ("samvit_huge_patch16",),
 }
 

@@ -10,6 +10,7 @@ import re
 
 from .spec import AtLeast, ModelSpec, MultipleOf
 from .vit import ViTConfig
+from .vitdet import VITDET_VARIANTS, vitdet_config
 
 VIT_PAPER = "Dosovitskiy et al. 2021, An Image is Worth 16x16 Words (ICLR, arXiv:2010.11929)"
 PAPERS = {
@@ -21,6 +22,7 @@ PAPERS = {
     "beit": "Bao et al. 2022, BEiT: BERT Pre-Training of Image Transformers (ICLR, arXiv:2106.08254)",
     "eva": "Fang et al. 2024, EVA-02: A Visual Representation for Neon Genesis (arXiv:2303.11331)",
     "regnet": "Radosavovic et al. 2020, Designing Network Design Spaces (CVPR, arXiv:2003.13678)",
+    "vitdet": "Li et al. 2022, Exploring Plain Vision Transformer Backbones for Object Detection (ECCV, arXiv:2203.16527)",
     "efficientnet": "Xie et al. 2020, Self-training with Noisy Student (CVPR, arXiv:1911.04252)",
 }
 
@@ -61,6 +63,16 @@ def _hybrid() -> ModelSpec:
         vit_config=ViTConfig(patch_size=16, embed_dim=768, depth=12, num_heads=12))
 
 
+def _vitdet(variant: str) -> ModelSpec:
+    """ViTDet's backbone as detectron2 builds it; timm's SAM ViT encoder has the same blocks."""
+    return ModelSpec(name=f"vitdet_{variant}16", family="vitdet", source="scratch", native_size=1024,
+                     paper=PAPERS["vitdet"],
+                     rule=MultipleOf(32, "patch 16 and the pyramid's stride-32 level (a 2x2 max pool of the "
+                                         "stride-16 map); windows pad the grid, the position embedding is resampled"),
+                     timm_name=f"samvit_{TIMM_VIT_WIDTH[variant]}_patch16", patch_size=16,
+                     vit_config=vitdet_config(variant))
+
+
 def _vit_like(name, family, timm_name, patch, prefix=1, native=224) -> ModelSpec:
     return ModelSpec(name=name, family=family, source="timm", native_size=native, paper=PAPERS[family],
                      rule=MultipleOf(patch, "the patch size; position embeddings are resampled"),
@@ -96,4 +108,5 @@ def catalog() -> list[ModelSpec]:
               _vit_like("eva02_b14", "eva", "eva02_base_patch14_448", 14, native=448),
               _cnn("regnety_160", "regnet", "regnety_160"),
               _cnn("effnet_l2", "efficientnet", "tf_efficientnet_l2", 800)]
+    specs += [_vitdet(variant) for variant in VITDET_VARIANTS]
     return specs

@@ -16,6 +16,7 @@ from ..errors import DuplicateModelError, UnknownModelError, UnsupportedResoluti
 from .meta_init import MetaInitShortcut
 from .spec import AnySize, ModelSpec, Size
 from .vit import VisionTransformer
+from .vitdet import ViTDet
 
 TIMM_PREFIX = "timm:"
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -90,11 +91,13 @@ def create_model(name: str, img_size: Size | int | tuple[int, int] | None = None
     return model.to(dtype=dtype) if dtype is not None else model
 
 
-def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> VisionTransformer:
+def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> nn.Module:
     try:
         cfg = dataclasses.replace(spec.vit_config, img_size=img_size, num_classes=num_classes, **overrides)
     except TypeError as e:  # an override the config does not have
         raise ZooError(f"{spec.name}: {e}") from None
+    if spec.family == "vitdet":
+        return ViTDet(cfg)
     return hybrid_vit(cfg) if spec.family == "hybrid" else VisionTransformer(cfg)
 
 
@@ -126,7 +129,7 @@ def map_shapes(extractor: nn.Module, img_size: Size, in_chans: int = 3) -> list[
     """[C, H, W] of each map a built feature extractor returns, from one batch-1 forward on its device
     (nothing is computed when it was built on meta)."""
     device = next(extractor.parameters()).device
-    x = torch.empty(1, in_chans, *img_size.hw, device=device)
+    x = torch.empty(1, in_chans, *Size.of(img_size).hw, device=device)
     with torch.no_grad():
         return [list(f.shape[1:]) for f in extractor(x)]
 

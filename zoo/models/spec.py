@@ -9,6 +9,7 @@ from analysis.size import Size
 
 from ..errors import UnsupportedResolutionError
 from .vit import ViTConfig
+from .vitdet import ViTDetConfig
 
 __all__ = ["AnySize", "AtLeast", "ModelSpec", "MultipleOf", "ResolutionRule", "Size"]
 
@@ -16,11 +17,13 @@ __all__ = ["AnySize", "AtLeast", "ModelSpec", "MultipleOf", "ResolutionRule", "S
 class _PerSide:
     """A size is valid when both its sides are."""
 
-    def accepts(self, size: Size) -> bool:
+    def accepts(self, size: Size | int | tuple[int, int]) -> bool:
+        size = Size.of(size)
         return self.accepts_side(size.height) and self.accepts_side(size.width)
 
-    def nearest(self, size: Size) -> list[Size]:
+    def nearest(self, size: Size | int | tuple[int, int]) -> list[Size]:
         """The valid sizes made of the nearest valid side of each side (a square size stays square)."""
+        size = Size.of(size)
         if size.is_square:
             return [Size(s, s) for s in self.nearest_side(size.height)]
         return [Size(h, w) for h, w in itertools.product(self.nearest_side(size.height), self.nearest_side(size.width))]
@@ -83,7 +86,7 @@ ResolutionRule = MultipleOf | AtLeast | AnySize
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
-    family: str                       # vit, hybrid, deit, swin, convnext, bit, resnet, beit, eva, regnet, efficientnet
+    family: str                       # vit, hybrid, vitdet, deit, swin, convnext, bit, resnet, beit, eva, regnet, efficientnet
     source: str                       # "scratch" or "timm"
     native_size: int                  # the resolution its paper reports at (and its checkpoint uses)
     paper: str
@@ -91,7 +94,7 @@ class ModelSpec:
     timm_name: str | None = None      # the timm model it builds (scratch: the one it is weight-compatible with)
     patch_size: int | None = None     # pixels per token side; None for CNNs
     num_prefix_tokens: int = 0        # class (+ distillation) tokens in the sequence
-    vit_config: ViTConfig | None = field(default=None, repr=False)   # scratch models only
+    vit_config: ViTConfig | ViTDetConfig | None = field(default=None, repr=False)   # scratch models only
     timm_kwargs: tuple[tuple[str, Any], ...] = ()                  # extra args for timm.create_model
     accepts_img_size: bool = True     # whether the timm constructor takes img_size (CNNs do not)
 
@@ -101,8 +104,8 @@ class ModelSpec:
 
     @property
     def is_token_model(self) -> bool:
-        """One global token sequence (ViT-like); Swin and CNNs have none."""
-        return self.patch_size is not None and self.family != "swin"
+        """One global token sequence (ViT-like); Swin, ViTDet (windows) and CNNs have none."""
+        return self.patch_size is not None and self.family not in ("swin", "vitdet")
 
     def tokens(self, img_size: Size | None = None) -> int | None:
         """Sequence length (H/P)(W/P) plus class/distillation tokens; None where there is no global one."""

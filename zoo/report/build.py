@@ -10,12 +10,13 @@ from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
+from .detectors import detector_table
 from .html import page
 from .rows import ReportRows, load
 from .textbook import textbook_table
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "accuracy.md",
-                  "textbook.md", "not_measured.md", "choosing.md")
+                  "textbook.md", "detectors.md", "not_measured.md", "choosing.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png")
 PLOT_DATA_FILE = "plots.json"
@@ -118,6 +119,17 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                "and Swin's windowed form 4hwC^2 + 2M^2 hwC (Liu et al. 2021, Eq. 1); the "
                                "'reference' column is computed by analysis.count.closed_form, 'ours' is counted "
                                "from results/.", textbook_table(cost)),
+        "detectors.md": Section("Whole detectors beside the published tables",
+                                "Counted on meta at batch 1, fp32: the backbone with an FPN (P2-P6, 256 channels; "
+                                "ViTDet: its own pyramid and a pooled P6), the RPN on every level and the RoI heads of "
+                                "the mmdetection configs behind Swin's and ConvNeXt's tables (Mask R-CNN: shared "
+                                "2-fc box head, 4-conv mask head; Cascade: 3 x 4conv1fc box heads and 3 mask heads), "
+                                "1000 RoIs per image through each box head and 100 through each mask head, as "
+                                "mmdetection's get_flops runs them. Published 'FLOPs' are mmcv's count: "
+                                "multiply-accumulates of conv/linear modules plus bias, norm, activation and pooling "
+                                "elements, without functional matmuls (Swin's attention QK^T and AV, 'attn GMACs'). "
+                                "RoIAlign counts 0 MACs here and there; NMS does not run.",
+                                detector_table(data.detectors), _unless_empty(data.detectors, "detector rows")),
         "not_measured.md": Section("Rows not measured",
                                    "The latest row of each measurement that was skipped by a model's size rule or "
                                    "failed; tables above never show them.", tables.not_measured_table(data.not_measured),

@@ -2,7 +2,8 @@
 
 Cost and memory are counted, not timed, so they must come out the same on any machine: every
 registry model at 224, 384, its native resolution and every resolution an accuracy entry of it
-was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples.
+was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples, and the
+whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN at 1024).
 `check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
 file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
 PNG bytes aside) and each PNG's presence.
@@ -15,6 +16,7 @@ from pathlib import Path
 from analysis.size import Size
 
 from ..models.accuracy import accuracy_entries
+from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models
 from ..runs.parallel import count_rows
 from ..runs.store import ResultStore, latest
@@ -26,7 +28,7 @@ from .html import without_images
 EXTRA = {"vit_b16": (512, 1024)}
 MEASURED = ("params", "trainable_params", "params_by_component", "tokens", "macs", "attn_macs",
             "macs_by_component", "act_peak_bytes", "train_macs", "train_act_peak_bytes", "weight_bytes",
-            "uncounted_ops")
+            "uncounted_ops", "backbone_macs")
 
 
 def deterministic_tasks() -> list[Task]:
@@ -37,14 +39,25 @@ def deterministic_tasks() -> list[Task]:
                  *(e["img_size"] for e in accuracy_entries(model) if isinstance(e["img_size"], int))}
         tasks += [Task("cost", model, Size(s, s), 1, "fp32", train=True) for s in sorted(sizes)
                   if spec.rule.accepts(Size(s, s))]
-    return tasks
+    tasks += [Task("cost", model, PUBLISHED_SIZE, 1, "fp32", train=True, detector=detector)
+              for model, detector in sorted(PUBLISHED)]
+    return tasks + [Task("cost", "vitdet_b16", 1024, 1, "fp32", train=True, detector="maskrcnn")]
 
 
 DETERMINISTIC_SETTINGS = Task("cost", "any", Size(224, 224), 1, "fp32", train=True).settings
 
 
 def _is_deterministic(row: dict) -> bool:
-    return row["batch_size"] == 1 and row["settings"] == DETERMINISTIC_SETTINGS
+    settings = {k: v for k, v in row["settings"].items() if k != "detector"}
+    return row["batch_size"] == 1 and settings == DETERMINISTIC_SETTINGS
+
+
+def _key(row: dict) -> tuple:
+    return row["model"], row["img_h"], row["img_w"], row["settings"].get("detector")
+
+
+def _task_key(task: Task) -> tuple:
+    return task.model, task.img_size.height, task.img_size.width, task.detector
 
 
 def _measured(row: dict) -> dict:
@@ -55,11 +68,11 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
     """Append the deterministic rows that results/ lacks or holds with other numbers; returns how many."""
     store = ResultStore(out_dir)
     with store.locked():
-        have = {(r["model"], r["img_size"]): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
+        have = {_key(r): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
         written = 0
         tasks = deterministic_tasks()
         for task, row in zip(tasks, count_rows(tasks)):
-            if have.get((task.model, task.img_size.side)) != _measured(row):
+            if have.get(_task_key(task)) != _measured(row):
                 store.append(row)
                 written += 1
             if progress:
@@ -71,14 +84,14 @@ def check(out_dir: str | Path = ".", progress=None) -> list[str]:
     """Problems found: a deterministic row missing or different from a fresh count, or a stale report file."""
     problems = []
     store = ResultStore(out_dir)
-    committed = {(r["model"], r["img_size"]): r for r in latest(store.rows("cost")) if _is_deterministic(r)}
+    committed = {_key(r): r for r in latest(store.rows("cost")) if _is_deterministic(r)}
     tasks = deterministic_tasks()
     with disabled():    # a fresh count, never the user cache's (the workers are told so too)
         for task, fresh in zip(tasks, count_rows(tasks)):
             if "failed" in fresh:
                 problems.append(f"{task.model} at {task.img_size}: counting failed: {fresh['failed']}")
                 continue
-            old = committed.get((task.model, task.img_size.side))
+            old = committed.get(_task_key(task))
             if old is None:
                 problems.append(f"results/cost.jsonl lacks {task.model} at {task.img_size}")
             elif _measured(old) != _measured(fresh):

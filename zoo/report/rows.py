@@ -20,6 +20,7 @@ class ReportRows:
     bad_lines: list[BadLine] = field(default_factory=list)
     left_out: int = 0                 # rows of feature extractors, and timed rows at H x W: not in these tables
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
+    detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
 
     @property
     def square_cost(self) -> list[dict]:
@@ -45,7 +46,8 @@ def in_tables(row: dict) -> bool:
     measured row without the fields the tables compute with (a hand-made or older row) stays out too."""
     complete = not is_measured(row) or all(row.get(f) is not None for f in TABLE_FIELDS[row["kind"]])
     square_or_counted = row.get("img_size") is not None or row["kind"] == "cost"
-    return square_or_counted and not row["settings"].get("features") and complete
+    return square_or_counted and not row["settings"].get("features") and not row["settings"].get("detector") \
+        and complete
 
 
 def _filled(rows: list[dict], kind: str) -> list[dict]:
@@ -76,7 +78,9 @@ def load(results_dir: str | Path) -> ReportRows:
                       runs=runs,
                       throughput=latest(timed_rows), not_measured=_latest_unmeasured(cost_rows + timed_rows),
                       bad_lines=store.bad_lines,
-                      left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows))
+                      detectors=[r for r in latest(every_cost) if r["settings"].get("detector") and is_measured(r)],
+                      left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
+                      - sum(1 for r in every_cost if r["settings"].get("detector")))
 
 
 def machine_name(row: dict) -> str:

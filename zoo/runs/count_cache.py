@@ -34,7 +34,8 @@ def source_hash() -> str:
     return digest.hexdigest()
 
 
-def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool) -> dict:
+def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool,
+              frozen_stages: int | None = None, detector: str | None = None) -> dict:
     import torch
 
     from analysis.timing.fingerprint import timm_version
@@ -46,16 +47,18 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
     spec = get_spec(model)
     height, width = Size.of(img_size).hw
     return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
-            "train": bool(train), "features": bool(features), "torch": torch.__version__, "timm": timm_version(),
+            "train": bool(train), "features": bool(features), "frozen_stages": frozen_stages, "detector": detector,
+            "torch": torch.__version__, "timm": timm_version(),
             "archzoo": __version__, "source": source_hash(),
             "spec": f"{spec!r} {spec.vit_config!r}"}     # a model registered outside archzoo's source, by its data
 
 
 def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
-                 train: bool = True, features: bool = False) -> dict:
-    """compute(model, img_size, batch_size, dtype, train, features) (zoo.runs.counted.count), from the user
-    cache when it holds this key, else computed and stored."""
-    args = (model, img_size, batch_size, dtype, train, features)
+                 train: bool = True, features: bool = False, frozen_stages: int | None = None,
+                 detector: str | None = None) -> dict:
+    """compute(model, img_size, batch_size, dtype, train, features, frozen_stages, detector)
+    (zoo.runs.counted.count), from the user cache when it holds this key, else computed and stored."""
+    args = (model, img_size, batch_size, dtype, train, features, frozen_stages, detector)
     if not enabled():
         return compute(*args)
     key = count_key(*args)
@@ -71,6 +74,6 @@ def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size:
 
 
 def is_cached(model: str, img_size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-              features: bool = False) -> bool:
-    return enabled() and UserCache(NAMESPACE).entry(count_key(model, img_size, batch_size, dtype, train,
-                                                                features)) is not None
+              features: bool = False, frozen_stages: int | None = None, detector: str | None = None) -> bool:
+    return enabled() and UserCache(NAMESPACE).entry(count_key(model, img_size, batch_size, dtype, train, features,
+                                                                frozen_stages, detector)) is not None

@@ -6,25 +6,47 @@ from analysis.size import Size, SizeLike
 from analysis.vocab import DTYPES
 
 from ..models.registry import create_model, get_spec, map_shapes
+from ..models.stages import feature_layout, freeze_stages
+
+
+def build(model: str, img_size: Size, device: str, dtype: str = "fp32", features: bool = False,
+          frozen_stages: int | None = None, detector: str | None = None, **overrides):
+    """The module a task measures: the model, its feature extractor, or a whole detector on it."""
+    if detector is not None:
+        from ..models.detectors import create_detector
+
+        return create_detector(model, detector, img_size, device=device, dtype=DTYPES[dtype],
+                               frozen_stages=frozen_stages)
+    module = create_model(model, img_size=img_size, device=device, dtype=DTYPES[dtype], features=features, **overrides)
+    if frozen_stages is not None:
+        freeze_stages(module, frozen_stages)
+    return module
 
 
 def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-          features: bool = False, **overrides) -> dict:
+          features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
+          **overrides) -> dict:
     """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
-    from analysis.count.cost import cost_record
+    from analysis.count.cost import cost_record, macs_by_module
 
-    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], features=features, **overrides)
+    img_size = Size.of(img_size)     # callers outside the planner may pass 224 or (H, W)
+    module = build(model, img_size, "meta", dtype, features, frozen_stages, detector, **overrides)
     record = cost_record(module, img_size, batch_size=batch_size, dtype=DTYPES[dtype], train=train).as_dict()
     record.update(serving_memory(record, dtype))
-    if features:
+    if detector is not None:
+        from ..models.detectors import detector_fields
+
+        record.update(detector_fields(macs_by_module(module, img_size, DTYPES[dtype]), module))
+    elif features:
         record["features"] = map_shapes(module, img_size, overrides.get("in_chans", 3))   # the module just counted
+        record["feature_strides"], record["feature_stages"] = feature_layout(module)
     return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
 
 
 def serving_memory(record: dict, dtype: str) -> dict:
     """Memory to serve a batch: weights at the dtype + the activation peak; for a training step also one
-    gradient and one SGD momentum buffer per parameter (the step the harness times), at the dtype."""
-    param_bytes = record["params"] * DTYPES[dtype].itemsize
+    gradient and one SGD momentum buffer per trainable parameter (the step the harness times), at the dtype."""
+    param_bytes = record["trainable_params"] * DTYPES[dtype].itemsize     # frozen ones have neither
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
     if record.get("train_act_peak_bytes") is not None:
@@ -34,8 +56,8 @@ def serving_memory(record: dict, dtype: str) -> dict:
 
 
 def counted(model: str, img_size: SizeLike, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-            features: bool = False) -> dict:
+            features: bool = False, frozen_stages: int | None = None, detector: str | None = None) -> dict:
     """`count`, read from the user cache when the same count was made before (zoo.runs.count_cache)."""
     from .count_cache import cached_count
 
-    return cached_count(count, model, Size.of(img_size), batch_size, dtype, train, features)
+    return cached_count(count, model, Size.of(img_size), batch_size, dtype, train, features, frozen_stages, detector)

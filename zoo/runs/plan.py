@@ -49,6 +49,11 @@ def positive_int(item: str, what: str, limit: int) -> int:
     return value
 
 
+def non_negative_int(item: str, what: str, limit: int) -> int:
+    """0 or a positive int up to `limit`, or a UsageError naming the option."""
+    return 0 if item.strip() == "0" else positive_int(item.strip(), what, limit)
+
+
 def finite_number(text, what: str) -> float:
     """A finite float, or a UsageError naming the option."""
     try:
@@ -179,12 +184,30 @@ class Plan:
     skipped: list[dict]       # rows for (model, size) pairs a model's rule refuses (`skipped` says why)
 
 
+def check_stages(models: list[str], frozen_stages: int | None, detector: str | None, features: bool) -> None:
+    """--frozen-stages and --detector need backbones with stages (maps at strides 4-32)."""
+    if frozen_stages is not None and not (features or detector):
+        raise UsageError("--frozen-stages: applies to the backbone as detectors use it (--features or --detector)")
+    for model in models:
+        spec = get_spec(model)
+        if model.startswith(TIMM_PREFIX):
+            continue
+        if detector and spec.is_token_model:
+            raise UsageError(f"--detector: {model} gives one stride-{spec.patch_size} map, not maps at strides 4-32 "
+                             f"(use vitdet_b16, vitdet_l16 or vitdet_h16)")
+        if frozen_stages is not None and (spec.is_token_model or spec.family == "vitdet"):
+            raise UsageError(f"--frozen-stages: {model} has blocks, not stages (CNNs and Swin have stages)")
+
+
 def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: list[int], metrics: list[str],
-               dtype: str = "fp32", features: bool = False, **timing) -> Plan:
+               dtype: str = "fp32", features: bool = False, frozen_stages: int | None = None,
+               detector: str | None = None, **timing) -> Plan:
     """Tasks for every model x size x batch, each size checked against each model's rule here, once: a size
     no model takes is a UsageError, one some cannot take a skipped row for them. `timing`: the Task fields
-    of timed tasks (device, threads, quick, channels_last, compile, backend); cost tasks take only dtype
-    and features."""
+    of timed tasks (device, threads, quick, channels_last, compile, backend); cost tasks take dtype, features,
+    frozen_stages and detector."""
+    check_stages(models, frozen_stages, detector, features)
+    built = dict(features=features, frozen_stages=frozen_stages, detector=detector)
     accepts = {(m, s): get_spec(m).rule.accepts(s) for m in models for s in resolutions or [get_spec(m).native]}
     for size in resolutions or []:
         if not any(accepts[m, size] for m in models):
@@ -201,15 +224,13 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
         for img_size in resolutions or [get_spec(model).native]:
             if not accepts[model, img_size]:
                 kind = "cost" if count else "throughput"
-                skipped.append(skipped_row(Task(kind, model, img_size, batch_sizes[0], dtype)))
+                skipped.append(skipped_row(Task(kind, model, img_size, batch_sizes[0], dtype, **built)))
                 continue
             for batch in batch_sizes:
                 if count:
-                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics,
-                                      features=features))
+                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics, **built))
                 if "throughput" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, features=features, **timing))
+                    tasks.append(Task("throughput", model, img_size, batch, dtype, **built, **timing))
                 if "throughput" in metrics and "train" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True, features=features,
-                                      **timing))
+                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True, **built, **timing))
     return Plan(tasks, skipped)

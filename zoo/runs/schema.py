@@ -65,10 +65,22 @@ class CountedFields:
     """A cost row's fields beyond analysis' CostRecord: what the run layer adds."""
     tokens: Optional[int] = _f("sequence length incl. class/distillation tokens; None without one global sequence")
     serve_bytes: Optional[int] = _f("weight_bytes + act_peak_bytes: memory to serve the batch", "bytes per batch")
-    train_serve_bytes: Optional[int] = _f("weights + gradients + optimizer state (train_optimizer) + "
+    train_serve_bytes: Optional[int] = _f("weights + gradients and optimizer state (train_optimizer) of trainable params + "
                                           "train_act_peak_bytes", "bytes per batch")
     train_optimizer: Optional[str] = _f("optimizer whose state train_serve_bytes counts")
     features: Optional[list] = _f("feature extractor rows: [C, H, W] of each map it returns")
+    feature_strides: Optional[list] = _f("feature extractor rows: each map's stride (input side / map side)", "px")
+    feature_stages: Optional[list] = _f("feature extractor rows: the stage module or block that makes each map")
+    detector_macs_by_part: Optional[dict] = _f("detector rows: forward MACs of backbone, neck, rpn, box_heads, "
+                                               "mask_heads", "MACs per image")
+    backbone_macs: Optional[int] = _f("detector rows: the backbone's forward MACs", "MACs per image")
+    backbone_share: Optional[float] = _f("detector rows: backbone_macs / macs", "fraction")
+    backbone_params: Optional[int] = _f("detector rows: the backbone's parameters")
+    detector_rois: Optional[dict] = _f("detector rows: RoIs per image through each box head and each mask head, "
+                                       "and the number of stages", "RoIs per image")
+    detector_config: Optional[str] = _f("detector rows: the published config its heads follow")
+    detector_uncounted: Optional[dict] = _f("detector rows: what runs without MACs: RoIAlign's bilinear cost at "
+                                            "2x2 samples per bin (MACs per image), NMS")
 
 
 @dataclass

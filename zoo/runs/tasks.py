@@ -39,6 +39,8 @@ class Task:
     channels_last: bool = False       # throughput: channels-last memory format
     compile: Optional[str] = None     # throughput: a torch.compile mode ("default", "max-autotune", ...)
     backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
+    frozen_stages: Optional[int] = None   # no gradients for the stem and stages 1..K (features / detector)
+    detector: Optional[str] = None        # count the whole detector (zoo.models.detectors) on this backbone
 
     def __post_init__(self):  # a Task is public API: 224 and (800, 1344) are taken as the Size they mean
         object.__setattr__(self, "img_size", Size.of(self.img_size))
@@ -56,6 +58,9 @@ class Task:
         fields = dataclasses.asdict(self)
         for name in ("kind", "model", "img_size", "batch_size"):
             fields.pop(name)
+        for name in ("frozen_stages", "detector"):     # absent when unset: earlier rows keep their keys
+            if fields[name] is None:
+                fields.pop(name)
         if self.kind == "cost":
             for name in ("device", "threads", "quick", "channels_last", "compile", "backend"):
                 fields.pop(name)
@@ -129,4 +134,5 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
 
 def _cost(task: Task) -> dict:
-    return counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features)
+    return counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
+                   frozen_stages=task.frozen_stages, detector=task.detector)

@@ -1,0 +1,99 @@
+"""Whole detectors: each part's MACs by hand, and params/MACs beside the published detection tables."""
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from analysis.count.cost import cost_record, macs_by_module
+from zoo.models.detectors import DetectorSpec, TwoStageDetector, create_detector, detector_fields
+from zoo.models.registry import create_model
+from zoo.runs.tasks import count
+
+SIZE = (800, 1280)     # H x W; mmcv's get_flops default shape (1280, 800) is its transpose: the same MACs
+# Published (#params in M, "FLOPs" in G, which mmcv's counter gives as multiply-accumulates) at 1280 x 800:
+# Swin-T: SwinTransformer/Swin-Transformer-Object-Detection README (Mask R-CNN 3x, Cascade Mask R-CNN 3x);
+# ConvNeXt-T: facebookresearch/ConvNeXt object_detection/README.md; ResNet-50: Swin paper (arXiv:2103.14030)
+# Table 2(a), repeated in ConvNeXt's Table 3.
+PUBLISHED = {
+    ("swin_t", "maskrcnn"): (48, 267), ("swin_t", "cascade_maskrcnn"): (86, 745),
+    ("convnext_t", "maskrcnn"): (48, 262), ("convnext_t", "cascade_maskrcnn"): (86, 741),
+    ("resnet50", "cascade_maskrcnn"): (82, 739),
+}
+# Tolerance: params are published rounded to 1M; GMACs within 1%: mmcv's counter adds bias, norm, ReLU,
+# pooling and upsampling elements (~+0.3% here) and leaves out attention matmuls (Swin-T: 3.1 GMACs, 0.4%).
+GMACS_TOLERANCE = 0.01
+
+
+@pytest.mark.parametrize("backbone,detector", sorted(PUBLISHED))
+def test_params_and_macs_are_within_tolerance_of_the_published_tables(backbone, detector):
+    params_m, gflops = PUBLISHED[(backbone, detector)]
+    record = cost_record(create_detector(backbone, detector, SIZE, device="meta"), SIZE, train=False)
+    assert abs(record.params / 1e6 - params_m) <= 0.5
+    assert abs(record.macs / 1e9 / gflops - 1) <= GMACS_TOLERANCE
+    assert record.uncounted_ops == []
+
+
+def levels_px(h: int, w: int) -> list[int]:
+    """P2-P5 at strides 4-32, P6 a 1x1 stride-2 max pool of P5 (ceil)."""
+    sides = [(h // s, w // s) for s in (4, 8, 16, 32)]
+    sides.append((-(-sides[-1][0] // 2), -(-sides[-1][1] // 2)))
+    return [a * b for a, b in sides]
+
+
+def test_each_part_of_cascade_mask_rcnn_on_convnext_t_by_hand():
+    net = create_detector("convnext_t", "cascade_maskrcnn", SIZE, device="meta")
+    parts = detector_fields(macs_by_module(net, SIZE), net)["detector_macs_by_part"]
+    px, c = levels_px(*SIZE), 256
+    conv3 = c * c * 9
+    lateral = sum(p * ch * c for p, ch in zip(px, (96, 192, 384, 768)))
+    assert parts["neck"] == lateral + sum(px[:4]) * conv3                   # 1x1 laterals, 3x3 outputs
+    assert parts["rpn"] == sum(px) * (conv3 + c * 3 + c * 12)               # 3 anchors: 3 scores, 12 deltas
+    box = 1000 * (4 * 49 * conv3 + c * 49 * 1024 + 1024 * 81 + 1024 * 320)  # 4conv1fc, 81 classes, 4 x 80 deltas
+    assert parts["box_heads"] == 3 * box
+    mask = 100 * (4 * 196 * conv3 + 196 * c * c * 4 + 784 * c * 80)        # 4 convs, 2x2 deconv, 1x1 logits
+    assert parts["mask_heads"] == 3 * mask
+    backbone = create_model("convnext_t", SIZE, device="meta", features=True)
+    assert parts["backbone"] == cost_record(backbone, SIZE, train=False).macs
+
+
+def test_mask_rcnn_heads_by_hand_and_vitdet_neck():
+    net = create_detector("vitdet_b16", "maskrcnn", 1024, device="meta")
+    fields = detector_fields(macs_by_module(net, 1024), net)
+    parts = fields["detector_macs_by_part"]
+    assert parts["neck"] == 0                                               # the pyramid is in the backbone
+    assert parts["box_heads"] == 1000 * (256 * 49 * 1024 + 1024 * 1024 + 1024 * 81 + 1024 * 320)
+    assert fields["detector_rois"] == {"box_head": 1000, "mask_head": 100, "stages": 1}
+    total = sum(parts.values())
+    assert fields["backbone_share"] == pytest.approx(parts["backbone"] / total)
+
+
+def test_detector_row_with_frozen_stages():
+    free = count("resnet50", 256, train=False, detector="maskrcnn")
+    frozen = count("resnet50", 256, train=False, detector="maskrcnn", frozen_stages=1)
+    assert free["params"] - frozen["trainable_params"] == 9408 + 128 + 215_808     # conv1, bn1, layer1
+    assert free["backbone_params"] == 23_508_032                                    # torchvision's 25,557,032 - fc
+    assert free["detector_uncounted"]["roi_align_macs_2x2"] == 16 * 256 * (1000 * 49 + 100 * 196)
+
+
+def test_a_tiny_detector_runs_on_cpu():
+    torch.manual_seed(0)
+    backbone = create_model("resnet50", 64, features=True)
+    spec = DetectorSpec("tiny", stages=3, box_convs=1, box_fcs=1, config="test", proposals=2, mask_rois=1)
+    net = TwoStageDetector(backbone, [256, 512, 1024, 2048], spec).eval()
+    with torch.no_grad():
+        outs = net(torch.randn(2, 3, 64, 64))
+    assert [tuple(o.shape) for o in outs[-3:]] == [(4, 81), (4, 320), (2, 80, 28, 28)]
+    assert len(outs) == 10 + 3 * 3 and all(torch.isfinite(o).all() for o in outs)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--models", "vit_b16", "--detector", "maskrcnn"], "use vitdet_b16"),
+    (["--models", "resnet50", "--frozen-stages", "1"], "--features or --detector"),
+    (["--models", "vitdet_b16", "--features", "--frozen-stages", "1"], "blocks, not stages"),
+    (["--models", "resnet50", "--detector", "retinanet"], "unknown detector"),
+])
+def test_bad_detector_options_exit_2(args, message):
+    result = subprocess.run([sys.executable, "-m", "zoo.compare", *args, "--metrics", "cost", "--no-save"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and message in result.stderr and result.stdout == ""
