@@ -85,6 +85,11 @@ STEPS: tuple[Step, ...] = (
                            str(QUIET_BUDGET_S)), 35, 60, "timm_protocol.log",
          why=f"deit_s batch 8: 5 interleaved pairs, ~3 s each, plus start-up; waiting for a quiet CPU "
              f"at most {QUIET_BUDGET_S} s in all"),
+    Step("roofline", ("python", "benchmarks/roofline_vs_measured.py", "--device", "cuda", "--quick", "--models",
+                      "vit_ti16,deit_s,vit_b16,vit_b32,resnet50,swin_t,convnext_t,regnety_160",
+                      "--out", "{out}/roofline"), 70, 110, "roofline.log",
+         why="8 models x 224, 384 x batch 1, 8 = 32 timed fp32 rows (~1.5 s each), 2 start-ups; roofline vs "
+             "MACs-only against measured latency"),
 )
 
 LEFT_OUT = ("Left out to fit 8 minutes: batch 1 in the bf16 and fp32 sweeps. At batch 1 an H200 is bound "
@@ -290,7 +295,7 @@ def write_summary(out: Path, outcomes: list[Outcome], started: str, wall_s: floa
 
     lines += ["## Benchmarks", ""]
     for o in outcomes:
-        if o.step.name in ("bench_vit", "timm_protocol"):
+        if o.step.name in ("bench_vit", "timm_protocol", "roofline"):
             lines += [f"### {o.step.name} ({o.status}, exit {o.returncode})", "", _fence(_tail(out / o.step.log, 30)), ""]
 
     failed = [o for o in outcomes if o.status not in ("ok",)]

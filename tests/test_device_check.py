@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -31,6 +32,7 @@ EXPECTED = {
     "report": ["python -m zoo.report --results"],
     "bench_vit": ["python -m pytest benchmarks/test_bench_vit.py --benchmark-only"],
     "timm_protocol": ["python benchmarks/timm_protocol.py --device cuda --quiet-budget-s"],
+    "roofline": ["python benchmarks/roofline_vs_measured.py --device cuda --quick --models"],
 }
 
 
@@ -190,7 +192,7 @@ def test_timm_protocol_waits_for_quiet_within_its_budget(monkeypatch):
 
     monkeypatch.setattr(protocol, "wait_for_quiet", busy_machine)
     monkeypatch.setattr(protocol, "timm_protocol_imgs_per_s", lambda *args: 10.0)
-    monkeypatch.setattr(protocol, "measure_throughput", lambda *args, **kwargs: {"imgs_per_s": 10.0})
+    monkeypatch.setattr(protocol, "time_model", lambda *args, **kwargs: types.SimpleNamespace(imgs_per_s=10.0))
     monkeypatch.setattr(protocol.zoo, "create_model", lambda *args, **kwargs: torch.nn.Identity())
     result = protocol.agreement("deit_ti", batch_size=1, img_size=32, repeats=4, device="cpu",
                                 quiet_timeout_s=0.2, quiet_budget_s=0.3)

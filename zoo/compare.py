@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="neither read nor write the user cache of counts and GEMM peaks (see $ARCHZOO_CACHE_DIR)")
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
+    p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
+                                                       "device (H100, H200, A100, L4, T4, 'RTX 4090'), marked "
+                                                       "predicted; nothing is written")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -126,6 +129,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_backend(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
+    if args.predict is not None:
+        from .runs.roofline_rows import check_predict
+
+        check_predict(args.predict, args.dtype)
+        args.no_save = True              # a prediction is never a result
     if not args.no_save:
         args.out = check_out_dir(args.out)
     if args.executor == "ray":
@@ -206,6 +214,10 @@ def _main(argv: list[str] | None) -> int:
                           features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
                           device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backend=args.backend)
+        if args.predict is not None:
+            from .runs.roofline_rows import print_predictions
+
+            return print_predictions(plan, args.predict, args.format)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops

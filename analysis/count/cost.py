@@ -24,6 +24,7 @@ from .memory import ActivationMemoryTracker, CudaPeak, largest_batch
 from .meta_sdpa import FusedSdpaOnMeta
 from .params import param_counts
 from .record import CostRecord
+from .traffic import TrafficCounter
 
 
 
@@ -37,23 +38,28 @@ def image_batch(module: nn.Module, batch_size: int, img_size: Size,
         torch.randn(shape, device=device, dtype=dtype)
 
 
-def _instrumented(module, classifier, emulate_fused_sdpa: bool):
-    """A module stack, a MAC counter and a memory tracker in one dispatch mode; on meta, fast
-    shape-only kernels and fused-SDPA routing."""
+def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = False):
+    """A module stack, a MAC counter and a memory tracker (and with `traffic` a TrafficCounter, kept
+    as `counter.traffic`) in one dispatch mode; on meta, fast shape-only kernels and fused-SDPA routing."""
     stack = ExitStack()
     on_meta = next(module.parameters()).device.type == "meta"
     modules = stack.enter_context(ModuleStack(module))
     counter = MacCounter(classifier, modules)
     memory = ActivationMemoryTracker(classifier, modules)
-    stack.enter_context(ObservingMode([counter, memory], fast_meta=on_meta))
+    counter.traffic = TrafficCounter(classifier, modules) if traffic else None
+    observers = [counter, memory] + ([counter.traffic] if traffic else [])
+    stack.enter_context(ObservingMode(observers, fast_meta=on_meta))
     stack.enter_context(FusedSdpaOnMeta() if on_meta and emulate_fused_sdpa else nullcontext())
     return stack, counter, memory
 
 
 def run_forward(module: nn.Module, x: torch.Tensor, classifier: ComponentClassifier | None = None,
-                emulate_fused_sdpa: bool = True) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
-    """One inference forward (no_grad): MAC counter, memory tracker, CUDA peak (or None)."""
-    stack, counter, memory = _instrumented(module, classifier or ComponentClassifier(module), emulate_fused_sdpa)
+                emulate_fused_sdpa: bool = True, traffic: bool = False
+                ) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
+    """One inference forward (no_grad): MAC counter (with `traffic`, its bytes in `.traffic`), memory
+    tracker, CUDA peak (or None)."""
+    stack, counter, memory = _instrumented(module, classifier or ComponentClassifier(module), emulate_fused_sdpa,
+                                           traffic)
     with CudaPeak(x.device) as cuda, torch.no_grad(), stack:
         out = module(x)
         del out
@@ -104,7 +110,7 @@ def cost_record(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
     of the batch, and with `train` the same for one training step (forward + backward)."""
     classifier = ComponentClassifier(module)
     x = image_batch(module, batch_size, Size.of(img_size), dtype, in_chans)
-    counter, memory, cuda_peak = run_forward(module, x, classifier, emulate_fused_sdpa)
+    counter, memory, cuda_peak = run_forward(module, x, classifier, emulate_fused_sdpa, traffic=True)
     macs = per_image(counter.forward_macs, batch_size)
     attn_macs = per_image(counter.macs_by_component.get("attn_matmul", 0), batch_size)
     record = CostRecord(
@@ -113,7 +119,8 @@ def cost_record(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
         macs_by_component={c: per_image(counter.macs_by_component.get(c, 0), batch_size) for c in COMPONENTS},
         attn_path=attention_path(counter.fused_attention_ops, counter.math_attention_ops),
         act_peak_bytes=memory.peak_bytes, act_peak_by_component=memory.peak_by_component,
-        cuda_peak_bytes=cuda_peak, weight_bytes=weight_bytes(module), dtype=dtype_name(x.dtype))
+        cuda_peak_bytes=cuda_peak, weight_bytes=weight_bytes(module), dtype=dtype_name(x.dtype),
+        **counter.traffic.record())
     uncounted = set(counter.uncounted_ops)
     if train:
         train_counter, train_memory, train_cuda_peak = run_train_step(module, x, classifier, emulate_fused_sdpa)

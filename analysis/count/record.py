@@ -36,6 +36,17 @@ class CostRecord:
     train_cuda_peak_bytes: Optional[int] = described("CUDA allocator peak of a training step", "bytes per batch")
     uncounted_ops: Optional[list] = described("matmul- or conv-like ops that ran without a MAC rule (should be "
                                               "empty)")
+    bytes_moved: Optional[int] = described("bytes one forward's ops read and write, unfused eager traffic, views "
+                                           "free (analysis.count.traffic)", "bytes per batch")
+    non_mac_flops: Optional[int] = described("FLOPs besides MACs: norms, softmax, activations, elementwise "
+                                             "(convention in analysis.count.traffic)", "FLOPs per batch")
+    arithmetic_intensity: Optional[float] = described("(2 x macs x batch + non_mac_flops) / bytes_moved",
+                                                      "FLOPs per byte")
+    bytes_by_op_class: Optional[dict] = described("bytes_moved per operator class (matmul_conv, attention, norm, "
+                                                  "elementwise, data_movement)", "bytes per batch")
+    bytes_by_component: Optional[dict] = described("bytes_moved per component", "bytes per batch")
+    arithmetic_intensity_by_component: Optional[dict] = described("FLOPs (2 x MACs + non-MAC) / bytes_moved of "
+                                                                  "each component", "FLOPs per byte")
 
     def as_dict(self) -> dict:
         return asdict(self)

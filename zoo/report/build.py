@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..runs.safe_io import strict_dumps, write_atomic
-from . import plots, style, tables
+from . import plots, roofline, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
 from .detectors import detector_table
@@ -16,9 +16,10 @@ from .rows import ReportRows, load
 from .textbook import textbook_table
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "accuracy.md",
-                  "textbook.md", "detectors.md", "not_measured.md", "choosing.md")
+                  "textbook.md", "detectors.md", "not_measured.md", "choosing.md", "roofline.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
-              "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png")
+              "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png",
+              "roofline_vs_measured.png")
 PLOT_DATA_FILE = "plots.json"
 STYLE_KEY = "style"            # in plots.json, beside each plot's data
 HTML_FILE = "index.html"
@@ -65,6 +66,7 @@ def _unless_empty(rows: list, what: str) -> list[str]:
 
 def sections(data: ReportRows, weights: str = "default", pretraining=None) -> dict[str, Section | TextSection]:
     cost, throughput = data.square_cost, data.throughput
+    rooflined = roofline.frame(throughput)
     points, accuracy_notes = accuracy_points(cost, throughput, weights, pretraining)
     size = tables.components_size(cost)
     attention, attention_notes = tables.attention_table(cost)
@@ -80,9 +82,10 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                            "live tensors during one forward (train: forward + backward), weights and input "
                            "excluded; weights: parameters and buffers at fp32. MiB = 2^20 bytes.",
                            tables.cost_table(data.cost), cost_notes),
-        "components.md": Section(f"MACs per component at {size} px",
+        "components.md": Section(f"MACs per component at {size} px" if size else "MACs per component",
                                  "attn_matmul is attention's QK^T + AV; attn_proj the qkv and output projections.",
-                                 tables.component_table(cost, size), _unless_empty(cost, "cost rows")),
+                                 tables.component_table(cost, size),
+                                 _unless_empty(cost, "classifier cost rows at a square size")),
         "attention.md": Section("Attention share against tokens",
                                 "Share of MACs in attention matmuls; N* = 6d is where one layer's quadratic term "
                                 "2N^2 d equals its linear terms 12Nd^2 (MLP ratio 4).", attention, attention_notes),
@@ -146,6 +149,14 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                    "question is in the README with its machine). Every registry model is a "
                                    "candidate; each excluded one names the first constraint it broke.",
                                    choosing_markdown()),
+        "roofline.md": Section("Roofline and MACs-only latency against measured",
+                               "Timed eager inference rows with a roofline estimate (sum over ops of max(FLOPs / "
+                               "GEMM peak, bytes / triad bandwidth), both measured on the row's machine; 5 us per "
+                               "kernel on GPUs), against a MACs-only estimate (latency = k x MACs x batch, k fitted "
+                               "on the same rows: its median ratio is 1 by construction). Spearman: rank "
+                               "correlation with the measured p50 latency; spread: p90 / p10 of predicted / "
+                               "measured.", roofline.table(rooflined),
+                               [] if len(rooflined) else [roofline.NO_ROWS]),
     }
 
 
@@ -161,7 +172,8 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
              plots.throughput_vs_resolution(data.throughput, out / PLOT_FILES[2]),
              plots.component_shares(cost, out / PLOT_FILES[3], size),
              plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
-             plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1")]
+             plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1"),
+             roofline.plot(roofline.frame(data.throughput), out / PLOT_FILES[6])]
     return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN.get(name) for name in PLOT_FILES}}
 
 

@@ -60,7 +60,8 @@ def components_size(cost: list[dict]) -> int | None:
 def component_table(cost: list[dict], img_size: int | None) -> str:
     rows = [[r["model"]] + [g(r["macs_by_component"].get(c, 0), 3) for c in COMPONENTS] + [g(r["macs"], 3)]
             for r in cost if r["img_size"] == img_size]
-    return markdown([f"model (GMACs / image at {img_size} px)"] + list(COMPONENTS) + ["total"], rows)
+    at = f" at {img_size} px" if img_size else ""
+    return markdown([f"model (GMACs / image{at})"] + list(COMPONENTS) + ["total"], rows)
 
 
 def attention_table(cost: list[dict]) -> tuple[str, list[str]]:

@@ -6,6 +6,8 @@ copied with its probes and provenance into <out>/results/peaks.json.
 A cached peak is used while the machine's fingerprint (CPU model, GPU, torch version) is the same;
 `reprobe=True` (`zoo.compare --reprobe-peak`) probes again and keeps the higher of the two (others'
 load can only lower a probe). With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
+The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) is kept in peaks.json beside it,
+once per machine, device and thread count, for the roofline estimate.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 import torch
 
 from analysis.timing.fingerprint import available_cores
+from analysis.timing.bandwidth import measure_bandwidth
 from analysis.timing.peak import measure_peak_flops
 from analysis.vocab import resolve_device
 
@@ -36,15 +39,29 @@ def peak_key(task: Task) -> str:
                        task.dtype, f"{threads} threads"])
 
 
+def _positive(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e20
+
+
 def usable_peak(entry) -> bool:
     """A kept entry of the shape measure_peak_flops returns; any other is dropped and probed again."""
-    peak = entry.get("peak_flops") if isinstance(entry, dict) else None
-    return (isinstance(peak, (int, float)) and not isinstance(peak, bool) and 0 < peak < 1e20
-            and isinstance(entry.get("peak_kernel"), str))
+    return isinstance(entry, dict) and _positive(entry.get("peak_flops")) and isinstance(entry.get("peak_kernel"), str)
+
+
+def usable_bandwidth(entry) -> bool:
+    """A kept entry of the shape measure_bandwidth returns."""
+    return isinstance(entry, dict) and _positive(entry.get("mem_bandwidth"))
+
+
+def bandwidth_key(task: Task) -> str:
+    """peak_key without the dtype: the triad measures bytes/s, whatever the model's dtype."""
+    parts = peak_key(task).split(" | ")
+    return " | ".join(["bandwidth", *parts[:4], parts[5]])
 
 
 class PeakCache:
-    """`get(task)` -> measure_peak_flops' dict for the task's device, dtype and threads, with `peak_provenance`."""
+    """`get(task)` -> measure_peak_flops' dict for the task's device, dtype and threads, with `peak_provenance`
+    and the machine's measured memory bandwidth (`mem_bandwidth`, bytes/s) added."""
 
     def __init__(self, results_dir: Path | None, reprobe: bool = False):
         self.path = results_dir / PEAKS_FILE if results_dir else None
@@ -59,12 +76,15 @@ class PeakCache:
             loaded = strict_loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):     # damaged: probe again rather than trust it
             return {}
-        return {k: v for k, v in loaded.items() if usable_peak(v)} if isinstance(loaded, dict) else {}
+        if not isinstance(loaded, dict):
+            return {}
+        return {k: v for k, v in loaded.items()
+                if (usable_bandwidth(v) if str(k).startswith("bandwidth | ") else usable_peak(v))}
 
     def get(self, task: Task) -> dict:
         key = peak_key(task)
         if key in self.resolved:
-            return self.peaks[key]
+            return {**self.peaks[key], **self.bandwidth(task)}
         folder = self.peaks.get(key)
         user = self.user.get({"peak_key": key})
         user = user if usable_peak(user) else None
@@ -87,7 +107,19 @@ class PeakCache:
         if kept != folder:
             self.peaks[key] = kept
             self._save()
-        return kept
+        return {**kept, **self.bandwidth(task)}
+
+    def bandwidth(self, task: Task) -> dict:
+        """measure_bandwidth's dict, probed once per bandwidth_key (again, keeping the higher, on reprobe)."""
+        key = bandwidth_key(task)
+        kept = self.peaks.get(key)
+        if kept is None or (self.reprobe and key not in self.probed_now):
+            probed = measure_bandwidth(str(resolve_device(task.device)), task.threads)
+            self.probed_now.add(key)
+            if kept is None or probed["mem_bandwidth"] > kept["mem_bandwidth"]:
+                self.peaks[key] = probed
+                self._save()
+        return self.peaks[key]
 
     def _save(self) -> None:
         if self.path is None:

@@ -104,6 +104,13 @@ class TimedFields:
     sweep_within_target: Optional[bool] = _f("batch sweep: this point's latency is within --latency-target-ms")
     serving_batch: Optional[bool] = _f("batch sweep: the largest batch within the latency target")
     latency_target_ms: Optional[float] = _f("batch sweep: the target", "ms per batch")
+    mem_bandwidth: Optional[float] = _f("measured memory bandwidth of this machine: STREAM-like triad, best of 5 "
+                                        "(analysis.timing.bandwidth)", "bytes/s")
+    roofline_ms: Optional[float] = _f("roofline estimate: sum over ops of max(FLOPs / peak_flops, bytes / "
+                                      "mem_bandwidth), + 5 us per kernel on GPUs (analysis.roofline)", "ms per batch")
+    roofline_compute_share: Optional[float] = _f("share of roofline_ms in compute-bound ops", "fraction")
+    roofline_memory_share: Optional[float] = _f("share of roofline_ms in memory-bound ops", "fraction")
+    roofline_launch_share: Optional[float] = _f("share of roofline_ms that is kernel launches", "fraction")
 
 
 # Each kind of row is these dataclasses' fields, in order; a name met twice keeps its first definition.
@@ -164,12 +171,12 @@ TIMED_SETTINGS = {"device": (str,), "threads": (int, type(None)), "quick": (bool
 
 # what list fields hold, and the per-component dicts' values (readers sum and join them)
 ITEMS = {"uncounted_ops": str, "onnx_providers": str, "failed_attempts": str, "oom_batch_sizes": int,
-         "latencies_ms": (int, float), "features": list}
+         "latencies_ms": (int, float), "features": list, "arithmetic_intensity_by_component": (int, float)}
 
 
 def _check_items(name: str, value) -> None:
     items = value.values() if name.endswith("_by_component") and isinstance(value, dict) else value
-    accepted = (int,) if name.endswith("_by_component") else ITEMS.get(name)
+    accepted = ITEMS.get(name, (int,) if name.endswith("_by_component") else None)
     if accepted is None or not isinstance(value, (list, dict)):
         return
     for item in items:

@@ -21,6 +21,7 @@ from analysis.vocab import attention_path
 
 from .counted import build, counted
 from .host_fit import fit_to_host, record_halving
+from .roofline_rows import measured_roofline
 from .run_logs import keep_log, verbose
 
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
@@ -55,8 +56,9 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     fields = record_halving(result.as_fields(), task.batch_size, halved, why)
     fields["attn_path"] = attention_path_on(model, task.img_size, device, task.dtype) if backend.sees_dispatcher \
         else None
-    fields.update(mfu_fields(macs, result.imgs_per_s, peak or measure_peak_flops(str(device), task.dtype,
-                                                                                  task.threads), device, setting))
+    peak = peak or measure_peak_flops(str(device), task.dtype, task.threads)
+    fields.update(mfu_fields(macs, result.imgs_per_s, peak, device, setting))
+    fields.update(measured_roofline(task, fields, peak))
     fields["noisy"] = bool(result.cv > NOISY_CV or (result.foreign_cpu_share or 0) > NOISY_FOREIGN_CPU_SHARE)
     return fields
 

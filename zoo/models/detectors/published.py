@@ -5,7 +5,8 @@ from __future__ import annotations
 
 SWIN_DET = "SwinTransformer/Swin-Transformer-Object-Detection README.md (3x schedules)"
 CONVNEXT_DET = "facebookresearch/ConvNeXt object_detection/README.md (3x schedules)"
-SWIN_PAPER = "Liu et al. 2021 (arXiv:2103.14030) Table 2(a), repeated in ConvNeXt's Table 3"
+SWIN_PAPER = ("Liu et al. 2021 (arXiv:2103.14030) Table 2(b), Cascade Mask R-CNN backbones; the PDF was not "
+              "opened here: the row (82M, 739G) as restated by several public notes on that table")
 
 # (backbone, detector) -> (params in millions, GFLOPs as mmcv counts them, source)
 PUBLISHED = {

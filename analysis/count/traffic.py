@@ -1,0 +1,174 @@
+"""Bytes each operator moves and the FLOPs it does besides MACs, counted at the dispatcher beside the MACs.
+
+What is counted (also in the README): unfused eager traffic. Each op that runs reads its input tensors
+once and writes its outputs once, at their dtype; an input broadcast along a dimension (stride 0) is
+read once. Views (view, transpose, permute, expand, slicing, and ops whose output aliases an input)
+are free. Weights are inputs of the op that uses them, so they are read once per op per batch. Where
+kernels fuse (torch.compile, TensorRT, a fused attention kernel's own internals) DRAM traffic is lower,
+so this is an upper bound on it; caches can also serve re-reads. Operator classes: matmul_conv (ops
+with a MAC rule), attention (SDPA kernels, and softmax: in these models it normalises attention
+scores), norm, data_movement (copies, cat, pad, roll, gather), elementwise (everything else: pointwise
+ops, activations, reductions, pooling).
+
+Non-MAC FLOPs (a stated convention, not a measurement): norms 5 per input element (fvcore's count for
+a norm with an affine: mean, subtract, variance, scale, shift); softmax 5 per element (max, subtract,
+exp, sum, divide), also inside fused SDPA kernels (per attention score); elementwise ops 1 per output
+element, reductions 1 per input element; matmul/conv and data movement 0 (their MACs count instead).
+FLOPs = 2 x MACs + non-MAC FLOPs wherever arithmetic intensity is given.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import torch
+
+from .components import ComponentClassifier, ModuleStack, op_kind
+from .dispatch import Observer
+from .memory import _real_device_outputs, _storages
+from .op_rules import ATTENTION_OPS, op_name, rule_for
+
+OP_CLASSES = ("matmul_conv", "attention", "norm", "elementwise", "data_movement")
+NORM_FLOPS_PER_ELEMENT = 5
+SOFTMAX_FLOPS_PER_ELEMENT = 5
+
+_SOFTMAX = {"_softmax", "_safe_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data"}
+_NORM_WORDS = ("layer_norm", "group_norm", "batch_norm", "rms_norm", "instance_norm")
+_DATA_MOVEMENT = {"copy_", "_to_copy", "clone", "cat", "stack", "constant_pad_nd", "roll", "index", "gather",
+                  "index_select", "slice_scatter", "select_scatter", "repeat", "_unsafe_index", "pad",
+                  "reflection_pad2d", "replication_pad2d", "contiguous", "index_put_", "scatter", "flip"}
+_REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "var", "std", "var_mean", "norm", "linalg_vector_norm",
+               "_adaptive_avg_pool2d", "avg_pool2d", "max_pool2d_with_indices", "adaptive_max_pool2d", "logsumexp"}
+
+
+@dataclass(frozen=True)
+class OpTraffic:
+    """One kind of op of a forward pass, for the roofline: its class, work and bytes (per batch)."""
+    op_class: str
+    flops: int            # 2 x MACs + non-MAC FLOPs
+    bytes: int            # read + written
+
+
+def tensor_bytes(t: torch.Tensor) -> int:
+    """Bytes an op touches to read (or write) `t` once: broadcast (stride-0) dimensions count once."""
+    if t.layout != torch.strided or t.is_nested:
+        return t.numel() * t.element_size()
+    distinct = math.prod(size for size, stride in zip(t.shape, t.stride()) if stride != 0)
+    return distinct * t.element_size()
+
+
+def _tensors(tree, found=None) -> list[torch.Tensor]:
+    found = [] if found is None else found
+    if isinstance(tree, torch.Tensor):
+        found.append(tree)
+    elif isinstance(tree, (tuple, list)):
+        for item in tree:
+            _tensors(item, found)
+    elif isinstance(tree, dict):
+        _tensors(list(tree.values()), found)
+    return found
+
+
+def op_class(func) -> str:
+    name = op_name(func)
+    if func.overloadpacket in ATTENTION_OPS or name in _SOFTMAX:
+        return "attention"
+    if rule_for(func) is not None:
+        return "matmul_conv"
+    if any(w in name for w in _NORM_WORDS):
+        return "norm"
+    if name in _DATA_MOVEMENT:
+        return "data_movement"
+    return "elementwise"
+
+
+def non_mac_flops(func, cls: str, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> int:
+    """The convention in the module docstring, per op."""
+    name = op_name(func)
+    first = inputs[0].numel() if inputs else 0
+    if cls == "norm":
+        return NORM_FLOPS_PER_ELEMENT * first
+    if cls == "attention":
+        if name in _SOFTMAX:
+            return SOFTMAX_FLOPS_PER_ELEMENT * first
+        q, k = inputs[0], inputs[1]       # fused SDPA: the softmax over every score, (B.H.Lq) x Lk
+        return SOFTMAX_FLOPS_PER_ELEMENT * (q.numel() // q.shape[-1]) * k.shape[-2] if q.dim() >= 2 else 0
+    if cls == "elementwise":
+        return first if name in _REDUCTIONS else (outputs[0].numel() if outputs else 0)
+    return 0
+
+
+def is_alias(func, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> bool:
+    """A view, or an op whose output shares an input's storage without writing it (free)."""
+    if func.is_view or op_name(func) in ("detach", "alias", "lift_fresh", "_unsafe_view"):
+        return True
+    if func._schema.is_mutable or not outputs:
+        return False
+    inside = {id(s) for s in _storages(inputs)}
+    return all(id(s) in inside for s in _storages(outputs))
+
+
+class TrafficCounter(Observer):
+    """Bytes read and written, and non-MAC FLOPs, of every op of a forward (use inside a ModuleStack)."""
+
+    def __init__(self, classifier: ComponentClassifier | None = None, stack: ModuleStack | None = None):
+        super().__init__()
+        self.classifier, self.stack = classifier, stack
+        self.active = True                      # off for the backward pass (forward traffic only)
+        self.bytes_read = self.bytes_written = self.non_mac_flops = self.mac_flops = 0
+        self.bytes_by_class: dict[str, int] = defaultdict(int)
+        self.bytes_by_component: dict[str, int] = defaultdict(int)
+        self.flops_by_component: dict[str, int] = defaultdict(int)
+        self.ops: Counter = Counter()           # OpTraffic -> how many times it ran (a kernel launch each)
+
+    def observe(self, func, args, kwargs, out) -> None:
+        if not self.active:
+            return
+        inputs = _tensors((args, kwargs))
+        outputs = _tensors(_real_device_outputs(func, args, out))
+        if is_alias(func, inputs, outputs):
+            return
+        cls = op_class(func)
+        rule = rule_for(func)
+        macs = int(rule(*args, out=out, **kwargs)) if rule is not None else 0
+        extra = non_mac_flops(func, cls, inputs, outputs)
+        read = sum(tensor_bytes(t) for t in (inputs[1:] if op_name(func) == "copy_" else inputs))  # copy_ only writes dst
+        written = sum(tensor_bytes(t) for t in outputs)
+        self.bytes_read += read
+        self.bytes_written += written
+        self.mac_flops += 2 * macs
+        self.non_mac_flops += extra
+        self.bytes_by_class[cls] += read + written
+        component = self._component(func)
+        self.bytes_by_component[component] += read + written
+        self.flops_by_component[component] += 2 * macs + extra
+        self.ops[OpTraffic(cls, 2 * macs + extra, read + written)] += 1
+
+    def _component(self, func) -> str:
+        if self.classifier is None or self.stack is None:
+            return "other"
+        return self.classifier.component(self.stack.current, op_kind(func))
+
+    @property
+    def bytes_moved(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def flops(self) -> int:
+        """2 x MACs + non-MAC FLOPs of the whole batch."""
+        return self.mac_flops + self.non_mac_flops
+
+    def record(self) -> dict:
+        """The row fields (bytes and FLOPs per batch)."""
+        moved = self.bytes_moved
+        return {"bytes_moved": moved, "non_mac_flops": self.non_mac_flops,
+                "arithmetic_intensity": self.flops / moved if moved else None,
+                "bytes_by_op_class": {c: self.bytes_by_class.get(c, 0) for c in OP_CLASSES},
+                "bytes_by_component": {c: b for c, b in sorted(self.bytes_by_component.items()) if b},
+                "arithmetic_intensity_by_component": {c: self.flops_by_component[c] / b
+                                                      for c, b in sorted(self.bytes_by_component.items()) if b}}
+
+    def op_list(self) -> list[tuple[str, int, int, int]]:
+        """[(op_class, flops, bytes, count)]: what analysis.roofline needs, compact (blocks repeat)."""
+        return sorted((op.op_class, op.flops, op.bytes, n) for op, n in self.ops.items())

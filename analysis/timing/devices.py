@@ -1,0 +1,68 @@
+"""Datasheet machine models of common accelerators: dense peak FLOP/s per dtype and memory bandwidth.
+
+Dense means without 2:4 structured sparsity: where a datasheet gives only the "with sparsity" figure,
+half of it is used. fp32 is the non-tensor-core rate (tf32: tensor cores, when TF32 is allowed). A
+dtype a device has no tensor-core path for is absent. Each entry names its sources (retrieved for
+archzoo issue 23; third-party pages quote NVIDIA's datasheets and whitepapers, whose names are given).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+T = 1e12      # TFLOP/s
+
+
+@dataclass(frozen=True)
+class DeviceSheet:
+    name: str
+    peak_flops: dict[str, float]          # dtype -> dense FLOP/s
+    mem_bandwidth: float                  # bytes/s
+    sources: tuple[str, ...] = field(default=())
+    launch_seconds: float = 5e-6          # per-kernel launch cost the roofline adds (see analysis.roofline)
+
+
+DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
+    DeviceSheet("H100", {"fp32": 66.9 * T, "tf32": 494.7 * T, "bf16": 989.4 * T, "fp16": 989.4 * T}, 3350e9,
+                ("NVIDIA H100 Tensor Core GPU datasheet (SXM5: 80 GB HBM3, 3.35 TB/s; TF32 989 / BF16, FP16 1,979 "
+                 "TFLOPS with sparsity, FP32 67)",
+                 "https://glennklockwood.com/garden/processors/h100 (dense: TF32 494.7, FP16/BF16 989.4, FP32 66.9)")),
+    DeviceSheet("H200", {"fp32": 66.9 * T, "tf32": 494.7 * T, "bf16": 989.4 * T, "fp16": 989.4 * T}, 4800e9,
+                ("NVIDIA H200 Tensor Core GPU datasheet (SXM: 141 GB HBM3e, 4.8 TB/s; same GH100 compute as H100)",
+                 "https://www.aiminingco.com/gpu/h200/specs (4.8 TB/s, same GH100 die)",
+                 "https://glennklockwood.com/garden/processors/h100 (H200 = H100 with HBM3e)")),
+    DeviceSheet("A100", {"fp32": 19.5 * T, "tf32": 156 * T, "bf16": 312 * T, "fp16": 312 * T}, 2039e9,
+                ("NVIDIA A100 Tensor Core GPU datasheet, nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf "
+                 "(80 GB SXM: 2,039 GB/s; TF32 156, BF16/FP16 312 TFLOPS dense, FP32 19.5)",
+                 "https://glennklockwood.com/garden/processors/A100")),
+    DeviceSheet("L4", {"fp32": 30.3 * T, "tf32": 60 * T, "bf16": 121 * T, "fp16": 121 * T}, 300e9,
+                ("NVIDIA L4 Tensor Core GPU datasheet (FP32 30.3 TFLOPS; TF32 120, FP16/BF16 242 TFLOPS with "
+                 "sparsity; 24 GB GDDR6, 300 GB/s)",
+                 "https://store.sourcecode.com/en-us/bg-bucket-compare/125/9820 (TF32 120 with sparsity, 300 GB/s)",
+                 "https://grokipedia.com/page/NVIDIA_L4_vs_L40S (FP16 242 with sparsity, 300 GB/s)")),
+    DeviceSheet("T4", {"fp32": 8.1 * T, "fp16": 65 * T}, 320e9,
+                ("NVIDIA T4 Tensor Core GPU datasheet (FP32 8.1 TFLOPS, mixed-precision FP16/FP32 65 TFLOPS, "
+                 "16 GB GDDR6, 320 GB/s; Turing: no BF16 or TF32 tensor cores)",
+                 "https://sysrqmts.com/en/gpus/nvidia/tesla/t4 (320.0 GB/s, FP16 65.13, FP32 8.141)")),
+    DeviceSheet("RTX 4090", {"fp32": 82.6 * T, "tf32": 82.6 * T, "bf16": 165.2 * T, "fp16": 165.2 * T}, 1008e9,
+                ("NVIDIA Ada GPU architecture whitepaper (RTX 4090: 82.6 FP32 TFLOPS, 1,008 GB/s GDDR6X)",
+                 "https://waredb.com/processor/nvidia-geforce-rtx-4090 (FP16/BF16 tensor 165.15 dense, TF32 82.58)",
+                 "https://www.thefpsreview.com/gpu-family/nvidia-geforce-rtx-4090-gpu-family-specifications "
+                 "(1008 GB/s)")),
+)}
+
+
+def device_sheet(name: str) -> DeviceSheet:
+    """The sheet for `name`, matched without case or spaces ("h100", "rtx4090"); ValueError otherwise."""
+    wanted = name.replace(" ", "").lower()
+    for key, sheet in DEVICE_SHEETS.items():
+        if key.replace(" ", "").lower() == wanted:
+            return sheet
+    raise ValueError(f"unknown device {name!r}; datasheets: {', '.join(DEVICE_SHEETS)}")
+
+
+def sheet_peak(sheet: DeviceSheet, dtype: str, tf32: bool = False) -> float:
+    """Dense peak for the dtype; fp32 on tensor cores when TF32 is allowed; ValueError if the device lacks it."""
+    column = "tf32" if dtype == "fp32" and tf32 and "tf32" in sheet.peak_flops else dtype
+    if column not in sheet.peak_flops:
+        raise ValueError(f"{sheet.name} has no {dtype} tensor-core path in its datasheet")
+    return sheet.peak_flops[column]
