@@ -1,5 +1,7 @@
 """`python -m zoo.compare` end to end, as a subprocess: output contracts, bad input, resuming."""
 import json
+import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -115,6 +117,23 @@ def test_unwritable_out_is_a_usage_error(tmp_path):
     assert result.returncode == 2 and "--out" in result.stderr and blocker.read_text() == "not a folder"
 
 
+def _processes_outliving(marker: str, wait_s: float = 10.0) -> list[int]:
+    """Pids whose command line names `marker` still alive after up to wait_s (Linux /proc; [] elsewhere)."""
+    proc = pathlib.Path("/proc")
+    deadline = time.time() + wait_s
+    while True:
+        alive = []
+        for entry in proc.glob("[0-9]*") if proc.is_dir() else []:
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes() and int(entry.name) != os.getpid():
+                    alive.append(int(entry.name))
+            except OSError:
+                continue
+        if not alive or time.time() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
 def test_interrupted_run_resumes_without_losing_or_repeating_rows(tmp_path):
     models = "vit_ti16,deit_ti,resnet50,convnext_t,swin_t,deit_s"
     cmd = [sys.executable, "-m", "zoo.compare", "--models", models, "--metrics", "cost", "--out", str(tmp_path),
@@ -128,6 +147,7 @@ def test_interrupted_run_resumes_without_losing_or_repeating_rows(tmp_path):
     proc.wait()
     before = rows_file.read_text().splitlines()
     assert 2 <= len(before) < 6, "the run should have been interrupted midway"
+    assert not _processes_outliving(str(tmp_path)), "counting workers must die with the run that started them"
     result = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     after = rows_file.read_text().splitlines()

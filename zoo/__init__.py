@@ -2,14 +2,19 @@
 
 Layers, each importing only those below it: `zoo.models` (names -> modules), `analysis` (modules ->
 numbers), `zoo.runs` (tasks, executors, the results store), then the commands on top
-(`zoo.compare`, `zoo.report`).
+(`zoo.compare`, `zoo.report`). `import zoo` is cheap: torch, timm and pandas load on first use.
 """
+import importlib
+
 from ._version import __version__
 from .errors import DuplicateModelError, UnknownModelError, UnsupportedResolutionError, ZooError
-from .models import (TIMM_PREFIX, ModelSpec, Size, ViTConfig, VisionTransformer, accuracy_entries, create_model,
-                     feature_shapes, get_spec, list_models, load_weights, register, resample_pos_embed, top1_at)
-from .runs import store
-from .runs.store import load_frame
+
+_LAZY = {  # public name -> the module that defines it, imported on first access (PEP 562)
+    **dict.fromkeys(["TIMM_PREFIX", "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "accuracy_entries",
+                     "create_model", "feature_shapes", "get_spec", "list_models", "load_weights", "register",
+                     "resample_pos_embed", "top1_at"], ".models"),
+    "load_frame": ".runs.store",
+}
 
 __all__ = [
     "TIMM_PREFIX", "create_model", "get_spec", "list_models", "register", "load_weights", "load_frame", "store",
@@ -17,3 +22,18 @@ __all__ = [
     "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "resample_pos_embed",
     "ZooError", "UnknownModelError", "UnsupportedResolutionError", "DuplicateModelError",
 ]
+
+
+def __getattr__(name: str):
+    if name == "store":
+        value = importlib.import_module(".runs.store", __name__)
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    else:
+        raise AttributeError(f"module 'zoo' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -24,6 +24,7 @@ from .signals import Terminated, terminate_as_interrupt
 from .models.detectors import DETECTORS
 from .runs.executors import EXECUTORS
 from .runs.store import StoreWriteError
+from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
                         check_out_dir, check_threads, choice, model_names, non_negative_int, plan_tasks, positive_int,
                         positive_ints,
@@ -91,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                       f"onnxruntime needs pip install \"archzoo[onnx]\")")
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
-                   help="probe the GEMM peak again instead of using the one kept in results/peaks.json")
+                   help="probe the GEMM peak again instead of using the cached one (user cache, results/peaks.json)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the user cache of counts and GEMM peaks (see $ARCHZOO_CACHE_DIR)")
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
     p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
@@ -226,7 +229,8 @@ def _main(argv: list[str] | None) -> int:
             from .runs.roofline_rows import print_predictions
 
             return print_predictions(plan, args.predict, args.format)
-        rows = run(args, plan)
+        with disabled(args.no_cache):
+            rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops
         print(f"zoo.compare: error: {e}", file=sys.stderr)
         return 1

@@ -26,6 +26,7 @@ from .models.cards import PRETRAINING
 from .runs.plan import check_out_dir, choice
 from .runs.safe_io import strict_dumps
 from .selection_table import render  # noqa: F401 - render: part of the API
+from .runs.user_cache import disabled
 from .signals import exit_status, handles_sigterm, interrupted
 from .shortlist import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, RANKS, Query, num,  # noqa: F401
                         select)  # noqa: F401 - select: the API, as `from zoo.select import select`
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-save", action="store_true", help="write nothing (stored rows are still reused)")
     p.add_argument("--answers", action="store_true",
                    help="answer the report's worked questions into <out>/results/answers.json and exit")
+    p.add_argument("--no-cache", action="store_true", help="count again: neither read nor write the user cache")
     return p
 
 
@@ -101,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
 
             print(write_answers(check_out_dir(args.out)))
             return 0
-        result = select(query_of(args))
+        with disabled(args.no_cache):
+            result = select(query_of(args))
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2

@@ -16,6 +16,7 @@ from .models.spec import Size
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
                         finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
 from .selection_table import num  # noqa: F401 - the callers' number format
+from .runs.parallel import prefetch
 
 FORMATS = ("table", "markdown", "json")
 RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s")
@@ -284,6 +285,9 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     """
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     q = check_query(query)
+    if not (q.train or q.features):      # batch-1 inference counts on all cores, into the user cache
+        prefetch([(m, q.resolution, 1 if q.batch_size == "auto" else q.batch_size, q.dtype) for m in q.models
+                  if get_spec(m).rule.accepts(Size.of(q.resolution))])
     excluded, undecided, candidates = [], [], []
     for model in q.models:
         row, reason = screen(model, q)

@@ -9,9 +9,10 @@ MIB = 2 ** 20
 
 
 def _count(model: str, q, batch: int) -> dict:
-    from .runs.counted import count, serving_memory
+    from .runs.counted import counted, serving_memory
 
-    c = count(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train, features=q.features)
+    c = dict(counted(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train,
+                     features=q.features))      # read from the user cache when counted before
     if q.train:
         c.update(serving_memory(c, q.dtype, q.optimizer))
     return c

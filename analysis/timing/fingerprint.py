@@ -5,6 +5,7 @@ A number without the machine and settings that produced it cannot be reproduced 
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 from functools import lru_cache
@@ -33,12 +34,25 @@ def available_cores() -> int:
     return os.cpu_count() or 1
 
 
-def timm_version() -> Optional[str]:
+def package_version(name: str) -> Optional[str]:
+    """`name.__version__`, read from the installed metadata when the package is not imported yet (importing
+    timm costs seconds); None when it is not installed."""
+    import importlib.metadata
+    import sys
+
+    if name in sys.modules:
+        return getattr(sys.modules[name], "__version__", None)
     try:
-        import timm
-    except ImportError:
-        return None
-    return timm.__version__
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        try:
+            return importlib.import_module(name).__version__
+        except ImportError:
+            return None
+
+
+def timm_version() -> Optional[str]:
+    return package_version("timm")
 
 
 def gpu_name(device: torch.device) -> Optional[str]:

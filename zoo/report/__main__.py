@@ -16,6 +16,7 @@ from ..errors import UsageError, UsageParser
 from ..models.accuracy import pretraining_option, weights_option
 from ..runs.plan import check_out_dir
 from ..runs.safe_io import kind_of, refuse_symlinked_folder
+from ..runs.user_cache import disabled
 from ..signals import exit_status, handles_sigterm, interrupted
 
 
@@ -31,6 +32,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                                                        "(timm's evaluation of what timm.create_model(..., "
                                                        "pretrained=True) loads), paper, best (default: default)")
     p.add_argument("--pretraining", help="comma list of pretraining groups the shown checkpoints are chosen among")
+    p.add_argument("--no-cache", action="store_true",
+                   help="count the worked questions' models again instead of reading the user cache")
     args = p.parse_args(argv)
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
     if args.check and (args.weights != "default" or args.pretraining):
@@ -73,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     from .build import build_reports
     from .deterministic import check, deterministic_tasks, refresh
 
-    with warnings.catch_warnings(record=True) as caught:  # bad lines: named once, on one line each
+    # warnings: bad lines named once, one line each; --check counts afresh, never from the user cache
+    with warnings.catch_warnings(record=True) as caught, disabled(args.no_cache or args.check):
         warnings.simplefilter("always")
         try:
             if args.refresh or args.check:

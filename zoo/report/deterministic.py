@@ -4,8 +4,9 @@ Cost and memory are counted, not timed, so they must come out the same on any ma
 registry model at 224, 384, its native resolution and every resolution an accuracy entry of it
 was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples, and the
 whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN at 1024).
-`check` recounts them and rebuilds every report file in a scratch folder: markdown, the data
-behind each plot (plots.json), the HTML page (its inlined PNG bytes aside) and each PNG's presence.
+`check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
+file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
+PNG bytes aside) and each PNG's presence.
 """
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from ..answers import stale_answers, write_answers
 from ..models.accuracy import accuracy_entries
 from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models
+from ..runs.parallel import count_rows
 from ..runs.store import ResultStore, latest
-from ..runs.tasks import Task, run_task
+from ..runs.tasks import Task
+from ..runs.user_cache import disabled
 from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES, build_reports
 from .html import without_images
 
@@ -69,8 +72,8 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
     with store.locked():
         have = {_key(r): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
         written = 0
-        for task in deterministic_tasks():
-            row = run_task(task)
+        tasks = deterministic_tasks()
+        for task, row in zip(tasks, count_rows(tasks)):
             if have.get(_task_key(task)) != _measured(row):
                 store.append(row)
                 written += 1
@@ -85,19 +88,21 @@ def check(out_dir: str | Path = ".", progress=None) -> list[str]:
     problems = []
     store = ResultStore(out_dir)
     committed = {_key(r): r for r in latest(store.rows("cost")) if _is_deterministic(r)}
-    for task in deterministic_tasks():
-        fresh = run_task(task)
-        if "failed" in fresh:
-            problems.append(f"{task.model} at {task.img_size}: counting failed: {fresh['failed']}")
-            continue
-        old = committed.get(_task_key(task))
-        if old is None:
-            problems.append(f"results/cost.jsonl lacks {task.model} at {task.img_size}")
-        elif _measured(old) != _measured(fresh):
-            fields = [k for k in MEASURED if old.get(k) != fresh.get(k)]
-            problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a fresh count")
-        if progress:
-            progress(f"{task.model} {task.img_size}")
+    tasks = deterministic_tasks()
+    with disabled():    # a fresh count, never the user cache's (the workers are told so too)
+        for task, fresh in zip(tasks, count_rows(tasks)):
+            if "failed" in fresh:
+                problems.append(f"{task.model} at {task.img_size}: counting failed: {fresh['failed']}")
+                continue
+            old = committed.get(_task_key(task))
+            if old is None:
+                problems.append(f"results/cost.jsonl lacks {task.model} at {task.img_size}")
+            elif _measured(old) != _measured(fresh):
+                fields = [k for k in MEASURED if old.get(k) != fresh.get(k)]
+                problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a "
+                                "fresh count")
+            if progress:
+                progress(f"{task.model} {task.img_size}")
     return problems + stale_answers(out_dir) + stale_reports(out_dir)
 
 

@@ -1,8 +1,8 @@
 """A cost row's measured fields: a registry model built on meta and counted (analysis.count), with the serving
-memory the run layer derives from the record."""
+memory the run layer derives from the record; `counted` reads a count made before from the user cache."""
 from __future__ import annotations
 
-from analysis.size import Size
+from analysis.size import Size, SizeLike
 from analysis.vocab import DTYPES
 
 from ..models.registry import create_model, get_spec, map_shapes
@@ -65,3 +65,11 @@ def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
         fields.update(train_serve_bytes=master + 4 * trainable * (1 + states) + cast_copies
                       + record["train_act_peak_bytes"], train_optimizer=text)
     return fields
+
+
+def counted(model: str, img_size: SizeLike, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
+            features: bool = False, frozen_stages: int | None = None, detector: str | None = None) -> dict:
+    """`count`, read from the user cache when the same count was made before (zoo.runs.count_cache)."""
+    from .count_cache import cached_count
+
+    return cached_count(count, model, Size.of(img_size), batch_size, dtype, train, features, frozen_stages, detector)

@@ -1,8 +1,9 @@
 """Executors run a schedule (zoo.runs.scheduler) and hand each finished row to a callback, as soon as it exists.
 
-`local` runs the tasks one after another in this process; `subprocess` runs each in a fresh Python
-process (zoo.runs.isolated), so allocator, thread-pool and compile caches of one model cannot leak
-into the next; `ray` runs each as a Ray task (zoo.runs.ray_executor). All produce rows through `run_task`.
+`local` counts cost tasks on the machine's cores (zoo.runs.parallel) and times the rest one after
+another in this process; `subprocess` runs each in a fresh Python process (zoo.runs.isolated), so
+allocator, thread-pool and compile caches of one model cannot leak into the next; `ray` runs each as a
+Ray task (zoo.runs.ray_executor). All produce rows through `run_task`.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ Executor = Callable[[Schedule, OnRow, Optional[PeakCache]], None]
 
 
 def run_local(plan: Schedule, on_row: OnRow, peaks: Optional[PeakCache] = None) -> None:
-    run_in_order(plan, run_task, on_row, peaks)
+    run_in_order(plan, run_task, on_row, peaks, pooled=True)
 
 
 def run_subprocesses(plan: Schedule, on_row: OnRow, peaks: Optional[PeakCache] = None) -> None:

@@ -1,15 +1,18 @@
 """The GEMM peak each timed row's MFU is computed against: probed once per machine, dtype and thread
-count, and kept in <out>/results/peaks.json with its probes, so back-to-back runs share one peak
-instead of each re-probing a machine whose load changes by the minute.
+count, kept in the user's cache folder (zoo.runs.user_cache) so every run on the machine, into any
+--out folder, shares one peak instead of re-probing a machine whose load changes by the minute, and
+copied with its probes and provenance into <out>/results/peaks.json.
 
 A cached peak is used while the machine's fingerprint (CPU model, GPU, torch version) is the same;
 `reprobe=True` (`zoo.compare --reprobe-peak`) probes again and keeps the higher of the two (others'
-load can only lower a probe). The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) is
-kept beside it the same way, once per machine, device and thread count, for the roofline estimate.
+load can only lower a probe). With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
+The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) is kept in peaks.json beside it,
+once per machine, device and thread count, for the roofline estimate.
 """
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from pathlib import Path
 
@@ -23,8 +26,10 @@ from analysis.vocab import resolve_device
 from .safe_io import kind_of, strict_loads, write_atomic
 from .tasks import Task, machine
 from .timed import is_noisy
+from .user_cache import UserCache
 
 PEAKS_FILE = "peaks.json"
+NAMESPACE = "peak"
 
 
 def peak_key(task: Task) -> str:
@@ -61,14 +66,15 @@ def bandwidth_key(task: Task) -> str:
 
 
 class PeakCache:
-    """`get(task)` -> measure_peak_flops' dict for the task's device, dtype and threads, with the
-    machine's measured memory bandwidth (`mem_bandwidth`, bytes/s) added."""
+    """`get(task)` -> measure_peak_flops' dict for the task's device, dtype and threads, with `peak_provenance`
+    and the machine's measured memory bandwidth (`mem_bandwidth`, bytes/s) added."""
 
     def __init__(self, results_dir: Path | None, reprobe: bool = False):
         self.path = results_dir / PEAKS_FILE if results_dir else None
-        self.reprobe, self.probed_now = reprobe, set()
+        self.reprobe, self.probed_now, self.resolved = reprobe, set(), set()
         self.labels: dict[str, str] = {}     # key -> how this run got its peak, when it probed
         self.unkept: set[str] = set()        # keys probed under load: used this run, never written
+        self.user = UserCache(NAMESPACE)
         self.peaks: dict[str, dict] = self._load()
 
     def _load(self) -> dict:
@@ -87,25 +93,45 @@ class PeakCache:
         """The peak, with `peak_probe` saying where it came from. A probe that others' CPU disturbed (the noise
         rule of timed rows) is used for this run only, never kept, and a kept one of that kind is probed again."""
         key = peak_key(task)
-        kept = self.peaks.get(key)
-        if kept is not None and "fast_gemm" not in kept and task.dtype != "fp32":
-            kept = None     # probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%): probe again
-        stale = kept is None or _under_load(kept, task)
-        if (stale or self.reprobe) and key not in self.probed_now:
+        if key in self.resolved:
+            return self._with_bandwidth(key, self.peaks[key], task)
+        folder = self.peaks.get(key)
+        user = self.user.get({"peak_key": key})
+        user = user if usable_peak(user) else None
+        # probed again: a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%),
+        # and a peak probed while others held the CPU
+        candidates = [p for p in (folder, user) if p is not None and ("fast_gemm" in p or task.dtype == "fp32")
+                      and not _under_load(p, task)]
+        kept = max(candidates, key=lambda p: p["peak_flops"]) if candidates else None
+        if kept is None or (self.reprobe and key not in self.probed_now):
             device = resolve_device(task.device)
             probed = measure_peak_flops(str(device), task.dtype, task.threads)
             self.probed_now.add(key)
-            if stale or probed["peak_flops"] > kept["peak_flops"]:
-                loaded = _under_load(probed, task)
+            if kept is None or probed["peak_flops"] > kept["peak_flops"]:
                 share = probed.get("peak_foreign_cpu_share") or 0
-                self.peaks[key] = probed
-                (self.unkept.add if loaded else self.unkept.discard)(key)
-                self.labels[key] = (f"probed under load (others' CPU {100 * share:.0f}%), not kept" if loaded
-                                    else "probed now, kept")
-                if not loaded:
-                    self._save()
-        return {**self.peaks[key], **self.bandwidth(task),
-                "peak_probe": self.labels.get(key, "kept from a quiet probe")}
+                if _under_load(probed, task):      # used for this run only: neither file nor user cache
+                    self.labels[key] = f"probed under load (others' CPU {100 * share:.0f}%), not kept"
+                    self.unkept.add(key)
+                    self.peaks[key] = probed
+                    self.resolved.add(key)
+                    return self._with_bandwidth(key, probed, task)
+                self.labels[key] = "probed now, kept"
+                self.unkept.discard(key)
+                kept = {**probed, "peak_provenance": {
+                    "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "peak_key": key}}
+        if user is None or kept["peak_flops"] > user["peak_flops"]:
+            self.user.put({"peak_key": key}, kept, {"results": str(self.path) if self.path else None})
+        if self.user.entry({"peak_key": key}) is not None:
+            kept = {**kept, "peak_provenance": {**kept.get("peak_provenance", {}),
+                                                "cache_file": str(self.user.path({"peak_key": key}))}}
+        self.resolved.add(key)
+        if kept != folder:
+            self.peaks[key] = kept
+            self._save()
+        return self._with_bandwidth(key, kept, task)
+
+    def _with_bandwidth(self, key: str, peak: dict, task: Task) -> dict:
+        return {**peak, **self.bandwidth(task), "peak_probe": self.labels.get(key, "kept from a quiet probe")}
 
     def bandwidth(self, task: Task) -> dict:
         """measure_bandwidth's dict, probed once per bandwidth_key (again, keeping the higher, on reprobe)."""

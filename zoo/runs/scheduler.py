@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
+from .parallel import count_rows
 from .peaks import PeakCache
 from .schema import is_measured, row_key
 from .tasks import OnRow, Task, task_key
@@ -54,10 +55,12 @@ def schedule(tasks: Iterable[Task], stored: Iterable[dict] = ()) -> Schedule:
     return plan
 
 
-def run_in_order(plan: Schedule, run: RunOne, on_row: OnRow, peaks: Optional[PeakCache] = None) -> None:
-    """Run each task one after another through `run` (in this process, or one process each)."""
-    for task in plan.cost:
-        row = run(task, None, None)
+def run_in_order(plan: Schedule, run: RunOne, on_row: OnRow, peaks: Optional[PeakCache] = None,
+                 pooled: bool = False) -> None:
+    """Run each task one after another through `run` (in this process, or one process each); when `pooled`,
+    the cost tasks the user cache lacks are counted on the machine's cores (zoo.runs.parallel), rows in order."""
+    cost_rows = count_rows(plan.cost) if pooled else (run(task, None, None) for task in plan.cost)
+    for task, row in zip(plan.cost, cost_rows):
         plan.record(task, row)
         on_row(row)
     for task in plan.timed:

@@ -19,7 +19,7 @@ from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 
 from .._version import __version__
 from ..models.registry import get_spec
-from .counted import count
+from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
 from .schema import SCHEMA_VERSION, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
@@ -82,9 +82,9 @@ class Task:
 
 
 def software() -> dict:
-    import timm
+    from analysis.timing.fingerprint import timm_version
 
-    return {"archzoo": __version__, "torch": torch.__version__.split("+")[0], "timm": timm.__version__}
+    return {"archzoo": __version__, "torch": torch.__version__.split("+")[0], "timm": timm_version()}
 
 
 def base_row(task: Task) -> dict:
@@ -149,5 +149,5 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
 
 def _cost(task: Task) -> dict:
-    return count(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
-                 frozen_stages=task.frozen_stages, detector=task.detector)
+    return counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
+                   frozen_stages=task.frozen_stages, detector=task.detector)

@@ -19,7 +19,7 @@ from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_
 from analysis.timing.steps import autocast_context, random_input
 from analysis.vocab import attention_path
 
-from .counted import build, count
+from .counted import build, counted
 from .host_fit import fit_to_host, record_halving
 from .roofline_rows import measured_roofline
 from .run_logs import keep_log, verbose
@@ -50,7 +50,7 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     """The timed fields of a throughput Task's row (zoo.runs.tasks). macs: per image (counted here when None);
     peak: probed when None."""
     built = dict(features=task.features, frozen_stages=task.frozen_stages, detector=task.detector)
-    macs = macs if macs is not None else count(task.model, task.img_size, train=False, **built)["macs"]
+    macs = macs if macs is not None else counted(task.model, task.img_size, train=False, **built)["macs"]
     model = build(task.model, task.img_size, "cpu", "fp32", **built)
     backend, setting = backend_named(task.backend), timing_setting(task)
     batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold

@@ -1,0 +1,79 @@
+"""Counted cost, cached in the user cache: a count made before with the same full key is read back, not redone.
+
+The key is everything a count depends on: model, size, batch, dtype, train, features, the torch, timm
+and archzoo versions, a hash of archzoo's own source files (zoo/ and analysis/), so any code change
+misses the cache, and the model's spec as data (a model registered by the user's own code included).
+What the user cache trusts and ignores: zoo.runs.user_cache.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from analysis.size import Size
+
+from .user_cache import UserCache, enabled
+
+NAMESPACE = "count"
+SOURCE_PACKAGES = ("zoo", "analysis")
+ROOT = Path(__file__).resolve().parents[2]       # holds zoo/ and analysis/ (a checkout or site-packages)
+
+
+@functools.lru_cache(maxsize=1)
+def source_hash() -> str:
+    """sha256 over archzoo's .py files (relative path and bytes), in a fixed order."""
+    digest = hashlib.sha256()
+    for package in SOURCE_PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool,
+              frozen_stages: int | None = None, detector: str | None = None) -> dict:
+    import torch
+
+    from analysis.timing.fingerprint import timm_version
+
+    from .._version import __version__
+
+    from ..models.registry import get_spec
+
+    spec = get_spec(model)
+    height, width = Size.of(img_size).hw
+    return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
+            "train": bool(train), "features": bool(features), "frozen_stages": frozen_stages, "detector": detector,
+            "torch": torch.__version__, "timm": timm_version(),
+            "archzoo": __version__, "source": source_hash(),
+            "spec": f"{spec!r} {spec.vit_config!r}"}     # a model registered outside archzoo's source, by its data
+
+
+def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
+                 train: bool = True, features: bool = False, frozen_stages: int | None = None,
+                 detector: str | None = None) -> dict:
+    """compute(model, img_size, batch_size, dtype, train, features, frozen_stages, detector)
+    (zoo.runs.counted.count), from the user cache when it holds this key, else computed and stored."""
+    args = (model, img_size, batch_size, dtype, train, features, frozen_stages, detector)
+    if not enabled():
+        return compute(*args)
+    key = count_key(*args)
+    cache = UserCache(NAMESPACE)
+    kept = cache.get(key)
+    if kept is not None:
+        return kept
+    start = time.perf_counter()
+    fresh = json.loads(json.dumps(compute(*args)))      # the value exactly as a later hit reads it
+    cache.put(key, fresh, {"counted_seconds": round(time.perf_counter() - start, 3), "pid": os.getpid(),
+                           "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    return fresh
+
+
+def is_cached(model: str, img_size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
+              features: bool = False, frozen_stages: int | None = None, detector: str | None = None) -> bool:
+    return enabled() and UserCache(NAMESPACE).entry(count_key(model, img_size, batch_size, dtype, train, features,
+                                                                frozen_stages, detector)) is not None

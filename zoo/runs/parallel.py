@@ -1,0 +1,121 @@
+"""Counting many models on the machine's cores: cost tasks run in a process pool and come back in the
+order asked for; zoo.select's candidates are counted into the user cache the same way. Counting is
+deterministic and on the meta device, so processes cannot disturb each other's numbers (timed tasks
+never run here: they must not share the hardware).
+
+Workers are forked from this process when it runs one thread (they start at once, torch imported);
+with other threads alive (a progress bar) a fork could inherit a held lock, so they come from a
+forkserver instead. Each worker reads and writes the user cache as this process would (`--no-cache`
+is passed to it, not inherited through a forkserver's older environment).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Iterator, Optional, Sequence
+
+from analysis.timing.fingerprint import available_cores
+
+from .count_cache import is_cached
+from .user_cache import disabled, enabled
+
+log = logging.getLogger("zoo.runs")
+PR_SET_PDEATHSIG = 1    # linux/prctl.h
+MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
+
+
+def workers_for(n_items: int, workers: Optional[int] = None) -> int:
+    return max(1, min(n_items, workers or available_cores()))
+
+
+def _context():
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+    if context.get_start_method() == "forkserver":
+        context.set_forkserver_preload(["zoo.runs.tasks"])
+    return context
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool worker start-up: on Linux, be killed when the process that started it dies (SIGKILL, the
+    out-of-memory killer), instead of waiting on the pool's pipe forever."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if parent and os.getppid() != parent:       # it died before the line above took effect
+        os._exit(1)
+
+
+def _call(fn: Callable, use_cache: bool, item):
+    with disabled(not use_cache):
+        return fn(item)
+
+
+def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) -> Iterator:
+    """fn(item) for each item, in order, on up to `workers` processes (the available cores). Should the pool
+    break (a worker killed for memory, a script that cannot be re-imported by a forkserver), the items it
+    left unfinished run here instead."""
+    n = workers_for(len(items), workers)
+    if n < 2 or len(items) < MIN_PARALLEL:
+        yield from map(fn, items)
+        return
+    call = functools.partial(_call, fn, enabled())
+    context = _context()
+    pool = ProcessPoolExecutor(n, mp_context=context, initializer=_die_with_parent,
+                               initargs=(os.getpid() if context.get_start_method() == "fork" else 0,))
+    try:
+        futures = [pool.submit(call, item) for item in items]
+        broken = False
+        for item, future in zip(items, futures):
+            try:
+                yield future.result()
+            except BrokenProcessPool as e:
+                if not broken:
+                    log.warning("the counting pool broke (%s); counting the rest in this process", e)
+                broken = True
+                yield fn(item)
+        pool.shutdown(wait=True)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)   # interrupted: stop what has not started
+
+
+def count_rows(tasks: Sequence) -> Iterator[dict]:
+    """run_task of each cost task, in order; what the user cache lacks is counted on the pool."""
+    from .tasks import run_task
+
+    misses = [t for t in tasks if not is_cached(t.model, t.img_size, t.batch_size, t.dtype, t.train, t.features,
+                                                t.frozen_stages, t.detector)]
+    counted = map_ordered(run_task, misses)
+    miss_ids = {id(t) for t in misses}
+    for task in tasks:
+        yield next(counted) if id(task) in miss_ids else run_task(task)
+
+
+def _count_into_cache(request: tuple) -> bool:
+    from .counted import counted
+
+    model, img_size, batch_size, dtype = request
+    try:
+        counted(model, img_size, batch_size, dtype, train=False)
+    except Exception:  # noqa: BLE001 - the caller counts it again and reports the failure itself
+        return False
+    return True
+
+
+def prefetch(requests: list[tuple]) -> None:
+    """Count the (model, size, batch, dtype) inference costs the user cache lacks on the machine's cores,
+    into the cache, so the caller's own `counted` calls read them. Nothing to do with the cache off."""
+    if not enabled():
+        return
+    misses = [r for r in requests if not is_cached(*r, train=False)]
+    for _ in map_ordered(_count_into_cache, misses):
+        pass
