@@ -202,7 +202,9 @@ def print_records(records: list[dict], fmt: str) -> None:
     else:
         from rich.console import Console
 
-        Console(width=max(160, Console().width)).print(to_rich(records))
+        console = Console()     # a terminal's own width; piped or redirected, 160 columns
+        width = console.width if console.is_terminal else 160
+        Console(width=width).print(to_rich(records, width))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,6 +51,8 @@ COLUMNS = [
     ("p50 (ms / batch)", "latency_ms_p50", lambda v: f"{v:.1f}"),
     ("p99 (ms / batch)", "latency_ms_p99", None),
     ("backend", "backend", str),
+    ("dtype", "dtype", str),
+    ("timed on", "timed_on", str),
     ("img/s vs eager", "vs_eager", lambda v: f"{v:.2f}x"),
     ("MFU", "mfu", None),
     ("roofline (ms / batch)", "roofline_ms", lambda v: f"{v:.1f}"),
@@ -101,6 +103,16 @@ def accuracy_fields(model: str, img_size: int | None, weights: str = "default", 
             "accuracy": accuracy_at(model, img_size) if img_size else []}
 
 
+def timed_on(record: dict) -> str:
+    """Where a timed record ran: "cpu: AMD EPYC, 2 threads" or "cuda: NVIDIA H200"."""
+    env, settings = record.get("env") or {}, record.get("timing_settings") or {}
+    device = settings.get("device") or record.get("device") or "?"
+    if env.get("gpu_name") and str(device).startswith("cuda"):
+        return f"{device}: {env['gpu_name']}"
+    threads = settings.get("threads") or record.get("threads") or env.get("cpu_cores_available")
+    return f"{device}: {env.get('cpu_model') or '?'}" + (f", {threads} threads" if threads else "")
+
+
 def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[dict]:
     """One record per model x resolution x batch (x timing backend): its cost row, its timed rows (training
     prefixed train_), and the accuracy of the checkpoint `weights` picks at exactly that resolution. Where one
@@ -132,6 +144,8 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         if key[4] not in (None, "eager") and eager and eager.get("imgs_per_s") and record.get("imgs_per_s"):
             record["vs_eager"] = record["imgs_per_s"] / eager["imgs_per_s"]
     for record in merged.values():
+        if record.get("imgs_per_s") is not None or record.get("train_imgs_per_s") is not None:
+            record["timed_on"] = timed_on(record)
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
     records = list(merged.values())
     for row in not_measured:
@@ -174,24 +188,64 @@ def not_measured_lines(records: list[dict]) -> list[str]:
 TITLE = "archzoo comparison (MACs per image; FLOPs = 2 x MACs; MiB = 2^20 bytes)"
 
 
-def to_rich(records: list[dict]):
+def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
+    """Characters a one-line-per-row table needs: each column as wide as its widest header or cell, plus borders."""
+    return 1 + sum(3 + max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers))
+
+
+SETTING_FIELDS = ("size", "batch_size", "backend", "dtype", "timed_on")    # said once when every record shares it
+
+
+def fold_constant(headers: list[str], rows: list[list[str]], settings: set[int]) -> tuple[list[str], list[list[str]], list[str]]:
+    """Setting columns (indices `settings`) every row shares move out of the table into "header: value" notes,
+    and columns with no value in any row go, so that the table shows what differs (one row keeps its columns)."""
+    keep, notes = [], []
+    for i, header in enumerate(headers):
+        values = {row[i] for row in rows}
+        if i > 0 and values <= {"", "-"}:
+            continue
+        if i in settings and len(rows) > 1 and len(values) == 1:
+            notes.append(f"{header}: {values.pop()}")
+            continue
+        keep.append(i)
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in rows], notes
+
+
+TRANSPOSE_UP_TO = 12     # records; more than that stay one row each however wide the table gets
+
+
+def to_rich(records: list[dict], width: int = 160):
+    """The console table. Settings every row shares are stated under the title; a table wider than `width`
+    with few records is turned on its side (one column per record, one row per metric) rather than squeezed."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     measured = _measured(records)
     columns = _columns(measured)
-    table = Table(title=TITLE, title_justify="left")
-    rows = [cells(record, columns) for record in measured]
-    for i, (header, field, _) in enumerate(columns):
-        # long cells wrap between words (map shapes, one per word), never inside one, and are never cut
-        widest = max((len(word) for row in rows for word in str(row[i]).split()), default=None)
-        table.add_column(header, justify="left" if field in ("model", "weights_label", "pretraining") else "right",
-                         no_wrap=field == "model", min_width=widest, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
+    headers, rows, notes = fold_constant([c[0] for c in columns], [cells(record, columns) for record in measured],
+                                         {i for i, c in enumerate(columns) if c[1] in SETTING_FIELDS})
+    fields = {c[0]: c[1] for c in columns}
+    table = Table()
+    if rows and _natural_width(headers, rows) > width and len(rows) <= TRANSPOSE_UP_TO:
+        names = [row[0] for row in rows]
+        labels = names if len(set(names)) == len(names) else [f"{row[0]} ({i + 1})" for i, row in enumerate(rows)]
+        table.add_column("", justify="left", no_wrap=True)
+        for label in labels:
+            table.add_column(label, justify="right", overflow="fold")
+        for i, header in enumerate(headers[1:], start=1):
+            table.add_row(header, *(row[i] for row in rows))
+    else:
+        for i, header in enumerate(headers):
+            # long cells wrap between words (map shapes, one per word), never inside one, and are never cut
+            widest = max((len(word) for row in rows for word in str(row[i]).split()), default=None)
+            table.add_column(header, no_wrap=i == 0, min_width=widest, overflow="fold",
+                             justify="left" if fields[header] in ("model", "weights_label", "pretraining") else "right")
+        for row in rows:
+            table.add_row(*row)
     lines = not_measured_lines(records)
-    return Group(table, *(Text(f"not measured: {line}") for line in lines))
+    shared = [Text("same for all: " + " · ".join(notes))] if notes else []
+    return Group(Text(TITLE), table, *shared, *(Text(f"not measured: {line}") for line in lines))
 
 
 def to_markdown(records: list[dict]) -> str:
