@@ -1,8 +1,11 @@
 """Feature maps state their strides and stages; frozen stages lower training cost by exactly their share."""
 import pytest
+import torch
 
 import zoo
+from analysis.size import Size
 from zoo.errors import ZooError
+from zoo.runs.counted import build
 from zoo.runs.tasks import count
 
 HIERARCHICAL = ["resnet50", "bit_r50x1", "convnext_t", "swin_t", "regnety_160", "effnet_l2", "vitdet_b16"]
@@ -25,8 +28,12 @@ def test_resnet_gives_c2_to_c5_and_the_stem_on_request():
     assert with_stem.feature_info.reduction() == [2, 4, 8, 16, 32]
 
 
-def _drop(name: str, frozen: int) -> tuple[dict, dict]:
-    return count(name, 224, features=True), count(name, 224, features=True, frozen_stages=frozen)
+def _drop(name: str, frozen: int, dtype: str = "fp32") -> tuple[dict, dict]:
+    return count(name, 224, features=True, dtype=dtype), count(name, 224, features=True, frozen_stages=frozen,
+                                                                dtype=dtype)
+
+
+FP32, INT64 = 4, 8
 
 
 def test_frozen_stem_and_stage_1_of_resnet50():
@@ -45,10 +52,73 @@ def test_frozen_stem_and_stage_1_of_resnet50():
     assert free["macs"] == frozen["macs"]                    # the forward is unchanged
     frozen_params = (9408 + 128) + 215_808                   # conv1 + bn1, layer1 (torchvision's counts)
     assert free["trainable_params"] - frozen["trainable_params"] == frozen_params
-    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
-    assert act_drop > 0                                      # frozen layers save nothing for backward
     # a gradient and an SGD momentum buffer (fp32) less per frozen parameter
+    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
     assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + 2 * 4 * frozen_params
+
+
+def _stem_saved_bytes() -> int:
+    """What ResNet-50's stem keeps for backward at 224 and nothing after it reads: conv1's output (bn1 saves
+    its input), bn1's output (the in-place ReLU saves it, maxpool reads it), maxpool's int64 argmax indices,
+    bn1's batch mean and inverse std. maxpool's output stays: layer1's convolutions save it."""
+    return FP32 * 2 * 64 * 112 * 112 + INT64 * 64 * 56 * 56 + FP32 * 2 * 64
+
+
+def _layer1_saved_bytes() -> int:
+    """Frozen with the stem: maxpool's output (64 maps at 56^2) is no longer saved by layer1.0's conv1 and
+    downsample; each bottleneck keeps every conv output (its BN saves it) and every BN output (read by an
+    in-place ReLU, or added into in place before one: timm's `x += shortcut`), the downsample conv's output
+    (its BN output only feeds the add), and 2 statistics per BN channel. Block 3's output stays: layer2.0's
+    conv1 and downsample still save it for their weight gradients."""
+    maps = 64 + (4 * 64 + 2 * 256 + 256) + (4 * 64 + 2 * 256) + (4 * 64 + 256)
+    bn_channels = (2 * 64 + 2 * 256) + 2 * (2 * 64 + 256)
+    return FP32 * maps * 56 * 56 + FP32 * 2 * bn_channels
+
+
+@pytest.mark.parametrize("frozen", [0, 1])
+def test_frozen_stages_of_resnet50_lower_training_memory_by_what_they_kept_for_backward(frozen):
+    expected = _stem_saved_bytes() + (_layer1_saved_bytes() if frozen else 0)   # 8,028,672 / 37,744,128 bytes
+    free, frozen_row = _drop("resnet50", frozen)
+    assert free["train_act_peak_bytes"] - frozen_row["train_act_peak_bytes"] == expected
+    assert free["act_peak_bytes"] == frozen_row["act_peak_bytes"]      # inference keeps nothing for backward
+
+
+def _saved_for_backward(name: str, frozen: int | None) -> int:
+    """Bytes of the distinct activations autograd saves for backward in one training forward at 224 (its own
+    saved-tensor hooks, not archzoo's allocation tracker); weights, buffers and the image excluded."""
+    module = build(name, Size(224, 224), "meta", features=True, frozen_stages=frozen).train()
+    x = torch.empty(1, 3, 224, 224, device="meta")
+    excluded = {id(t.untyped_storage()) for t in [x, *module.parameters(), *module.buffers()]}
+    saved = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        if id(storage) not in excluded:
+            saved[id(storage)] = storage            # held, so no id is reused
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        module(x)
+    return sum(storage.nbytes() for storage in saved.values())
+
+
+@pytest.mark.parametrize("name", ["convnext_t", "swin_t"])
+def test_frozen_stages_lower_training_memory_by_exactly_the_activations_they_no_longer_save(name):
+    """Freezing moves no peak: the training step's activation peak drops by exactly what autograd no longer
+    keeps for backward (convnext_t: 44,656,640 bytes; swin_t: 43,552,776 at --frozen-stages 1)."""
+    free, frozen = _drop(name, 1)
+    expected = _saved_for_backward(name, None) - _saved_for_backward(name, 1)
+    assert expected > 0
+    assert free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"] == expected
+
+
+def test_frozen_weights_have_no_autocast_copy_under_bf16():
+    """torch.autocast caches low-precision copies only of weights that require grad (aten's cached_cast), so a
+    frozen parameter saves its fp32 gradient, its momentum buffer and its bf16 copy: 4 + 4 + 2 bytes."""
+    free, frozen = _drop("resnet50", 1, dtype="bf16")
+    frozen_params = free["trainable_params"] - frozen["trainable_params"]
+    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
+    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + (4 + 4 + 2) * frozen_params
 
 
 def test_frozen_stages_of_convnext_t():
