@@ -36,51 +36,70 @@ def _drop(name: str, frozen: int, dtype: str = "fp32") -> tuple[dict, dict]:
 FP32, INT64 = 4, 8
 
 
-def test_frozen_stem_and_stage_1_of_resnet50():
-    """By hand, ResNet-50 at 224 (He et al. Table 1): conv1 7x7 3->64 on 112^2 = 118,013,952 MACs; layer1 at
-    56^2: block 1 = 1x1 64->64, 3x3 64->64, 1x1 64->256, downsample 1x1 64->256; blocks 2-3 = 1x1 256->64,
-    3x3, 1x1 64->256. Unfrozen, backward costs conv1's weight gradient (1x; the image needs no gradient) and
-    2x layer1; frozen, none of it, and layer2.0's conv1 and downsample (1x1 256->128 at 56^2, 1x1 stride 2
-    256->512 at 28^2) no longer need input gradients."""
-    hw = 56 * 56
-    conv1 = 112 * 112 * 64 * 3 * 49
+def _resnet50_frozen_macs(h: int, w: int) -> int:
+    """By hand (He et al. Table 1): conv1 7x7 3->64 at H/2 x W/2; layer1 at H/4 x W/4: block 1 = 1x1 64->64,
+    3x3 64->64, 1x1 64->256, downsample 1x1 64->256; blocks 2-3 = 1x1 256->64, 3x3, 1x1 64->256. Unfrozen,
+    backward costs conv1's weight gradient (1x; the image needs no gradient) and 2x layer1; frozen, none of
+    it, and layer2.0's conv1 and downsample (1x1 256->128 at H/4 x W/4, 1x1 stride 2 256->512 at H/8 x W/8)
+    no longer need input gradients."""
+    hw = (h // 4) * (w // 4)
+    conv1 = (h // 2) * (w // 2) * 64 * 3 * 49                  # 118,013,952 at 224
     block1 = hw * (64 * 64 + 64 * 64 * 9 + 64 * 256 + 64 * 256)
     block23 = hw * (256 * 64 + 64 * 64 * 9 + 64 * 256)
-    layer2_inputs = hw * 256 * 128 + 28 * 28 * 256 * 512
-    free, frozen = _drop("resnet50", 1)
-    assert free["train_macs"] - frozen["train_macs"] == conv1 + 2 * (block1 + 2 * block23) + layer2_inputs
-    assert free["macs"] == frozen["macs"]                    # the forward is unchanged
-    frozen_params = (9408 + 128) + 215_808                   # conv1 + bn1, layer1 (torchvision's counts)
-    assert free["trainable_params"] - frozen["trainable_params"] == frozen_params
-    # a gradient and an SGD momentum buffer (fp32) less per frozen parameter
-    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
-    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + 2 * 4 * frozen_params
+    layer2_inputs = hw * 256 * 128 + (h // 8) * (w // 8) * 256 * 512
+    return conv1 + 2 * (block1 + 2 * block23) + layer2_inputs
 
 
-def _stem_saved_bytes() -> int:
-    """What ResNet-50's stem keeps for backward at 224 and nothing after it reads: conv1's output (bn1 saves
-    its input), bn1's output (the in-place ReLU saves it, maxpool reads it), maxpool's int64 argmax indices,
-    bn1's batch mean and inverse std. maxpool's output stays: layer1's convolutions save it."""
-    return FP32 * 2 * 64 * 112 * 112 + INT64 * 64 * 56 * 56 + FP32 * 2 * 64
-
-
-def _layer1_saved_bytes() -> int:
-    """Frozen with the stem: maxpool's output (64 maps at 56^2) is no longer saved by layer1.0's conv1 and
-    downsample; each bottleneck keeps every conv output (its BN saves it) and every BN output (read by an
-    in-place ReLU, or added into in place before one: timm's `x += shortcut`), the downsample conv's output
-    (its BN output only feeds the add), and 2 statistics per BN channel. Block 3's output stays: layer2.0's
-    conv1 and downsample still save it for their weight gradients."""
+def _resnet50_frozen_bytes(h: int, w: int, frozen: int) -> int:
+    """What ResNet-50's stem (and layer1) keep for backward and nothing after them reads, fp32 at batch 1.
+    Stem: conv1's output (bn1 saves its input), bn1's output (the in-place ReLU saves it, maxpool reads it),
+    maxpool's int64 argmax indices, bn1's batch mean and inverse std; maxpool's output stays while layer1's
+    convolutions save it. With layer1: maxpool's output too; each bottleneck's conv outputs (its BN saves
+    them) and BN outputs (read by an in-place ReLU, or added into in place before one: timm's `x +=
+    shortcut`), the downsample conv's output (its BN output only feeds the add), 2 statistics per BN channel.
+    Block 3's output stays: layer2.0's conv1 and downsample (and a detector's FPN lateral) still save it."""
+    half, quarter = (h // 2) * (w // 2), (h // 4) * (w // 4)
+    stem = FP32 * 2 * 64 * half + INT64 * 64 * quarter + FP32 * 2 * 64
+    if not frozen:
+        return stem
     maps = 64 + (4 * 64 + 2 * 256 + 256) + (4 * 64 + 2 * 256) + (4 * 64 + 256)
     bn_channels = (2 * 64 + 2 * 256) + 2 * (2 * 64 + 256)
-    return FP32 * maps * 56 * 56 + FP32 * 2 * bn_channels
+    return stem + FP32 * maps * quarter + FP32 * 2 * bn_channels
+
+
+FROZEN_PARAMS = (9408 + 128) + 215_808                       # conv1 + bn1, layer1 (torchvision's counts)
+
+
+def test_frozen_stem_and_stage_1_of_resnet50():
+    free, frozen = _drop("resnet50", 1)
+    assert free["train_macs"] - frozen["train_macs"] == _resnet50_frozen_macs(224, 224)
+    assert free["macs"] == frozen["macs"]                    # the forward is unchanged
+    assert free["trainable_params"] - frozen["trainable_params"] == FROZEN_PARAMS
+    # a gradient and an SGD momentum buffer (fp32) less per frozen parameter
+    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
+    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + 2 * 4 * FROZEN_PARAMS
 
 
 @pytest.mark.parametrize("frozen", [0, 1])
 def test_frozen_stages_of_resnet50_lower_training_memory_by_what_they_kept_for_backward(frozen):
-    expected = _stem_saved_bytes() + (_layer1_saved_bytes() if frozen else 0)   # 8,028,672 / 37,744,128 bytes
     free, frozen_row = _drop("resnet50", frozen)
+    expected = _resnet50_frozen_bytes(224, 224, frozen)          # 8,028,672 / 37,744,128 bytes
     assert free["train_act_peak_bytes"] - frozen_row["train_act_peak_bytes"] == expected
     assert free["act_peak_bytes"] == frozen_row["act_peak_bytes"]      # inference keeps nothing for backward
+
+
+def test_frozen_stages_in_a_whole_detector_at_800x1280():
+    """Mask R-CNN on ResNet-50 with mmdetection's default frozen_stages=1: the backbone's share by hand, plus
+    the input gradient of the FPN's C2 lateral (1x1 256->256 at 200 x 320), which also reads layer1's output:
+    38,060,032,000 MACs and 770,059,776 bytes (734 MiB) less per training step."""
+    h, w = 800, 1280
+    free = count("resnet50", (h, w), detector="maskrcnn")
+    frozen = count("resnet50", (h, w), detector="maskrcnn", frozen_stages=1)
+    lateral_c2 = (h // 4) * (w // 4) * 256 * 256
+    assert free["train_macs"] - frozen["train_macs"] == _resnet50_frozen_macs(h, w) + lateral_c2
+    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
+    assert act_drop == _resnet50_frozen_bytes(h, w, 1)
+    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + 2 * 4 * FROZEN_PARAMS
 
 
 def _saved_for_backward(name: str, frozen: int | None) -> int:
