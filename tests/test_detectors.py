@@ -13,8 +13,8 @@ from zoo.runs.tasks import count
 SIZE = (800, 1280)     # H x W; mmcv's get_flops default shape (1280, 800) is its transpose: the same MACs
 # Published (#params in M, "FLOPs" in G, which mmcv's counter gives as multiply-accumulates) at 1280 x 800:
 # Swin-T: SwinTransformer/Swin-Transformer-Object-Detection README (Mask R-CNN 3x, Cascade Mask R-CNN 3x);
-# ConvNeXt-T: facebookresearch/ConvNeXt object_detection/README.md; ResNet-50: Swin paper (arXiv:2103.14030)
-# Table 2(a), repeated in ConvNeXt's Table 3.
+# ConvNeXt-T: facebookresearch/ConvNeXt object_detection/README.md; ResNet-50 UNVERIFIED: Swin paper
+# (arXiv:2103.14030) Table 2(b) as third-party notes restate it (no official source could be opened).
 PUBLISHED = {
     ("swin_t", "maskrcnn"): (48, 267), ("swin_t", "cascade_maskrcnn"): (86, 745),
     ("convnext_t", "maskrcnn"): (48, 262), ("convnext_t", "cascade_maskrcnn"): (86, 741),

@@ -1,8 +1,11 @@
 """Feature maps state their strides and stages; frozen stages lower training cost by exactly their share."""
 import pytest
+import torch
 
 import zoo
+from analysis.size import Size
 from zoo.errors import ZooError
+from zoo.runs.counted import build
 from zoo.runs.tasks import count
 
 HIERARCHICAL = ["resnet50", "bit_r50x1", "convnext_t", "swin_t", "regnety_160", "effnet_l2", "vitdet_b16"]
@@ -25,30 +28,116 @@ def test_resnet_gives_c2_to_c5_and_the_stem_on_request():
     assert with_stem.feature_info.reduction() == [2, 4, 8, 16, 32]
 
 
-def _drop(name: str, frozen: int) -> tuple[dict, dict]:
-    return count(name, 224, features=True), count(name, 224, features=True, frozen_stages=frozen)
+def _drop(name: str, frozen: int, dtype: str = "fp32") -> tuple[dict, dict]:
+    return count(name, 224, features=True, dtype=dtype), count(name, 224, features=True, frozen_stages=frozen,
+                                                                dtype=dtype)
+
+
+FP32, INT64 = 4, 8
+
+
+def _resnet50_frozen_macs(h: int, w: int) -> int:
+    """By hand (He et al. Table 1): conv1 7x7 3->64 at H/2 x W/2; layer1 at H/4 x W/4: block 1 = 1x1 64->64,
+    3x3 64->64, 1x1 64->256, downsample 1x1 64->256; blocks 2-3 = 1x1 256->64, 3x3, 1x1 64->256. Unfrozen,
+    backward costs conv1's weight gradient (1x; the image needs no gradient) and 2x layer1; frozen, none of
+    it, and layer2.0's conv1 and downsample (1x1 256->128 at H/4 x W/4, 1x1 stride 2 256->512 at H/8 x W/8)
+    no longer need input gradients."""
+    hw = (h // 4) * (w // 4)
+    conv1 = (h // 2) * (w // 2) * 64 * 3 * 49                  # 118,013,952 at 224
+    block1 = hw * (64 * 64 + 64 * 64 * 9 + 64 * 256 + 64 * 256)
+    block23 = hw * (256 * 64 + 64 * 64 * 9 + 64 * 256)
+    layer2_inputs = hw * 256 * 128 + (h // 8) * (w // 8) * 256 * 512
+    return conv1 + 2 * (block1 + 2 * block23) + layer2_inputs
+
+
+def _resnet50_frozen_bytes(h: int, w: int, frozen: int) -> int:
+    """What ResNet-50's stem (and layer1) keep for backward and nothing after them reads, fp32 at batch 1.
+    Stem: conv1's output (bn1 saves its input), bn1's output (the in-place ReLU saves it, maxpool reads it),
+    maxpool's int64 argmax indices, bn1's batch mean and inverse std; maxpool's output stays while layer1's
+    convolutions save it. With layer1: maxpool's output too; each bottleneck's conv outputs (its BN saves
+    them) and BN outputs (read by an in-place ReLU, or added into in place before one: timm's `x +=
+    shortcut`), the downsample conv's output (its BN output only feeds the add), 2 statistics per BN channel.
+    Block 3's output stays: layer2.0's conv1 and downsample (and a detector's FPN lateral) still save it."""
+    half, quarter = (h // 2) * (w // 2), (h // 4) * (w // 4)
+    stem = FP32 * 2 * 64 * half + INT64 * 64 * quarter + FP32 * 2 * 64
+    if not frozen:
+        return stem
+    maps = 64 + (4 * 64 + 2 * 256 + 256) + (4 * 64 + 2 * 256) + (4 * 64 + 256)
+    bn_channels = (2 * 64 + 2 * 256) + 2 * (2 * 64 + 256)
+    return stem + FP32 * maps * quarter + FP32 * 2 * bn_channels
+
+
+FROZEN_PARAMS = (9408 + 128) + 215_808                       # conv1 + bn1, layer1 (torchvision's counts)
 
 
 def test_frozen_stem_and_stage_1_of_resnet50():
-    """By hand, ResNet-50 at 224 (He et al. Table 1): conv1 7x7 3->64 on 112^2 = 118,013,952 MACs; layer1 at
-    56^2: block 1 = 1x1 64->64, 3x3 64->64, 1x1 64->256, downsample 1x1 64->256; blocks 2-3 = 1x1 256->64,
-    3x3, 1x1 64->256. Unfrozen, backward costs conv1's weight gradient (1x; the image needs no gradient) and
-    2x layer1; frozen, none of it, and layer2.0's conv1 and downsample (1x1 256->128 at 56^2, 1x1 stride 2
-    256->512 at 28^2) no longer need input gradients."""
-    hw = 56 * 56
-    conv1 = 112 * 112 * 64 * 3 * 49
-    block1 = hw * (64 * 64 + 64 * 64 * 9 + 64 * 256 + 64 * 256)
-    block23 = hw * (256 * 64 + 64 * 64 * 9 + 64 * 256)
-    layer2_inputs = hw * 256 * 128 + 28 * 28 * 256 * 512
     free, frozen = _drop("resnet50", 1)
-    assert free["train_macs"] - frozen["train_macs"] == conv1 + 2 * (block1 + 2 * block23) + layer2_inputs
+    assert free["train_macs"] - frozen["train_macs"] == _resnet50_frozen_macs(224, 224)
     assert free["macs"] == frozen["macs"]                    # the forward is unchanged
-    frozen_params = (9408 + 128) + 215_808                   # conv1 + bn1, layer1 (torchvision's counts)
-    assert free["trainable_params"] - frozen["trainable_params"] == frozen_params
-    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
-    assert act_drop > 0                                      # frozen layers save nothing for backward
+    assert free["trainable_params"] - frozen["trainable_params"] == FROZEN_PARAMS
     # a gradient and an SGD momentum buffer (fp32) less per frozen parameter
-    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + 2 * 4 * frozen_params
+    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
+    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + 2 * 4 * FROZEN_PARAMS
+
+
+@pytest.mark.parametrize("frozen", [0, 1])
+def test_frozen_stages_of_resnet50_lower_training_memory_by_what_they_kept_for_backward(frozen):
+    free, frozen_row = _drop("resnet50", frozen)
+    expected = _resnet50_frozen_bytes(224, 224, frozen)          # 8,028,672 / 37,744,128 bytes
+    assert free["train_act_peak_bytes"] - frozen_row["train_act_peak_bytes"] == expected
+    assert free["act_peak_bytes"] == frozen_row["act_peak_bytes"]      # inference keeps nothing for backward
+
+
+def test_frozen_stages_in_a_whole_detector_at_800x1280():
+    """Mask R-CNN on ResNet-50 with mmdetection's default frozen_stages=1: the backbone's share by hand, plus
+    the input gradient of the FPN's C2 lateral (1x1 256->256 at 200 x 320), which also reads layer1's output:
+    38,060,032,000 MACs and 770,059,776 bytes (734 MiB) less per training step."""
+    h, w = 800, 1280
+    free = count("resnet50", (h, w), detector="maskrcnn")
+    frozen = count("resnet50", (h, w), detector="maskrcnn", frozen_stages=1)
+    lateral_c2 = (h // 4) * (w // 4) * 256 * 256
+    assert free["train_macs"] - frozen["train_macs"] == _resnet50_frozen_macs(h, w) + lateral_c2
+    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
+    assert act_drop == _resnet50_frozen_bytes(h, w, 1)
+    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + 2 * 4 * FROZEN_PARAMS
+
+
+def _saved_for_backward(name: str, frozen: int | None) -> int:
+    """Bytes of the distinct activations autograd saves for backward in one training forward at 224 (its own
+    saved-tensor hooks, not archzoo's allocation tracker); weights, buffers and the image excluded."""
+    module = build(name, Size(224, 224), "meta", features=True, frozen_stages=frozen).train()
+    x = torch.empty(1, 3, 224, 224, device="meta")
+    excluded = {id(t.untyped_storage()) for t in [x, *module.parameters(), *module.buffers()]}
+    saved = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        if id(storage) not in excluded:
+            saved[id(storage)] = storage            # held, so no id is reused
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        module(x)
+    return sum(storage.nbytes() for storage in saved.values())
+
+
+@pytest.mark.parametrize("name", ["convnext_t", "swin_t"])
+def test_frozen_stages_lower_training_memory_by_exactly_the_activations_they_no_longer_save(name):
+    """Freezing moves no peak: the training step's activation peak drops by exactly what autograd no longer
+    keeps for backward (convnext_t: 44,656,640 bytes; swin_t: 43,552,776 at --frozen-stages 1)."""
+    free, frozen = _drop(name, 1)
+    expected = _saved_for_backward(name, None) - _saved_for_backward(name, 1)
+    assert expected > 0
+    assert free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"] == expected
+
+
+def test_frozen_weights_have_no_autocast_copy_under_bf16():
+    """torch.autocast caches low-precision copies only of weights that require grad (aten's cached_cast), so a
+    frozen parameter saves its fp32 gradient, its momentum buffer and its bf16 copy: 4 + 4 + 2 bytes."""
+    free, frozen = _drop("resnet50", 1, dtype="bf16")
+    frozen_params = free["trainable_params"] - frozen["trainable_params"]
+    act_drop = free["train_act_peak_bytes"] - frozen["train_act_peak_bytes"]
+    assert free["train_serve_bytes"] - frozen["train_serve_bytes"] == act_drop + (4 + 4 + 2) * frozen_params
 
 
 def test_frozen_stages_of_convnext_t():

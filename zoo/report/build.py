@@ -11,7 +11,7 @@ from . import plots, roofline, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
 from .detection import detection_table
-from .detectors import detector_table
+from .detectors import detector_notes, detector_table
 from .html import page
 from .rows import ReportRows, load
 from .textbook import textbook_table
@@ -144,7 +144,8 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                 "multiply-accumulates of conv/linear modules plus bias, norm, activation and pooling "
                                 "elements, without functional matmuls (Swin's attention QK^T and AV, 'attn GMACs'). "
                                 "RoIAlign counts 0 MACs here and there; NMS does not run.",
-                                detector_table(data.detectors), _unless_empty(data.detectors, "detector rows")),
+                                detector_table(data.detectors),
+                                _unless_empty(data.detectors, "detector rows") + detector_notes(data.detectors)),
         "not_measured.md": Section("Rows not measured",
                                    "The latest row of each measurement that was skipped by a model's size rule or "
                                    "failed; tables above never show them.", tables.not_measured_table(data.not_measured),

@@ -49,8 +49,9 @@ OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # 
 def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
     """Memory to serve a batch: weights at the dtype + the activation peak. A training step is counted as
     torch.autocast (+ GradScaler for fp16) trains: fp32 master weights, one fp32 gradient and the optimizer's
-    fp32 state per trainable parameter, for bf16/fp16 also the low-precision weight copies autocast caches
-    for the step, plus the training step's activation peak."""
+    fp32 state per trainable parameter, for bf16/fp16 also the low-precision copies autocast caches for the
+    step (of trainable weights only: torch's cached_cast skips tensors without requires_grad, so a frozen
+    weight is cast per use and freed), plus the training step's activation peak."""
     itemsize = DTYPES[dtype].itemsize
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
@@ -58,7 +59,7 @@ def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
         params, trainable = record["params"], record.get("trainable_params", record["params"])
         name, states = OPTIMIZER_STATES[optimizer]
         master = record["weight_bytes"] + params * (4 - itemsize)      # parameters in fp32, buffers as counted
-        cast_copies = params * itemsize if itemsize < 4 else 0
+        cast_copies = trainable * itemsize if itemsize < 4 else 0
         text = f"{name}: {states} fp32 state tensor{'s' if states > 1 else ''} per parameter"
         if cast_copies:
             text += f"; mixed precision: fp32 master weights and gradients + autocast's {dtype} weight copies"
