@@ -15,6 +15,7 @@ from .models.registry import get_spec
 from .models.spec import Size
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
                         finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
+from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
 
 FORMATS = ("table", "markdown", "json")
@@ -232,16 +233,14 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
     counts, cost_rows = count_candidates(list(published), q)
     candidates = []
     for model, entry in published.items():
-        cost, row = cost_rows[model], None
-        # a failed cost row: a timm model that refuses the size, a counting error
-        reason = f"counting failed: {cost['failed']}" if cost.get("failed") else None
-        if reason is None:
+        row, failed = None, cost_rows[model].get("failed")     # a timm model that refuses the size, an error
+        if not failed:
             try:
-                row = {**_row(model, q.resolution, entry, q.weights, q.pretraining), **counted_row(model, q, cost)}
-            except Exception as e:  # noqa: BLE001 - a failed count of --batch-size auto's larger batches
-                reason = f"counting failed: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
-            else:
-                reason = counted_reason(row, q)
+                row = {**_row(model, q.resolution, entry, q.weights, q.pretraining),
+                       **counted_row(model, q, cost_rows[model])}
+            except Exception as e:  # noqa: BLE001 - a failed count at --batch-size auto's larger batches
+                failed = one_line(e)
+        reason = f"counting failed: {failed}" if failed else counted_reason(row, q)
         if reason:
             excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
         else:
