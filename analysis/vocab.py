@@ -62,7 +62,11 @@ def attention_path(fused_ops: set[str], math_ops: set[str]) -> str:
     return f"{kind}:{'+'.join(ops)}"
 
 
-def described(doc: str, unit: str = "", required: bool = False, default=None):
+def described(doc: str, unit: str = "", required: bool = False, default=None, key: str | bool = False,
+              key_fields: tuple = ()):
     """A result field with its meaning and unit, read by the row schema (zoo.runs.schema) and the README's
-    table; `required`: set on every measured row."""
-    return field(default=default, metadata={"doc": doc, "unit": unit, "key": False, "required": required})
+    table; `required`: set on every measured row. The schema's own fields also say their part in a row's key:
+    `key` "measurement" (identifies what was measured: a later row replaces an earlier one) or "resume" (also
+    part of --resume's key); `key_fields`: only these entries of a dict field are, and only on timed rows."""
+    return field(default=default, metadata={"doc": doc, "unit": unit, "key": key, "required": required,
+                                            "key_fields": key_fields})

@@ -50,9 +50,12 @@ def test_the_report_renders_stored_answers_without_building_a_model(small_answer
 
     for module in (zoo.models.registry, timm, zoo.runs.counted, zoo.runs.plan):    # timed builds through counted
         monkeypatch.setattr(module, "create_model", refuse)
+    import zoo.runs.parallel
     from zoo.runs.user_cache import disabled
 
-    with disabled():     # counted here, not by the pool's workers (a fresh process would not see the stand-in)
+    # counted, and here, not by the pool's workers (a fresh process would not see the stand-in)
+    monkeypatch.setattr(zoo.runs.parallel, "available_cores", lambda: 1)
+    with disabled():
         (fresh,) = zoo.answers.fresh_answers()      # the stand-in is the one zoo.select reaches
     assert {e["reason"] for e in fresh["answer"]["excluded"]} == {"counting failed: AssertionError: the report "
                                                                  "built a model"}

@@ -54,20 +54,27 @@ def test_the_detection_section_shows_feature_rows_at_800x1344(tmp_path):
     assert "detection.md shows" in (tmp_path / "reports" / "not_measured.md").read_text()
 
 
-def test_a_peak_probed_under_load_is_not_kept(tmp_path, monkeypatch):
-    import json
-
-    from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
-
-    probes = iter([(1e9, 0.9), (2e9, 0.0), (1.5e9, 0.9)])      # (GEMM rate, others' share of the 2 cores)
+def fake_probes(monkeypatch, probes: list[tuple[float, float]]):
+    """Stand in for the peak and bandwidth probes on a 2-core machine: each GEMM probe gives the next (GEMM rate,
+    others' share of the 2 cores) of `probes`. Returns the probes not taken yet."""
+    left = iter(probes)
 
     def fake_probe(device, dtype, threads=None):
-        flops, share = next(probes)
+        flops, share = next(left)
         return {"peak_flops": flops, "peak_kernel": "mm_fake", "peak_foreign_cpu_share": share}
 
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
     monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda device, threads=None: {"mem_bandwidth": 5e9})
     monkeypatch.setattr("os.cpu_count", lambda: 2)
+    return left
+
+
+def test_a_peak_probed_under_load_is_not_kept(tmp_path, monkeypatch):
+    import json
+
+    from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
+
+    probes = fake_probes(monkeypatch, [(1e9, 0.9), (2e9, 0.0), (1.5e9, 0.9)])
     task = Task("throughput", "vit_ti16", 224, device="cpu", threads=2)
     loaded = PeakCache(tmp_path).get(task)
     assert loaded["peak_flops"] == 1e9 and loaded["peak_probe"] == "probed under load (others' CPU 90%), not kept"
@@ -85,15 +92,7 @@ def test_a_peak_probed_under_load_is_not_written_with_another_kept_one(tmp_path,
 
     from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
 
-    probes = iter([(1e9, 0.9), (2e9, 0.0)])                     # one thread count under load, then another quiet
-
-    def fake_probe(device, dtype, threads=None):
-        flops, share = next(probes)
-        return {"peak_flops": flops, "peak_kernel": "mm_fake", "peak_foreign_cpu_share": share}
-
-    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
-    monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda device, threads=None: {"mem_bandwidth": 5e9})
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    fake_probes(monkeypatch, [(1e9, 0.9), (2e9, 0.0)])       # one thread count under load, then another quiet
     loaded, quiet = (Task("throughput", "vit_ti16", 224, device="cpu", threads=t) for t in (2, 1))
     cache = PeakCache(tmp_path)
     assert cache.get(loaded)["peak_probe"].startswith("probed under load")

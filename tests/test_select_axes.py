@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from test_select import DEIT_TI_PARAMS, MIB, run_select
+from test_select import DEIT_TI_PARAMS, MIB, run_select, vit_macs
 from zoo.select import main, select
 
 
@@ -90,30 +90,38 @@ def test_a_rank_no_candidate_has_falls_back_to_gmacs_and_says_so():
     assert "NB: no candidate has top1" in render(out, "markdown")
 
 
-def fake_timing(latency_ms: dict, noisy: set):
-    """A run_task stand-in: rows with the given p50 latencies, noisy (cv 0.6, others 40%) for `noisy`."""
-    from zoo.runs.tasks import base_row
+def fake_timing(monkeypatch, latency_ms: dict, noisy: set) -> dict:
+    """Stand in for the timing (zoo.runs.timed.measure_timed, which run_task calls) and the peak probe: rows with
+    the given p50 latencies, noisy (cv 0.6, others 40%) for `noisy`, on this machine (so a stored one is found
+    under its --resume key). Returns model -> the MACs the scheduler handed the timing."""
+    import zoo.runs.peaks
+    import zoo.runs.timed
+    from zoo.runs.tasks import machine
 
-    def run(task, macs=None, peak=None):
+    handed = {}
+
+    def measure(task, macs, peak):
+        handed[task.model] = macs
         cv, share = (0.6, 0.4) if task.model in noisy else (0.01, 0.0)
         p50 = latency_ms[task.model]
-        return {**base_row(task), "family": "x", "mode": "inference", "latency_ms_p50": p50, "latency_ms_p99": p50,
-                "imgs_per_s": 1e3 / p50, "ran_batch_size": 1, "cv": cv, "foreign_cpu_share": share,
-                "noisy": task.model in noisy, "iters": 10, "backend": task.backend, "env": {}}
-    return run
+        return {"mode": "inference", "latency_ms_p50": p50, "latency_ms_p99": p50, "imgs_per_s": 1e3 / p50,
+                "ran_batch_size": 1, "cv": cv, "foreign_cpu_share": share, "noisy": task.model in noisy, "iters": 10,
+                "backend": task.backend, "env": machine(task.device)}
+
+    monkeypatch.setattr(zoo.runs.timed, "measure_timed", measure)
+    monkeypatch.setattr(zoo.runs.peaks.PeakCache, "get", lambda self, task: {})
+    return handed
 
 
 def test_noisy_timings_leave_a_model_undecided_unless_allow_noisy(tmp_path, monkeypatch):
-    import zoo.runs.peaks
-    import zoo.runs.tasks
-
-    monkeypatch.setattr(zoo.runs.tasks, "run_task", fake_timing({"deit_ti": 500.0, "deit_s": 500.0}, {"deit_ti"}))
-    monkeypatch.setattr(zoo.runs.peaks.PeakCache, "get", lambda self, task: {})
+    handed = fake_timing(monkeypatch, {"deit_ti": 500.0, "deit_s": 500.0}, {"deit_ti"})
     out = select(["deit_ti", "deit_s"], 224, max_latency_ms=100, device="cpu", save=False, out=str(tmp_path))
     assert out["shortlist"] == [] and [e["model"] for e in out["excluded"]] == ["deit_s"]     # steady: decided
     (undecided,) = out["undecided"]
     assert undecided["model"] == "deit_ti" and undecided["reason"].startswith(
         "undecided: noisy timing (cv 0.60, others' CPU 40%)")
+    # the timing is handed the counted MACs (closed form, ViT paper's shapes: 197 tokens of width 192, 12 blocks)
+    assert handed["deit_ti"] == pytest.approx(vit_macs(197, 192, 12, 196, 16), rel=0.01)
     from zoo.select import render
 
     assert "undecided (1):\n- deit_ti: undecided: noisy timing" in render(out, "markdown")
@@ -128,17 +136,18 @@ def test_noisy_timings_leave_a_model_undecided_unless_allow_noisy(tmp_path, monk
 
 
 def test_a_stored_noisy_row_is_timed_again(tmp_path, monkeypatch):
-    import zoo.runs.peaks
-    import zoo.runs.tasks
     from zoo.runs.store import ResultStore
 
-    monkeypatch.setattr(zoo.runs.peaks.PeakCache, "get", lambda self, task: {})
-    monkeypatch.setattr(zoo.runs.tasks, "run_task", fake_timing({"deit_ti": 50.0}, {"deit_ti"}))
+    fake_timing(monkeypatch, {"deit_ti": 50.0}, {"deit_ti"})
     first = select(["deit_ti"], 224, max_latency_ms=100, device="cpu", out=str(tmp_path))
     assert first["undecided"] and len(ResultStore(tmp_path).rows("throughput")) == 1
-    monkeypatch.setattr(zoo.runs.tasks, "run_task", fake_timing({"deit_ti": 50.0}, set()))
+    fake_timing(monkeypatch, {"deit_ti": 50.0}, set())
     second = select(["deit_ti"], 224, max_latency_ms=100, device="cpu", out=str(tmp_path))
     assert [(r["model"], r["timing"]) for r in second["shortlist"]] == [("deit_ti", "measured")]
+    assert len(ResultStore(tmp_path).rows("throughput")) == 2
+    handed = fake_timing(monkeypatch, {"deit_ti": 50.0}, {"deit_ti"})     # a steady stored row answers now
+    third = select(["deit_ti"], 224, max_latency_ms=100, device="cpu", out=str(tmp_path))
+    assert [(r["model"], r["timing"]) for r in third["shortlist"]] == [("deit_ti", "reused")] and handed == {}
     assert len(ResultStore(tmp_path).rows("throughput")) == 2
 
 

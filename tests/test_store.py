@@ -103,6 +103,20 @@ def test_resume_skips_measured_rows_and_retries_failed_and_skipped_ones(tmp_path
     assert plan.macs_for(tasks[3]) == row("a")["macs"]          # the stored count is handed to the timing
 
 
+def test_a_schedule_reuses_only_what_reuse_allows_and_takes_an_earlier_schedules_counts():
+    from zoo.runs.scheduler import schedule
+    from zoo.runs.tasks import machine
+
+    timed = [Task("throughput", m, Size.of(224)) for m in "ab"]
+    stored = [{**base_row(t), "env": machine("cpu"), "noisy": m == "a", "imgs_per_s": 1.0, "latency_ms_p50": 1.0}
+              for t, m in zip(timed, "ab")]
+    plan = schedule(timed, stored, reuse=lambda r: not r["noisy"])         # zoo.select: a noisy row is timed again
+    assert plan.timed == timed[:1] and plan.answered == {timed[1]: stored[1]}
+    assert schedule(timed, stored).timed == []
+    counts = schedule([Task("cost", "a", Size.of(224))], [row("a", macs=7)])
+    assert schedule(timed, counted=counts).macs_for(timed[0]) == 7           # counted first, then planned the timing
+
+
 def test_task_key_matches_the_key_of_the_row_it_produces():
     from zoo.runs.tasks import run_task
 

@@ -15,8 +15,8 @@ from .models.registry import get_spec
 from .models.spec import Size
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
                         finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
+from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
-from .runs.parallel import prefetch
 
 FORMATS = ("table", "markdown", "json")
 RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s")
@@ -219,22 +219,33 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
 
 
 def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
-    """(the model's counted row, None), or (None, the first constraint it broke), in the module's order."""
-    from .shortlist_cost import counted_reason, counted_row
-
+    """(the accuracy entry the row shows, None), or (None, the first constraint it broke before counting): its
+    size rule, then published accuracy."""
     reason = size_reason(model, q.resolution)
-    if reason:
-        return None, reason
-    entry, reason = _published(model, q)
-    if reason:
-        return None, reason
-    try:
-        counted = counted_row(model, q)
-    except Exception as e:  # noqa: BLE001 - a timm model that refuses the size, a counting failure
-        return None, f"counting failed: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
-    row = {**_row(model, q.resolution, entry, q.weights, q.pretraining), **counted}
-    reason = counted_reason(row, q)
-    return (None, reason) if reason else (row, None)
+    return (None, reason) if reason else _published(model, q)
+
+
+def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dict]):
+    """Count the models that passed `screen` (model -> its accuracy entry) on the scheduler; returns (the
+    schedule, whose MACs timing takes; the rows within the counted budgets). The others go to `excluded`."""
+    from .shortlist_cost import count_candidates, counted_reason, counted_row
+
+    counts, cost_rows = count_candidates(list(published), q)
+    candidates = []
+    for model, entry in published.items():
+        row, failed = None, cost_rows[model].get("failed")     # a timm model that refuses the size, an error
+        if not failed:
+            try:
+                row = {**_row(model, q.resolution, entry, q.weights, q.pretraining),
+                       **counted_row(model, q, cost_rows[model])}
+            except Exception as e:  # noqa: BLE001 - a failed count at --batch-size auto's larger batches
+                failed = one_line(e)
+        reason = f"counting failed: {failed}" if failed else counted_reason(row, q)
+        if reason:
+            excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
+        else:
+            candidates.append(row)
+    return counts, candidates
 
 
 def _rank_field(rank: str, stat: str) -> tuple[str, bool]:
@@ -285,20 +296,18 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     """
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     q = check_query(query)
-    if not (q.train or q.features):      # batch-1 inference counts on all cores, into the user cache
-        prefetch([(m, q.resolution, 1 if q.batch_size == "auto" else q.batch_size, q.dtype) for m in q.models
-                  if get_spec(m).rule.accepts(Size.of(q.resolution))])
-    excluded, undecided, candidates = [], [], []
+    excluded, undecided, published = [], [], {}
     for model in q.models:
-        row, reason = screen(model, q)
+        entry, reason = screen(model, q)
         if reason:
             excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
         else:
-            candidates.append(row)
+            published[model] = entry
+    counts, candidates = count_screen(published, q, excluded)
     if q.measured and candidates:
         from .shortlist_timing import time_candidates
 
-        candidates = time_candidates(candidates, q, excluded, undecided)
+        candidates = time_candidates(candidates, q, excluded, undecided, counts)
     rank, note = effective_rank(candidates, q)
     candidates.sort(key=_rank_key(rank, q.latency_stat))
     axes = pareto_axes(rank, q.latency_stat)

@@ -1,5 +1,6 @@
 """zoo.select's counted screen: a candidate's params, MACs and memory on the meta device at the query's
-batch, dtype, feature-extractor and training settings, and the first counted budget it breaks."""
+batch, dtype, feature-extractor and training settings (cost tasks on the scheduler), and the first counted
+budget it breaks."""
 from __future__ import annotations
 
 from .models.spec import Size
@@ -8,14 +9,37 @@ from .runs.plan import MAX_BATCH
 MIB = 2 ** 20
 
 
-def _count(model: str, q, batch: int) -> dict:
-    from .runs.counted import counted, serving_memory
+def cost_task(model: str, q, batch: int):
+    from .runs.tasks import Task
 
-    c = dict(counted(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train,
-                     features=q.features))      # read from the user cache when counted before
-    if q.train:
-        c.update(serving_memory(c, q.dtype, q.optimizer))
-    return c
+    return Task("cost", model, q.resolution, batch, q.dtype, train=q.train, features=q.features,
+                padded_from=q.padded_from)
+
+
+def count_candidates(models: list[str], q):
+    """Count `models` at the query's batch on the scheduler (zoo.runs.scheduler): read from the user cache, the
+    rest counted on the machine's cores. Returns (the schedule, whose MACs go on to timing; model -> cost row)."""
+    from .runs.scheduler import run_in_order, schedule
+    from .runs.tasks import run_task
+
+    tasks = [cost_task(model, q, 1 if q.batch_size == "auto" else q.batch_size) for model in models]
+    plan, rows = schedule(tasks), []
+    run_in_order(plan, run_task, rows.append, pooled=True)
+    return plan, {task.model: row for task, row in zip(tasks, rows)}
+
+
+def _with_optimizer(c: dict, q) -> dict:
+    """A count's fields, with --train's memory counted for the query's optimizer."""
+    from .runs.counted import serving_memory
+
+    return {**c, **serving_memory(c, q.dtype, q.optimizer)} if q.train else c
+
+
+def _count(model: str, q, batch: int) -> dict:
+    from .runs.counted import counted
+
+    return _with_optimizer(counted(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train,
+                                   features=q.features), q)      # read from the user cache when counted before
 
 
 def _serve_mib(c: dict) -> float:
@@ -46,11 +70,12 @@ def _auto_batch(model: str, q, first: dict) -> tuple[int, dict]:
     return lo, counts[lo]
 
 
-def counted_row(model: str, q) -> dict:
-    """The counted fields of a shortlist row (batch "auto": the largest batch that fits --max-serve-mib)."""
+def counted_row(model: str, q, cost_row: dict) -> dict:
+    """The counted fields of a shortlist row from the model's cost row at the query's batch (batch "auto":
+    the largest batch that fits --max-serve-mib)."""
     auto = q.batch_size == "auto"
-    batch = 1 if auto else q.batch_size
-    counted = _count(model, q, batch)
+    batch = cost_row["batch_size"]
+    counted = _with_optimizer(cost_row, q)
     if auto and _serve_mib(counted) <= q.max_serve_mib:
         batch, counted = _auto_batch(model, q, counted)
     row = {"batch_size": batch, "params_m": counted["params"] / 1e6, "gmacs": counted["macs"] / 1e9,

@@ -1,11 +1,11 @@
-"""zoo.select's measured screen: time the candidates that passed the counted one, cheapest first,
-reusing stored rows under the --resume key; noisy timings leave a model undecided unless --allow-noisy."""
+"""zoo.select's measured screen: time the candidates that passed the counted one on the scheduler, cheapest
+first, with their counted MACs, reusing stored rows under the --resume key; noisy timings leave a model
+undecided unless --allow-noisy."""
 from __future__ import annotations
 
 import contextlib
 import logging
 
-from .models.spec import Size
 from .shortlist_cost import at_batch
 
 log = logging.getLogger("zoo.select")
@@ -50,47 +50,55 @@ def _wait(q) -> None:
         log.info("the machine stayed busy for --wait-quiet %gs; timing anyway", q.wait_quiet)
 
 
-def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[dict],
-                    run=None) -> list[dict]:
-    """Time `rows` cheapest first; returns those that pass. A stored noisy row is timed again; a noisy
-    timing puts the model under `undecided` (neither kept nor excluded) unless q.allow_noisy.
-    `run(task, macs, peak)` measures one task (default: zoo.runs.tasks.run_task)."""
-    from .runs.peaks import PeakCache
-    from .runs.schema import is_measured, row_key
-    from .runs.store import ResultStore
-    from .runs.tasks import run_task, task_key
+def _timed(task, macs: int | None, peak: dict | None, q) -> dict:
+    """Time one task (waiting for a quiet machine first when asked); the scheduler hands it the MACs."""
+    from .runs.tasks import run_task
 
-    run = run or (lambda task, macs, peak: run_task(task, macs=macs, peak=peak))
+    _wait(q)
+    log.info("timing %s at %s px, batch %d (%s)", task.model, task.img_size.label, task.batch_size, task.backend)
+    return run_task(task, macs=macs, peak=peak)
+
+
+def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[dict], counts) -> list[dict]:
+    """Time `rows` cheapest first on the scheduler (zoo.runs.scheduler), with the MACs of `counts` (the counting
+    schedule); returns those that pass. A stored row under the --resume key is reused, unless it is noisy:
+    that is timed again. A noisy timing puts the model under `undecided` (neither kept nor excluded) unless
+    q.allow_noisy."""
+    from .runs.peaks import PeakCache
+    from .runs.scheduler import run_in_order, schedule
+    from .runs.store import ResultStore
+
     store = ResultStore(q.out)
-    previous = ({row_key(r): r for r in store.rows("throughput") if is_measured(r)}
-                if store.path("throughput").is_file() else {})
-    kept = []
+    stored = store.rows("throughput") if store.path("throughput").is_file() else []
+    rows = sorted(rows, key=lambda r: (r["gmacs"], r["model"]))
+    tasks = [task_for(row, q) for row in rows]
+    plan = schedule(tasks, stored, reuse=lambda r: q.allow_noisy or not r.get("noisy"), counted=counts)
+    measured = []
+
+    def on_row(row: dict) -> None:
+        if q.save:
+            store.append(row)
+        measured.append(row)
+
     with store.locked() if q.save else contextlib.nullcontext():
         peaks = PeakCache(store.dir if q.save else None)
-        for row in sorted(rows, key=lambda r: (r["gmacs"], r["model"])):
-            task = task_for(row, q)
-            timed = previous.get(task_key(task))
-            if timed is not None and timed.get("noisy") and not q.allow_noisy:
-                timed = None                    # noisy evidence is not reused: time it again
-            row["timing"] = "reused" if timed else "measured"
-            if timed is None:
-                _wait(q)
-                log.info("timing %s at %s px, batch %d (%s)", row["model"], Size.of(row["img_size"]).label,
-                         row["batch_size"], q.backend)
-                timed = run(task, row["macs"], peaks.get(task))
-                if q.save:
-                    store.append(timed)
-            entry = {"model": row["model"], "img_size": row["img_size"]}
-            if timed.get("failed"):
-                excluded.append({**entry, "reason": f"timing failed: {timed['failed']}"})
-                continue
-            row.update({k: timed.get(k) for k in TIMED_FIELDS})
-            if timed.get("noisy") and not q.allow_noisy:
-                undecided.append({**entry, "reason": noise_reason(timed), **{k: row[k] for k in TIMED_FIELDS}})
-                continue
-            reason = measured_reason(row, q)
-            if reason:
-                excluded.append({**entry, "reason": reason + (" (noisy timing, --allow-noisy)" if row["noisy"] else "")})
-            else:
-                kept.append(row)
+        run_in_order(plan, lambda task, macs, peak: _timed(task, macs, peak, q), on_row, peaks)
+    timings = {**plan.answered, **dict(zip(plan.timed, measured))}
+    kept = []
+    for row, task in zip(rows, tasks):
+        timed = timings[task]
+        row["timing"] = "reused" if task in plan.answered else "measured"
+        entry = {"model": row["model"], "img_size": row["img_size"]}
+        if timed.get("failed"):
+            excluded.append({**entry, "reason": f"timing failed: {timed['failed']}"})
+            continue
+        row.update({k: timed.get(k) for k in TIMED_FIELDS})
+        if timed.get("noisy") and not q.allow_noisy:
+            undecided.append({**entry, "reason": noise_reason(timed), **{k: row[k] for k in TIMED_FIELDS}})
+            continue
+        reason = measured_reason(row, q)
+        if reason:
+            excluded.append({**entry, "reason": reason + (" (noisy timing, --allow-noisy)" if row["noisy"] else "")})
+        else:
+            kept.append(row)
     return kept

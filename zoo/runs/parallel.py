@@ -1,5 +1,5 @@
 """Counting many models on the machine's cores: cost tasks run in a process pool and come back in the
-order asked for; zoo.select's candidates are counted into the user cache the same way. Counting is
+order asked for (the scheduler's cost tasks: zoo.compare's and zoo.select's). Counting is
 deterministic and on the meta device, so processes cannot disturb each other's numbers (timed tasks
 never run here: they must not share the hardware).
 
@@ -98,24 +98,3 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
     miss_ids = {id(t) for t in misses}
     for task in tasks:
         yield next(counted) if id(task) in miss_ids else run_task(task)
-
-
-def _count_into_cache(request: tuple) -> bool:
-    from .counted import counted
-
-    model, img_size, batch_size, dtype = request
-    try:
-        counted(model, img_size, batch_size, dtype, train=False)
-    except Exception:  # noqa: BLE001 - the caller counts it again and reports the failure itself
-        return False
-    return True
-
-
-def prefetch(requests: list[tuple]) -> None:
-    """Count the (model, size, batch, dtype) inference costs the user cache lacks on the machine's cores,
-    into the cache, so the caller's own `counted` calls read them. Nothing to do with the cache off."""
-    if not enabled():
-        return
-    misses = [r for r in requests if not is_cached(*r, train=False)]
-    for _ in map_ordered(_count_into_cache, misses):
-        pass

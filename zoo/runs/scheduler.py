@@ -21,15 +21,20 @@ def _counted(task: Task) -> tuple:
 
 @dataclass
 class Schedule:
-    """Tasks in the order they run, the stored rows they were answered by, and the MACs counted so far."""
+    """Tasks in the order they run, the stored rows that answer the others, and the MACs counted so far."""
     cost: list[Task]                      # counted first (meta device)
     timed: list[Task]                     # then timed, with the MACs of their cost row when there is one
-    reused: list[dict] = field(default_factory=list)   # stored rows with a task's key (--resume): not run again
+    answered: dict[Task, dict] = field(default_factory=dict)   # task -> stored row with its key: not run again
     macs: dict[tuple, int] = field(default_factory=dict)
 
     @property
     def tasks(self) -> list[Task]:
         return self.cost + self.timed
+
+    @property
+    def reused(self) -> list[dict]:
+        """The stored rows that answer tasks (--resume): not run again."""
+        return list(self.answered.values())
 
     def record(self, task: Task, row: dict) -> None:
         """Keep a cost row's MACs for the timings of the same model and size."""
@@ -40,15 +45,17 @@ class Schedule:
         return self.macs.get(_counted(task))
 
 
-def schedule(tasks: Iterable[Task], stored: Iterable[dict] = ()) -> Schedule:
+def schedule(tasks: Iterable[Task], stored: Iterable[dict] = (), reuse: Optional[Callable[[dict], bool]] = None,
+             counted: Optional[Schedule] = None) -> Schedule:
     """Order `tasks` (cost first) and drop those a measured row of `stored` already answers (same row_key:
-    model, size, batch, settings, software, and for timed rows the machine)."""
+    model, size, batch, settings, software, and for timed rows the machine; the last such row, unless
+    `reuse(row)` refuses it). `counted`: an earlier schedule whose MACs the timed tasks here take."""
     previous = {row_key(r): r for r in stored if is_measured(r)}
-    plan = Schedule([], [])
+    plan = Schedule([], [], macs=dict(counted.macs) if counted else {})
     for task in tasks:
         found = previous.get(task_key(task))
-        if found is not None:
-            plan.reused.append(found)
+        if found is not None and (reuse is None or reuse(found)):
+            plan.answered[task] = found
             plan.record(task, found)
         else:
             (plan.cost if task.kind == "cost" else plan.timed).append(task)

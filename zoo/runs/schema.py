@@ -12,13 +12,14 @@ import dataclasses
 import re
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from analysis.count.record import CostRecord
 from analysis.timing.onnx_runtime import OnnxDetails
 from analysis.size import Size
 from analysis.timing.result import TimingResult
+from analysis.vocab import described
 
 SCHEMA_VERSION = 2
 KINDS = ("cost", "throughput")
@@ -28,12 +29,7 @@ class SchemaError(ValueError):
     """A row (or a line of a results file) that is not a valid row of this schema."""
 
 
-def _f(doc: str, unit: str = "", key: str | bool = False, required: bool = False, key_fields: tuple = ()):
-    """A field. `key`: "measurement" (identifies what was measured: a later row replaces an earlier one) or
-    "resume" (also part of --resume's key); `key_fields`: only these entries of a dict field are, and only
-    on timed rows. `required` ones are set on every measured (not skipped or failed) row."""
-    return field(default=None, metadata={"doc": doc, "unit": unit, "key": key, "required": required,
-                                         "key_fields": key_fields})
+_f = described     # one field helper for analysis' results and the row's own fields (doc, unit, key, required)
 
 
 @dataclass
