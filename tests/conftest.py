@@ -1,8 +1,8 @@
 """Suite-wide checks at collection: every test that needs a GPU carries the `cuda` mark (cuda_marks.py).
 
 No test reads a user cache (zoo.runs.user_cache) it did not write: the whole session points the cache
-at a fresh temporary folder (so do Ray workers and subprocesses, which inherit it), and each test gets
-its own empty one on top."""
+at a fresh temporary folder (so do Ray workers and subprocesses, which inherit it; under pytest-xdist each
+worker imports this file, so each has its own), and each test gets its own empty one on top."""
 import os
 import shutil
 import tempfile

@@ -1,4 +1,6 @@
-"""`python -m zoo.compare` end to end, as a subprocess: output contracts, bad input, resuming."""
+"""`python -m zoo.compare` end to end: output contracts, bad input, resuming. A subprocess where the process
+is what is tested (stdout holding only JSON, exit status, a killed run); elsewhere the same main() in this
+process (cli.call_main)."""
 import json
 import os
 import pathlib
@@ -10,7 +12,7 @@ import time
 import pytest
 import torch
 
-from cli import run_cli
+from cli import call_main, run_cli
 from zoo.compare import main
 from zoo.runs.schema import SCHEMA_VERSION
 
@@ -42,20 +44,20 @@ def test_json_contract_end_to_end(tmp_path):
 
 def test_table_markdown_csv_and_no_save(tmp_path):
     for fmt, marker in (("table", "vit_ti16"), ("markdown", "| vit_ti16 |"), ("csv", "macs")):
-        result = run_cli("zoo.compare", "--models", "vit_ti16", "--metrics", "cost", "--format", fmt,
+        result = call_main("zoo.compare", "--models", "vit_ti16", "--metrics", "cost", "--format", fmt,
                          "--no-save", cwd=tmp_path)
         assert result.returncode == 0 and marker in result.stdout, result.stderr
     assert not (tmp_path / "results").exists()
 
 
 def test_a_resolution_some_models_cannot_take_is_skipped_for_them(tmp_path):
-    result = run_cli("zoo.compare", "--models", "vit_b16,resnet50", "--resolutions", "200", "--metrics", "cost",
+    result = call_main("zoo.compare", "--models", "vit_b16,resnet50", "--resolutions", "200", "--metrics", "cost",
                      "--format", "json", "--no-save")
     assert result.returncode == 0, result.stderr
     by_model = {r["model"]: r for r in json.loads(result.stdout)}
     assert "multiple of 16" in by_model["vit_b16"]["skipped"]
     assert by_model["resnet50"]["macs"] > 0 and "skipped" not in by_model["resnet50"]
-    table = run_cli("zoo.compare", "--models", "vit_b16,resnet50", "--resolutions", "200", "--metrics", "cost",
+    table = call_main("zoo.compare", "--models", "vit_b16,resnet50", "--resolutions", "200", "--metrics", "cost",
                     "--no-save")
     assert "skipped" in table.stdout
 
@@ -99,21 +101,21 @@ def test_bad_input_as_a_subprocess_has_no_traceback(tmp_path, args):
 
 
 def test_resolution_no_model_can_take_states_rules_and_nearest_sizes():
-    result = run_cli("zoo.compare", "--models", "vit_b16,swin_t", "--resolutions", "100", "--no-save")
+    result = call_main("zoo.compare", "--models", "vit_b16,swin_t", "--resolutions", "100", "--no-save")
     assert result.returncode == 2
     assert "multiple of 16" in result.stderr and "96, 112" in result.stderr and "multiple of 32" in result.stderr
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_without_a_gpu_is_a_usage_error():
-    result = run_cli("zoo.compare", "--models", "vit_ti16", "--device", "cuda", "--no-save")
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--device", "cuda", "--no-save")
     assert result.returncode == 2 and "no CUDA GPU" in result.stderr
 
 
 def test_unwritable_out_is_a_usage_error(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
-    result = run_cli("zoo.compare", "--models", "vit_ti16", "--metrics", "cost", "--out", str(blocker / "sub"))
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--metrics", "cost", "--out", str(blocker / "sub"))
     assert result.returncode == 2 and "--out" in result.stderr and blocker.read_text() == "not a folder"
 
 
@@ -148,11 +150,11 @@ def test_interrupted_run_resumes_without_losing_or_repeating_rows(tmp_path):
     before = rows_file.read_text().splitlines()
     assert 2 <= len(before) < 6, "the run should have been interrupted midway"
     assert not _processes_outliving(str(tmp_path)), "counting workers must die with the run that started them"
-    result = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    result = call_main("zoo.compare", *cmd[3:], "--resume")    # resuming is no process's business: this one's
     assert result.returncode == 0, result.stderr
     after = rows_file.read_text().splitlines()
     assert after[:len(before)] == before                       # nothing already measured was lost
     assert sorted(json.loads(line)["model"] for line in after) == sorted(models.split(","))  # none repeated
     assert len(json.loads(result.stdout)) == 6                 # the report covers all, old rows included
-    again = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    again = call_main("zoo.compare", *cmd[3:], "--resume")
     assert again.returncode == 0 and rows_file.read_text().splitlines() == after

@@ -1,11 +1,9 @@
 """Whole detectors: each part's MACs by hand, and params/MACs beside the published detection tables."""
-import subprocess
-import sys
-
 import pytest
 import torch
 
 from analysis.count.cost import cost_record, macs_by_module
+from cli import call_main
 from zoo.models.detectors import DetectorSpec, TwoStageDetector, create_detector, detector_fields
 from zoo.models.registry import create_model
 from zoo.runs.tasks import count
@@ -94,6 +92,5 @@ def test_a_tiny_detector_runs_on_cpu():
     (["--models", "resnet50", "--detector", "retinanet"], "unknown detector"),
 ])
 def test_bad_detector_options_exit_2(args, message):
-    result = subprocess.run([sys.executable, "-m", "zoo.compare", *args, "--metrics", "cost", "--no-save"],
-                            capture_output=True, text=True)
+    result = call_main("zoo.compare", *args, "--metrics", "cost", "--no-save")   # main() here: no interpreter start
     assert result.returncode == 2 and message in result.stderr and result.stdout == ""

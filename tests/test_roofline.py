@@ -9,7 +9,7 @@ import pytest
 from analysis.roofline import roofline
 from analysis.timing import bandwidth as bandwidth_module
 from analysis.timing.devices import DEVICE_SHEETS, device_sheet, sheet_peak
-from cli import run_cli
+from cli import call_main
 from zoo.runs.peaks import PEAKS_FILE, PeakCache
 from zoo.runs.roofline_rows import measured_roofline, traffic_ops
 from zoo.runs.tasks import Task
@@ -78,7 +78,7 @@ def test_timed_rows_get_the_roofline_of_the_batch_that_ran():
 
 
 def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
-    result = run_cli("zoo.compare", "--models", "vit_ti16,swin_t", "--resolutions", "224", "--batch-sizes", "1,8",
+    result = call_main("zoo.compare", "--models", "vit_ti16,swin_t", "--resolutions", "224", "--batch-sizes", "1,8",
                      "--predict", "H100", "--format", "json", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
@@ -86,13 +86,13 @@ def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
     assert all(r["roofline_ms"] > 0 and r["imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["roofline_ms"])
                for r in rows)
     assert not (tmp_path / "results").exists()
-    table = run_cli("zoo.compare", "--models", "vit_ti16", "--predict", "l4")
+    table = call_main("zoo.compare", "--models", "vit_ti16", "--predict", "l4")
     assert table.returncode == 0 and table.stdout.startswith("PREDICTED, not measured")
 
 
 def test_compare_predict_refuses_unknown_devices_and_missing_dtypes():
     for args in (("--predict", "V100"), ("--predict", "T4", "--dtype", "bf16")):
-        result = run_cli("zoo.compare", "--models", "vit_ti16", *args)
+        result = call_main("zoo.compare", "--models", "vit_ti16", *args)
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
 
 

@@ -1,9 +1,10 @@
-"""The one measurement path: tasks, the subprocess executor, serving memory, the batch sweep via the CLI."""
+"""The one measurement path: tasks, the subprocess executor, serving memory, the batch sweep via the CLI
+(its main() in this process: the exit status and stderr of a real process are tests/test_compare_cli.py's)."""
 import json
 
 import pytest
 
-from cli import run_cli
+from cli import call_main
 from zoo.runs.executors import run_local, run_subprocesses
 from zoo.runs.scheduler import schedule
 from zoo.runs.isolated import run_isolated
@@ -59,7 +60,7 @@ def test_serving_memory_is_weights_plus_activations(dtype, itemsize, train_bytes
 
 
 def test_serve_bytes_of_fp32_rows_cover_four_bytes_per_parameter(tmp_path):
-    result = run_cli("zoo.compare", "--models", "vit_ti16,resnet50", "--metrics", "cost,memory", "--format", "json",
+    result = call_main("zoo.compare", "--models", "vit_ti16,resnet50", "--metrics", "cost,memory", "--format", "json",
                      "--no-save")
     for r in json.loads(result.stdout):
         assert r["serve_bytes"] >= 4 * r["params"] + r["act_peak_bytes"]
@@ -68,7 +69,7 @@ def test_serve_bytes_of_fp32_rows_cover_four_bytes_per_parameter(tmp_path):
 def test_batch_sweep_marks_the_serving_batch(tmp_path):
     """A target no batch of a tiny model misses on any machine would not stop the sweep; one no batch can
     meet marks none; so use the model's own batch-1 latency: the sweep must stop at the first miss."""
-    result = run_cli("zoo.compare", "--models", "timm:resnet10t", "--resolutions", "32", "--metrics", "throughput",
+    result = call_main("zoo.compare", "--models", "timm:resnet10t", "--resolutions", "32", "--metrics", "throughput",
                      "--batch-sizes", "sweep", "--latency-target-ms", "0.000001", "--quick", "--threads", "1",
                      "--out", str(tmp_path), "--format", "json")
     assert result.returncode == 0, result.stderr
@@ -90,7 +91,7 @@ def test_batch_sweep_marks_the_serving_batch(tmp_path):
     (["--resolutions", "800xabc"], "not an integer"),
 ])
 def test_deployment_options_are_checked(tmp_path, args, expected):
-    result = run_cli("zoo.compare", "--models", "vit_ti16", *args, "--out", str(tmp_path))
+    result = call_main("zoo.compare", "--models", "vit_ti16", *args, "--out", str(tmp_path))
     assert result.returncode == 2 and expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()
 
@@ -98,7 +99,7 @@ def test_deployment_options_are_checked(tmp_path, args, expected):
 def test_onnxruntime_rows_through_the_cli(tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnxscript")
-    result = run_cli("zoo.compare", "--backend", "onnxruntime", "--models", "deit_ti", "--resolutions", "64",
+    result = call_main("zoo.compare", "--backend", "onnxruntime", "--models", "deit_ti", "--resolutions", "64",
                      "--metrics", "throughput", "--quick", "--threads", "1", "--out", str(tmp_path), "--format", "json")
     assert result.returncode == 0, result.stderr[-2000:]
     (row,) = [json.loads(line) for line in (tmp_path / "results" / "throughput.jsonl").read_text().splitlines()]

@@ -19,6 +19,7 @@ from analysis.size import Size  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.select import main, select  # noqa: E402
 from zoo.shortlist import limit, num  # noqa: E402
+from cli import call_main  # noqa: E402
 
 MIB = 2 ** 20
 DEIT_TI_PARAMS = 5_717_416     # deit_tiny_patch16_224 (DeiT README: 5M; timm's results tables: 5.72 M)
@@ -235,8 +236,8 @@ def test_latency_measured_once_then_reused(tmp_path):
 
 
 def test_no_save_writes_nothing(tmp_path):
-    result = run_select("--models", "deit_ti", "--max-latency-ms", "100000", "--device", "cpu", "--quick",
-                        "--threads", "1", "--no-save", "--allow-noisy", "--format", "json", cwd=tmp_path)
+    result = call_main("zoo.select", "--models", "deit_ti", "--max-latency-ms", "100000", "--device", "cpu",
+                       "--quick", "--threads", "1", "--no-save", "--allow-noisy", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)["shortlist"][0]
     assert row["model"] == "deit_ti" and row["latency_ms_p50"] > 0 and row["timing"] == "measured"

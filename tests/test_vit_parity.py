@@ -30,7 +30,8 @@ def test_strict_load_and_same_logits(ours, theirs):
     model = zoo.create_model(ours)
     model.load_state_dict(reference.state_dict(), strict=True)
     assert zoo.get_spec(ours).timm_name == theirs
-    assert max_diff(model, reference, 224) <= TOL
+    # ViT-L/16's forward costs seconds: one image (the others, same code, keep two, so batches stay apart)
+    assert max_diff(model, reference, 224, batch=1 if ours == "vit_l16" else 2) <= TOL
 
 
 @pytest.mark.parametrize("ours, theirs", [PAIRS[1], PAIRS[4]])
