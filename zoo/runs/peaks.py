@@ -6,8 +6,8 @@ copied with its probes and provenance into <out>/results/peaks.json.
 A cached peak is used while the machine's fingerprint (CPU model, GPU, torch version) is the same;
 `reprobe=True` (`zoo.compare --reprobe-peak`) probes again and keeps the higher of the two (others'
 load can only lower a probe). With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
-The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) is kept in peaks.json beside it,
-once per machine, device and thread count, for the roofline estimate.
+The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) for the roofline estimate follows the
+same rules (user cache, peaks.json copy, a probe under load not kept), once per machine, device and thread count.
 """
 from __future__ import annotations
 
@@ -44,9 +44,8 @@ def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e20
 
 
-def _under_load(probe: dict, task: Task) -> bool:
-    return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get("peak_foreign_cpu_share"),
-                                                                  task.threads)
+def _under_load(probe: dict, task: Task, share_field: str = "peak_foreign_cpu_share") -> bool:
+    return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get(share_field), task.threads)
 
 
 def usable_peak(entry) -> bool:
@@ -134,16 +133,40 @@ class PeakCache:
         return {**peak, **self.bandwidth(task), "peak_probe": self.labels.get(key, "kept from a quiet probe")}
 
     def bandwidth(self, task: Task) -> dict:
-        """measure_bandwidth's dict, probed once per bandwidth_key (again, keeping the higher, on reprobe)."""
+        """measure_bandwidth's dict for bandwidth_key(task), kept like the GEMM peak: the higher of peaks.json's
+        and the user cache's quiet probes, probed again when neither is (or on reprobe); a probe under load is
+        used for this run only."""
         key = bandwidth_key(task)
-        kept = self.peaks.get(key)
+        if key in self.resolved:
+            return self.peaks[key]
+        folder = self.peaks.get(key)
+        user = self.user.get({"bandwidth_key": key})
+        user = user if usable_bandwidth(user) else None
+        candidates = [p for p in (folder, user) if p is not None
+                      and not _under_load(p, task, "bandwidth_foreign_cpu_share")]
+        kept = max(candidates, key=lambda p: p["mem_bandwidth"]) if candidates else None
         if kept is None or (self.reprobe and key not in self.probed_now):
             probed = measure_bandwidth(str(resolve_device(task.device)), task.threads)
             self.probed_now.add(key)
             if kept is None or probed["mem_bandwidth"] > kept["mem_bandwidth"]:
+                self.resolved.add(key)
                 self.peaks[key] = probed
-                self._save()
-        return self.peaks[key]
+                if _under_load(probed, task, "bandwidth_foreign_cpu_share"):   # neither file nor user cache
+                    self.unkept.add(key)
+                    return probed
+                self.unkept.discard(key)
+                kept = {**probed, "bandwidth_provenance": {
+                    "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bandwidth_key": key}}
+        if user is None or kept["mem_bandwidth"] > user["mem_bandwidth"]:
+            self.user.put({"bandwidth_key": key}, kept, {"results": str(self.path) if self.path else None})
+        if self.user.entry({"bandwidth_key": key}) is not None:
+            kept = {**kept, "bandwidth_provenance": {**kept.get("bandwidth_provenance", {}),
+                                                     "cache_file": str(self.user.path({"bandwidth_key": key}))}}
+        self.resolved.add(key)
+        if kept != folder:
+            self.peaks[key] = kept
+            self._save()
+        return kept
 
     def _save(self) -> None:
         if self.path is None:
