@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-save", action="store_true", help="write nothing, only print")
     p.add_argument("--quick", action="store_true", help="short throughput runs")
     p.add_argument("--iters", help="timing: at least this many timed steps (default 10, --quick 3); a p99 needs 100")
-    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 2, --quick 0.3)")
+    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 1, --quick 0.3)")
     p.add_argument("--channels-last", action="store_true", help="timing: channels-last memory format")
     p.add_argument("--compile", nargs="?", const="default", default=None,
                    help=f"timing: torch.compile the model, with a mode ({', '.join(COMPILE_MODES)}; default 'default')")
