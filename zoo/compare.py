@@ -16,7 +16,7 @@ import contextlib
 import logging
 import sys
 
-from analysis.vocab import DEVICES, DTYPES
+from analysis.vocab import DEVICES, DTYPE_NAMES
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       f"RoI heads; 1000 proposals through the box heads, 100 through the mask heads)")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
-    p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPES)} (timing: autocast; default fp32)")
+    p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPE_NAMES)} (timing: autocast; default fp32)")
     p.add_argument("--threads", help="CPU threads for timing, one number (default: all available cores)")
     p.add_argument("--format", default="table", help=f"stdout format: {', '.join(FORMATS)}")
     p.add_argument("--weights", default="default", help="whose accuracy a row shows: default (timm's evaluation of "

@@ -9,9 +9,10 @@ import importlib
 import os
 import platform
 from functools import lru_cache
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 @lru_cache(maxsize=1)
@@ -56,6 +57,8 @@ def timm_version() -> Optional[str]:
 
 
 def gpu_name(device: torch.device) -> Optional[str]:
+    import torch
+
     if device.type != "cuda" or not torch.cuda.is_available():
         return None
     return torch.cuda.get_device_name(device)
@@ -63,6 +66,8 @@ def gpu_name(device: torch.device) -> Optional[str]:
 
 def tf32_setting() -> str:
     """TF32 state for fp32 work: cuBLAS matmul and cuDNN conv flags, plus the float32 matmul precision."""
+    import torch
+
     matmul = torch.backends.cuda.matmul.allow_tf32
     cudnn = torch.backends.cudnn.allow_tf32
     precision = torch.get_float32_matmul_precision()
@@ -71,6 +76,8 @@ def tf32_setting() -> str:
 
 def sdpa_backends(device: torch.device) -> str:
     """Which scaled_dot_product_attention kernels are enabled (CUDA); on CPU torch picks its own."""
+    import torch
+
     if device.type != "cuda":
         return "cpu"
     enabled = [
@@ -88,6 +95,8 @@ def sdpa_backends(device: torch.device) -> str:
 
 def environment_fingerprint(device: torch.device | str = "cpu") -> dict:
     """This machine, its library versions and its attention and TF32 settings, for a measurement on `device`."""
+    import torch
+
     device = torch.device(device)
     return {
         "cpu_model": cpu_model_name(),
