@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 # dtype names; DTYPES maps each to its torch dtype (built on first use: the words load without torch).
 # Timing applies bf16/fp16 through autocast (weights stay fp32); counting builds the model in that dtype.
 DTYPE_NAMES = ("fp32", "bf16", "fp16")
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}     # bytes per element (torch dtype.itemsize)
 DEVICES = ("auto", "cpu", "cuda")
 
 # Where a model's MACs go (analysis.count.components classifies module paths into these).

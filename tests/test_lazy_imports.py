@@ -56,3 +56,21 @@ def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path):
     assert run.stderr.strip().splitlines()[-1] == "loaded: []", run.stderr[-2000:]
     built = sorted(tmp_path.glob("*.md"))
     assert built and [p.read_text() for p in built] == [(REPO / "reports" / p.name).read_text() for p in built]
+
+
+def test_a_count_the_user_cache_holds_is_read_without_importing_torch():
+    """The fresh process's modules are what is tested, hence the subprocess; the expected MACs are the closed form
+    (ViT paper Eq. 1-4), and the count key's torch version read without torch equals torch.__version__."""
+    import torch
+
+    from analysis.count.closed_form import ViTShape, vit_macs
+    from zoo.runs.tasks import Task, run_task
+
+    assert run_task(Task("cost", "vit_ti16", 224, train=False))["macs"]        # counted here, into the user cache
+    code = ("import sys\nfrom zoo.runs.tasks import Task, run_task\nfrom analysis.timing.fingerprint import torch_version\n"
+            "row = run_task(Task('cost', 'vit_ti16', 224, train=False))\n"
+            f"print(row['macs'], torch_version(), sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ},
+                         check=True).stdout.strip().split(maxsplit=2)
+    expected = vit_macs(ViTShape(embed_dim=192, depth=12, mlp_dim=768, patch_size=16), 224)["total"]
+    assert out == [str(expected), str(torch.__version__), "[]"]

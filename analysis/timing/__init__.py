@@ -7,8 +7,8 @@ _LAZY = {  # public name -> the submodule that defines it
     **dict.fromkeys(["EagerBackend", "TimingBackend", "TimingSetting", "is_out_of_memory"], ".backends"),
     "environment_fingerprint": ".fingerprint",
     **dict.fromkeys(["backend_named", "time_model"], ".harness"),
-    **dict.fromkeys(["DEFAULT_PROTOCOL", "QUICK_PROTOCOL", "TimingProtocol", "latency_stats", "timed_loop"],
-                    ".latency"),
+    **dict.fromkeys(["latency_stats", "timed_loop"], ".latency"),
+    **dict.fromkeys(["DEFAULT_PROTOCOL", "QUICK_PROTOCOL", "TimingProtocol"], ".protocol"),
     **dict.fromkeys(["datasheet_peak_flops", "measure_peak_flops", "model_flops_utilisation"], ".peak"),
     "TimingResult": ".result",
 }

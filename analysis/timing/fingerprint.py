@@ -56,6 +56,26 @@ def timm_version() -> Optional[str]:
     return package_version("timm")
 
 
+def torch_version() -> str:
+    """torch.__version__ with its build tag ("2.14.1+cu130", which the package metadata lacks), read from
+    torch/version.py while torch is not imported (importing it takes over a second): the same either way."""
+    import sys
+
+    if "torch" in sys.modules:
+        return str(sys.modules["torch"].__version__)
+    import importlib.util
+    import re
+
+    try:
+        folder = importlib.util.find_spec("torch").submodule_search_locations[0]
+        with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
+            return re.search(r"^__version__(?:\s*:\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", f.read(), re.M).group(1)
+    except (AttributeError, TypeError, IndexError, OSError):    # not found or another layout: ask torch
+        import torch
+
+        return str(torch.__version__)
+
+
 def gpu_name(device: torch.device) -> Optional[str]:
     import torch
 

@@ -118,10 +118,12 @@ def check_device(device: str, local: bool = True) -> str:
     """A known device name; run here (local), the one it means on this machine ("auto" -> cpu or cuda),
     so rows say where they ran and --resume finds them whichever way the device was asked for. With
     Ray the GPUs are the workers': "auto" stays for them to resolve."""
+    choice(device, DEVICES, "device")
+    if device == "cpu" or not local:      # nothing to ask torch (importing it takes over a second)
+        return device
     import torch
 
-    choice(device, DEVICES, "device")
-    if local and device == "cuda" and not torch.cuda.is_available():
+    if device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: no CUDA GPU is available on this machine (use cpu or auto)")
     return resolve_device(device).type if local else device
 
