@@ -59,15 +59,17 @@ def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path):
 
 
 def test_a_count_the_user_cache_holds_is_read_without_importing_torch():
-    """The fresh process's modules are what is tested, hence the subprocess; the expected MACs are the closed form
-    (ViT paper Eq. 1-4), and the count key's torch version read without torch equals torch.__version__."""
+    """A warm count (zoo.select's and zoo.compare --metrics cost's path, with the scheduler and its peak cache
+    loaded) needs no torch. The fresh process's modules are what is tested, hence the subprocess; the expected MACs
+    are the closed form (ViT paper Eq. 1-4); the count key's torch version read without torch is torch.__version__."""
     import torch
 
     from analysis.count.closed_form import ViTShape, vit_macs
     from zoo.runs.tasks import Task, run_task
 
     assert run_task(Task("cost", "vit_ti16", 224, train=False))["macs"]        # counted here, into the user cache
-    code = ("import sys\nfrom zoo.runs.tasks import Task, run_task\nfrom analysis.timing.fingerprint import torch_version\n"
+    code = ("import sys\nimport zoo.runs.scheduler, zoo.runs.peaks  # noqa\nfrom zoo.runs.tasks import Task, run_task\n"
+            "from analysis.timing.fingerprint import torch_version\n"
             "row = run_task(Task('cost', 'vit_ti16', 224, train=False))\n"
             f"print(row['macs'], torch_version(), sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ},

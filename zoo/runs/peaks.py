@@ -16,16 +16,11 @@ import time
 import warnings
 from pathlib import Path
 
-import torch
-
-from analysis.timing.fingerprint import available_cores
-from analysis.timing.bandwidth import measure_bandwidth
-from analysis.timing.peak import measure_peak_flops
+from analysis.timing.fingerprint import available_cores, torch_version
 from analysis.vocab import resolve_device
 
 from .safe_io import kind_of, strict_loads, write_atomic
 from .tasks import Task, machine
-from .timed import is_noisy
 from .user_cache import UserCache
 
 PEAKS_FILE = "peaks.json"
@@ -36,7 +31,7 @@ def peak_key(task: Task) -> str:
     device = resolve_device(task.device).type
     threads = task.threads or (available_cores() if device == "cpu" else 1)
     found = machine(device)
-    return " | ".join([found["cpu_model"] or "?", found["gpu_name"] or "-", torch.__version__, device,
+    return " | ".join([found["cpu_model"] or "?", found["gpu_name"] or "-", torch_version(), device,
                        task.dtype, f"{threads} threads"])
 
 
@@ -44,7 +39,23 @@ def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e20
 
 
+def measure_peak_flops(device: str, dtype: str, threads: int | None = None) -> dict:
+    """analysis.timing.peak's probe, imported when a probe runs (torch): a run that only counts needs none."""
+    from analysis.timing.peak import measure_peak_flops as probe
+
+    return probe(device, dtype, threads)
+
+
+def measure_bandwidth(device: str, threads: int | None = None) -> dict:
+    """analysis.timing.bandwidth's triad, imported when it runs (torch)."""
+    from analysis.timing.bandwidth import measure_bandwidth as probe
+
+    return probe(device, threads)
+
+
 def _under_load(probe: dict, task: Task, share_field: str = "peak_foreign_cpu_share") -> bool:
+    from .timed import is_noisy
+
     return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get(share_field), task.threads)
 
 
