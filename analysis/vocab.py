@@ -6,36 +6,57 @@ and a device as "cpu" / "cuda" (with "auto" on the command line); nothing else i
 from __future__ import annotations
 
 from dataclasses import field
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-# dtype name -> torch dtype. Timing applies bf16/fp16 through autocast (weights stay fp32);
-# counting builds the model in that dtype.
-DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# dtype names; DTYPES maps each to its torch dtype (built on first use: the words load without torch).
+# Timing applies bf16/fp16 through autocast (weights stay fp32); counting builds the model in that dtype.
+DTYPE_NAMES = ("fp32", "bf16", "fp16")
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}     # bytes per element (torch dtype.itemsize)
 DEVICES = ("auto", "cpu", "cuda")
 
 # Where a model's MACs go (analysis.count.components classifies module paths into these).
 COMPONENTS = ("patch_embed", "attn_proj", "attn_matmul", "mlp", "conv", "head", "other")
 
 
+def __getattr__(name: str):
+    if name == "DTYPES":
+        return _torch_dtypes()
+    raise AttributeError(f"module 'analysis.vocab' has no attribute {name!r}")
+
+
+def _torch_dtypes() -> dict[str, torch.dtype]:
+    """DTYPES: dtype name -> torch dtype."""
+    import torch
+
+    found = globals().get("DTYPES")
+    if found is None:
+        found = globals()["DTYPES"] = dict(zip(DTYPE_NAMES, (torch.float32, torch.bfloat16, torch.float16)))
+    return found
+
+
 def dtype_name(dtype: torch.dtype | str) -> str:
     """torch.bfloat16 -> "bf16"; a name is checked and returned."""
     if isinstance(dtype, str):
-        if dtype not in DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+        if dtype not in DTYPE_NAMES:
+            raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPE_NAMES)}")
         return dtype
-    for name, value in DTYPES.items():
+    for name, value in _torch_dtypes().items():
         if value == dtype:
             return name
-    raise ValueError(f"unsupported dtype {dtype}; expected one of {', '.join(DTYPES)}")
+    raise ValueError(f"unsupported dtype {dtype}; expected one of {', '.join(DTYPE_NAMES)}")
 
 
 def torch_dtype(dtype: torch.dtype | str) -> torch.dtype:
-    return DTYPES[dtype_name(dtype)]
+    return _torch_dtypes()[dtype_name(dtype)]
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
     """"auto" is cuda when a GPU is visible, else cpu; "cuda" without a GPU raises ValueError."""
+    import torch
+
     if str(device) == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:

@@ -85,10 +85,10 @@ def measure(name: str, repeats: int, scratch: Path) -> dict:
 
 
 def machine() -> str:
-    from analysis.timing.fingerprint import available_cores, cpu_model_name, package_version
+    from analysis.timing.fingerprint import available_cores, cpu_model_name, package_version, torch_version
 
     return (f"{cpu_model_name() or platform.processor()}, {available_cores()} cores, Python "
-            f"{platform.python_version()}, torch {package_version('torch')}, timm {package_version('timm')}")
+            f"{platform.python_version()}, torch {torch_version()}, timm {package_version('timm')}")
 
 
 def table(results: list[dict], repeats: int) -> str:

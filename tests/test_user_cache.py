@@ -176,6 +176,29 @@ def test_the_gemm_peak_is_shared_by_every_folder_and_copied_into_each(tmp_path, 
     assert len(calls) == 3                                          # a damaged entry is probed again
 
 
+def test_the_memory_bandwidth_is_shared_by_every_folder_and_a_probe_under_load_is_not_kept(tmp_path, monkeypatch):
+    probes = [{"mem_bandwidth": 9e9, "bandwidth_foreign_cpu_share": 1.0},     # others held every core: not kept
+              {"mem_bandwidth": 5e9, "bandwidth_foreign_cpu_share": 0.0},
+              {"mem_bandwidth": 4e9, "bandwidth_foreign_cpu_share": 0.0}]
+    calls = []
+    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops",
+                        lambda device, dtype, threads=None: {"peak_flops": 1e9, "peak_kernel": "mm_fake"})
+    monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth",
+                        lambda device, threads=None: calls.append(device) or probes[len(calls) - 1])
+    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    assert PeakCache(tmp_path / "a" / "results").get(task)["mem_bandwidth"] == 9e9     # used for its own run
+    assert not any(k.startswith("bandwidth | ")
+                   for k in json.loads((tmp_path / "a" / "results" / PEAKS_FILE).read_text()))
+    assert PeakCache(tmp_path / "b" / "results").get(task)["mem_bandwidth"] == 5e9 and len(calls) == 2
+    assert PeakCache(tmp_path / "c" / "results").get(task)["mem_bandwidth"] == 5e9 and len(calls) == 2  # cached
+    copied = json.loads((tmp_path / "c" / "results" / PEAKS_FILE).read_text())
+    kept = next(v for k, v in copied.items() if k.startswith("bandwidth | "))
+    assert kept["mem_bandwidth"] == 5e9 and kept["bandwidth_provenance"]["cache_file"]
+    with disabled():
+        PeakCache(tmp_path / "d" / "results").get(task)
+    assert len(calls) == 3                                          # no user cache: probed for this folder
+
+
 def test_import_zoo_loads_neither_torch_timm_pandas_nor_matplotlib():
     """A fresh interpreter is what is tested here, hence the subprocess."""
     code = ("import sys, zoo; zoo.__version__; "

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import sys
 
-from analysis.vocab import DEVICES, DTYPES
+from analysis.vocab import DEVICES, DTYPE_NAMES
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       f"RoI heads; 1000 proposals through the box heads, 100 through the mask heads)")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
-    p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPES)} (timing: autocast; default fp32)")
+    p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPE_NAMES)} (timing: autocast; default fp32)")
     p.add_argument("--threads", help="CPU threads for timing, one number (default: all available cores)")
     p.add_argument("--format", default="table", help=f"stdout format: {', '.join(FORMATS)}")
     p.add_argument("--weights", default="default", help="whose accuracy a row shows: default (timm's evaluation of "
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-save", action="store_true", help="write nothing, only print")
     p.add_argument("--quick", action="store_true", help="short throughput runs")
     p.add_argument("--iters", help="timing: at least this many timed steps (default 10, --quick 3); a p99 needs 100")
-    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 2, --quick 0.3)")
+    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 1, --quick 0.3)")
     p.add_argument("--channels-last", action="store_true", help="timing: channels-last memory format")
     p.add_argument("--compile", nargs="?", const="default", default=None,
                    help=f"timing: torch.compile the model, with a mode ({', '.join(COMPILE_MODES)}; default 'default')")

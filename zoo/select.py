@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"timing: torch.compile, with a mode ({', '.join(COMPILE_MODES)}; default 'default')")
     p.add_argument("--quick", action="store_true", help="short timing runs")
     p.add_argument("--iters", help="timing: at least this many timed steps (default 10, --quick 3); a p99 needs 100")
-    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 2, --quick 0.3)")
+    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 1, --quick 0.3)")
     p.add_argument("--allow-noisy", action="store_true",
                    help="decide on noisy timings too (default: such a model is listed as undecided)")
     p.add_argument("--wait-quiet", metavar="SECONDS", help="before each timing, wait up to this long for a quiet "

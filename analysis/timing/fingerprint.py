@@ -9,9 +9,10 @@ import importlib
 import os
 import platform
 from functools import lru_cache
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +56,29 @@ def timm_version() -> Optional[str]:
     return package_version("timm")
 
 
+def torch_version() -> str:
+    """torch.__version__ with its build tag ("2.14.1+cu130", which the package metadata lacks), read from
+    torch/version.py while torch is not imported (importing it takes over a second): the same either way."""
+    import sys
+
+    if "torch" in sys.modules:
+        return str(sys.modules["torch"].__version__)
+    import importlib.util
+    import re
+
+    try:
+        folder = importlib.util.find_spec("torch").submodule_search_locations[0]
+        with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
+            return re.search(r"^__version__(?:\s*:\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", f.read(), re.M).group(1)
+    except (AttributeError, TypeError, IndexError, OSError):    # not found or another layout: ask torch
+        import torch
+
+        return str(torch.__version__)
+
+
 def gpu_name(device: torch.device) -> Optional[str]:
+    import torch
+
     if device.type != "cuda" or not torch.cuda.is_available():
         return None
     return torch.cuda.get_device_name(device)
@@ -63,6 +86,8 @@ def gpu_name(device: torch.device) -> Optional[str]:
 
 def tf32_setting() -> str:
     """TF32 state for fp32 work: cuBLAS matmul and cuDNN conv flags, plus the float32 matmul precision."""
+    import torch
+
     matmul = torch.backends.cuda.matmul.allow_tf32
     cudnn = torch.backends.cudnn.allow_tf32
     precision = torch.get_float32_matmul_precision()
@@ -71,6 +96,8 @@ def tf32_setting() -> str:
 
 def sdpa_backends(device: torch.device) -> str:
     """Which scaled_dot_product_attention kernels are enabled (CUDA); on CPU torch picks its own."""
+    import torch
+
     if device.type != "cuda":
         return "cpu"
     enabled = [
@@ -88,6 +115,8 @@ def sdpa_backends(device: torch.device) -> str:
 
 def environment_fingerprint(device: torch.device | str = "cpu") -> dict:
     """This machine, its library versions and its attention and TF32 settings, for a measurement on `device`."""
+    import torch
+
     device = torch.device(device)
     return {
         "cpu_model": cpu_model_name(),

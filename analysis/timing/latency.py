@@ -8,30 +8,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
-
-@dataclass(frozen=True)
-class TimingProtocol:
-    """How long a timing runs: `warmup` untimed steps, then at least `min_iters` timed steps AND at
-    least `min_seconds` of them; `max_iters` caps the count whatever the duration."""
-    warmup: int = 3
-    min_iters: int = 10
-    min_seconds: float = 2.0
-    max_iters: Optional[int] = None
-
-    def __post_init__(self):
-        if self.min_iters < 1:
-            raise ValueError(f"min_iters must be >= 1, got {self.min_iters}")
-        if self.warmup < 0 or self.min_seconds < 0:
-            raise ValueError("warmup and min_seconds must not be negative")
-
-
-DEFAULT_PROTOCOL = TimingProtocol()                                   # every measurement, unless --quick
-QUICK_PROTOCOL = TimingProtocol(warmup=1, min_iters=3, min_seconds=0.3)
+from .protocol import DEFAULT_PROTOCOL, QUICK_PROTOCOL, TimingProtocol  # noqa: F401  re-exported
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..vocab import described
 from .backends import PreparedStep, TimingSetting, is_out_of_memory
+from .result import OnnxDetails
 
 # NB: 18 is the dynamo exporter's own opset (onnxscript's torchlib targets it; other opsets go through
 # the ONNX version converter), the TorchScript exporter supports it too, and onnxruntime runs it.
@@ -148,18 +148,6 @@ def _compare(eager: list[np.ndarray], onnx: list, tolerance: float) -> tuple[Opt
     return diff, bool(diff <= atol)  # NaN compares False: a NaN output never matches
 
 
-
-
-@dataclass
-class OnnxDetails:
-    onnx_exporter: Optional[str] = described("torch's ONNX exporter used: dynamo (torch.export) or torchscript")
-    onnx_opset: Optional[int] = described("ONNX opset of the export (onnxruntime backend)")
-    onnx_providers: Optional[list] = described("ONNX Runtime execution providers the session got, in order")
-    export_seconds: Optional[float] = described("time torch's ONNX exporter took", "s")
-    onnxruntime_version: Optional[str] = described("ONNX Runtime version")
-    onnx_max_abs_diff: Optional[float] = described("largest |ONNX Runtime output - eager output| on the timed input")
-    onnx_matches_eager: Optional[bool] = described("onnx_max_abs_diff <= 1e-3 x the largest eager output "
-                                                   "(analysis.timing.onnx_runtime)")
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""What timing one model gives: the latency/throughput result, typed (its fields carry meaning and unit).
+"""What timing one model gives: the latency/throughput result, typed (its fields carry meaning and unit),
+and the ONNX Runtime backend's own fields (OnnxDetails; the backend is analysis.timing.onnx_runtime).
 
 Latencies are per step of the whole batch; img/s counts images. A result whose every batch ran out of
 memory has no speed fields (imgs_per_s None) and says why in `error`.
@@ -51,3 +52,15 @@ class TimingResult:
         fields = asdict(self)
         details = fields.pop("details")
         return {**fields, **details}
+
+
+@dataclass
+class OnnxDetails:
+    onnx_exporter: Optional[str] = described("torch's ONNX exporter used: dynamo (torch.export) or torchscript")
+    onnx_opset: Optional[int] = described("ONNX opset of the export (onnxruntime backend)")
+    onnx_providers: Optional[list] = described("ONNX Runtime execution providers the session got, in order")
+    export_seconds: Optional[float] = described("time torch's ONNX exporter took", "s")
+    onnxruntime_version: Optional[str] = described("ONNX Runtime version")
+    onnx_max_abs_diff: Optional[float] = described("largest |ONNX Runtime output - eager output| on the timed input")
+    onnx_matches_eager: Optional[bool] = described("onnx_max_abs_diff <= 1e-3 x the largest eager output "
+                                                   "(analysis.timing.onnx_runtime)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from importlib import resources
+from importlib import metadata, resources
 from typing import Iterable
 
 from ..errors import UnknownModelError, UsageError
@@ -21,6 +21,7 @@ _FLOATS = ("top1", "top5", "real", "imagenet_v2", "sketch", "imagenet_r", "image
 WEIGHT_POLICIES = ("default", "paper", "best")
 SHIFTED = ("real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a")   # timm's five shifted test sets
 NOT_IN_TIMM = "not in timm"
+TAG_ORDER_NAMESPACE = "timm_tag_order"     # the user cache's entries of timm_tag_order
 
 
 @functools.lru_cache(maxsize=1)
@@ -47,7 +48,32 @@ def _timm_entry(row: dict) -> AccuracyEntry:
 @functools.lru_cache(maxsize=None)
 def timm_tag_order(arch: str) -> tuple[str, ...]:
     """`arch`'s weight tags in the installed timm's pretrained order: the first is the one
-    timm.create_model(arch, pretrained=True) loads. Empty for an architecture timm does not know."""
+    timm.create_model(arch, pretrained=True) loads. Empty for an architecture timm does not know.
+    Kept in the user cache under the installed timm's version (read from its metadata: importing timm
+    takes over a second), so only a cold cache or another timm asks timm itself."""
+    from ..runs.user_cache import UserCache     # a leaf utility; NB: imported here, zoo.runs sits above zoo.models
+
+    key = {"arch": arch, "timm": _installed_timm()}
+    cache = UserCache(TAG_ORDER_NAMESPACE)
+    kept = cache.get(key) if key["timm"] else None
+    if isinstance(kept, list) and all(isinstance(tag, str) for tag in kept):
+        return tuple(kept)
+    tags = _asked_of_timm(arch)
+    if key["timm"]:
+        cache.put(key, list(tags), {"from": "timm.models.get_arch_pretrained_cfgs"})
+    return tags
+
+
+
+def _installed_timm() -> str | None:
+    """The installed timm's version, without importing it; None when its metadata cannot be read."""
+    try:
+        return metadata.version("timm")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _asked_of_timm(arch: str) -> tuple[str, ...]:
     import timm
 
     return tuple(name.partition(".")[2] for name in timm.models.get_arch_pretrained_cfgs(arch))

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 
 from .spec import AtLeast, ModelSpec, MultipleOf
-from .vit import ViTConfig
-from .vitdet import VITDET_VARIANTS, vitdet_config
+from .configs import VITDET_VARIANTS, ViTConfig, vitdet_config
 
 VIT_PAPER = "Dosovitskiy et al. 2021, An Image is Worth 16x16 Words (ICLR, arXiv:2010.11929)"
 PAPERS = {

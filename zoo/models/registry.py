@@ -5,18 +5,17 @@ import dataclasses
 import fnmatch
 import re
 from contextlib import nullcontext
-
-import torch
-from torch import nn
+from typing import TYPE_CHECKING
 
 from .catalog import catalog
-from .features import build_scratch_features, build_timm_features
-from .hybrid import hybrid_vit
 from ..errors import DuplicateModelError, UnknownModelError, UnsupportedResolutionError, ZooError
-from .meta_init import MetaInitShortcut
 from .spec import AnySize, ModelSpec, Size
-from .vit import VisionTransformer
-from .vitdet import ViTDet
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+# NB: torch and the model code load when a model is built, not with the names: reading specs (the report,
+# a warm zoo.select) needs neither.
 
 TIMM_PREFIX = "timm:"
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -78,6 +77,11 @@ def create_model(name: str, img_size: Size | int | tuple[int, int] | None = None
         raise UnsupportedResolutionError(f"{name}: resolution must be a positive integer or an (H, W) pair of "
                                          f"them, not {img_size!r}") from None
     spec.check_resolution(img_size)          # the public API's guard; zoo.compare checked it when planning
+    import torch
+
+    from .features import build_scratch_features, build_timm_features
+    from .meta_init import MetaInitShortcut
+
     # NB: on meta, in-place weight initialisation changes nothing; skipping it makes building ~2x faster
     with torch.device(device or "cpu"), MetaInitShortcut() if str(device) == "meta" else nullcontext():
         if features:
@@ -96,6 +100,10 @@ def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides:
         cfg = dataclasses.replace(spec.vit_config, img_size=img_size, num_classes=num_classes, **overrides)
     except TypeError as e:  # an override the config does not have
         raise ZooError(f"{spec.name}: {e}") from None
+    from .hybrid import hybrid_vit
+    from .vit import VisionTransformer
+    from .vitdet import ViTDet
+
     if spec.family == "vitdet":
         return ViTDet(cfg)
     return hybrid_vit(cfg) if spec.family == "hybrid" else VisionTransformer(cfg)
@@ -128,6 +136,8 @@ def feature_shapes(model_name: str, img_size: Size | int | tuple[int, int] | Non
 def map_shapes(extractor: nn.Module, img_size: Size, in_chans: int = 3) -> list[list[int]]:
     """[C, H, W] of each map a built feature extractor returns, from one batch-1 forward on its device
     (nothing is computed when it was built on meta), in the extractor's own dtype."""
+    import torch
+
     weight = next(extractor.parameters())
     x = torch.empty(1, in_chans, *Size.of(img_size).hw, device=weight.device, dtype=weight.dtype)
     with torch.no_grad():

@@ -8,8 +8,7 @@ from typing import Any
 from analysis.size import Size
 
 from ..errors import UnsupportedResolutionError
-from .vit import ViTConfig
-from .vitdet import ViTDetConfig
+from .configs import ViTConfig, ViTDetConfig
 
 __all__ = ["AnySize", "AtLeast", "ModelSpec", "MultipleOf", "ResolutionRule", "Size"]
 

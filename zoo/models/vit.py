@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -19,58 +18,7 @@ from torch import nn
 
 from analysis.size import Size
 
-
-@dataclass(frozen=True)
-class ViTConfig:
-    img_size: Size | int | tuple[int, int] = 224   # a Size, a side or (H, W); each side a multiple of patch_size
-    patch_size: int = 16         # P: each token is one PxP patch (N = HW / P^2)
-    embed_dim: int = 768         # D: token width through the whole encoder
-    depth: int = 12              # L: number of encoder blocks
-    num_heads: int = 12          # heads of each MSA; head_dim = D / heads
-    mlp_ratio: float = 4.0       # MLP hidden = ratio * D (the paper's "MLP size": 3072 for B)
-    in_chans: int = 3
-    num_classes: int = 1000      # 0 gives the pooled features (no head)
-    pool: Literal["token", "gap"] = "token"  # class token, or global average pooling (App. D.3)
-    pre_logits_dim: int | None = None  # pre-training head: one tanh hidden layer (Sec. 3.1)
-    attn_impl: Literal["sdpa", "math"] = "sdpa"  # fused kernel, or explicit QK^T, softmax, AV
-    qkv_bias: bool = True
-    norm_eps: float = 1e-6       # timm's and big_vision's LayerNorm epsilon
-
-    def __post_init__(self):
-        object.__setattr__(self, "img_size", Size.of(self.img_size))
-        if any(side % self.patch_size for side in self.img_size.hw):
-            raise ValueError(f"img_size {self.img_size.label} is not a multiple of patch_size {self.patch_size}")
-        if self.embed_dim % self.num_heads:
-            raise ValueError(f"embed_dim {self.embed_dim} is not divisible by num_heads {self.num_heads}")
-        if self.pool not in ("token", "gap"):
-            raise ValueError(f"pool must be 'token' or 'gap', not {self.pool!r}")
-        if self.attn_impl not in ("sdpa", "math"):
-            raise ValueError(f"attn_impl must be 'sdpa' or 'math', not {self.attn_impl!r}")
-
-    @property
-    def grid_size(self) -> tuple[int, int]:
-        """Patch grid (H/P, W/P)."""
-        h, w = self.img_size.hw
-        return h // self.patch_size, w // self.patch_size
-
-    @property
-    def num_patches(self) -> int:
-        """N = HW / P^2."""
-        h, w = self.grid_size
-        return h * w
-
-    @property
-    def num_prefix_tokens(self) -> int:
-        return 1 if self.pool == "token" else 0
-
-    @property
-    def num_tokens(self) -> int:
-        """Sequence length the encoder sees: N patches plus the class token."""
-        return self.num_patches + self.num_prefix_tokens
-
-    @property
-    def mlp_dim(self) -> int:
-        return int(self.embed_dim * self.mlp_ratio)
+from .configs import ViTConfig  # noqa: F401  re-exported; the config is torch-free (zoo.models.configs)
 
 
 class PatchEmbed(nn.Module):

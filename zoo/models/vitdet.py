@@ -14,65 +14,14 @@ convs to 256 channels with channel LayerNorm. Parameter names follow detectron2 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from analysis.size import Size
+from .configs import VITDET_VARIANTS, ViTDetConfig, vitdet_config  # noqa: F401  re-exported
 
-# width, depth, heads, global-attention blocks (detectron2's ViTDet configs, cited above)
-VITDET_VARIANTS = {
-    "b": (768, 12, 12, (2, 5, 8, 11)),
-    "l": (1024, 24, 16, (5, 11, 17, 23)),
-    "h": (1280, 32, 16, (7, 15, 23, 31)),
-}
 PYRAMID_SCALES = (4.0, 2.0, 1.0, 0.5)     # strides 4, 8, 16, 32 from the stride-16 map
-
-
-@dataclass(frozen=True)
-class ViTDetConfig:
-    img_size: Size | int | tuple[int, int] = 1024              # input side or (H, W); each a multiple of 2 x patch (the stride-32 level)
-    patch_size: int = 16
-    embed_dim: int = 768
-    depth: int = 12
-    num_heads: int = 12
-    global_blocks: tuple[int, ...] = (2, 5, 8, 11)   # the others use window attention
-    window_size: int = 14              # 224 / 16: the pre-training grid
-    mlp_ratio: float = 4.0
-    pretrain_grid: int = 14            # absolute position embedding as pre-trained (224 / 16), + class slot
-    pyramid_dim: int = 256             # simple feature pyramid's output channels
-    num_classes: int = 1000            # classifier form: average-pooled tokens, LayerNorm, linear head
-    in_chans: int = 3
-    attn_impl: Literal["math", "sdpa"] = "math"   # detectron2's explicit softmax, or SDPA with the bias as mask
-    norm_eps: float = 1e-6
-
-    def __post_init__(self):
-        object.__setattr__(self, "img_size", Size.of(self.img_size))
-        object.__setattr__(self, "global_blocks", tuple(self.global_blocks))
-        if any(side % (2 * self.patch_size) for side in self.img_size.hw):
-            raise ValueError(f"img_size {self.img_size.label} is not a multiple of 2 x patch_size {self.patch_size}")
-        if self.embed_dim % self.num_heads or self.embed_dim % 4:
-            raise ValueError(f"embed_dim {self.embed_dim} must divide by num_heads and by 4 (the pyramid)")
-        if any(not 0 <= i < self.depth for i in self.global_blocks):
-            raise ValueError(f"global_blocks {self.global_blocks} out of range for depth {self.depth}")
-        if self.attn_impl not in ("math", "sdpa"):
-            raise ValueError(f"attn_impl must be 'math' or 'sdpa', not {self.attn_impl!r}")
-
-    @property
-    def grid_size(self) -> tuple[int, int]:
-        h, w = self.img_size.hw
-        return h // self.patch_size, w // self.patch_size
-
-    @property
-    def mlp_dim(self) -> int:
-        return int(self.embed_dim * self.mlp_ratio)
-
-    def window_of(self, block: int) -> int:
-        """0 for a global block, else the window side."""
-        return 0 if block in self.global_blocks else self.window_size
 
 
 def rel_pos_table(rel_pos: torch.Tensor, q_size: int, k_size: int) -> torch.Tensor:
@@ -248,11 +197,6 @@ class ViTDet(nn.Module):
         if self.features:
             return self.pyramid(x)                                      # 4 x (B, 256, H/s, W/s)
         return self.head(self.fc_norm(x.mean(dim=(2, 3))))              # (B, classes)
-
-
-def vitdet_config(variant: str, **overrides) -> ViTDetConfig:
-    dim, depth, heads, global_blocks = VITDET_VARIANTS[variant]
-    return ViTDetConfig(embed_dim=dim, depth=depth, num_heads=heads, global_blocks=global_blocks, **overrides)
 
 
 def padded_grid(grid: tuple[int, int], window: int) -> tuple[int, int]:

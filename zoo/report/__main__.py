@@ -14,8 +14,7 @@ from pathlib import Path
 
 from ..errors import UsageError, UsageParser
 from ..models.accuracy import pretraining_option, weights_option
-from ..runs.plan import check_out_dir
-from ..runs.safe_io import kind_of, refuse_symlinked_folder
+from ..runs.safe_io import check_out_dir, kind_of, refuse_symlinked_folder
 from ..runs.user_cache import disabled
 from ..signals import exit_status, handles_sigterm, interrupted
 
@@ -74,13 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from ..progress import progress_tracker
     from .build import build_reports
-    from .deterministic import check, deterministic_tasks, refresh
 
     # warnings: bad lines named once, one line each; --check counts afresh, never from the user cache
     with warnings.catch_warnings(record=True) as caught, disabled(args.no_cache or args.check):
         warnings.simplefilter("always")
         try:
             if args.refresh or args.check:
+                from .deterministic import check, deterministic_tasks, refresh   # counts: torch loads only here
+
                 with progress_tracker(total=len(deterministic_tasks()), description="counting") as advance:
                     if args.check:
                         problems = check(args.results, advance)

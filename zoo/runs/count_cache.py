@@ -36,9 +36,7 @@ def source_hash() -> str:
 
 def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool,
               frozen_stages: int | None = None, detector: str | None = None) -> dict:
-    import torch
-
-    from analysis.timing.fingerprint import timm_version
+    from analysis.timing.fingerprint import timm_version, torch_version
 
     from .._version import __version__
 
@@ -48,7 +46,7 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
     height, width = Size.of(img_size).hw
     return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
             "train": bool(train), "features": bool(features), "frozen_stages": frozen_stages, "detector": detector,
-            "torch": torch.__version__, "timm": timm_version(),
+            "torch": torch_version(), "timm": timm_version(),
             "archzoo": __version__, "source": source_hash(),
             "spec": f"{spec!r} {spec.vit_config!r}"}     # a model registered outside archzoo's source, by its data
 

@@ -3,21 +3,24 @@ memory the run layer derives from the record; `counted` reads a count made befor
 from __future__ import annotations
 
 from analysis.size import Size, SizeLike
-from analysis.vocab import DTYPES
+from analysis.vocab import DTYPE_BYTES, torch_dtype
 
 from ..models.registry import create_model, get_spec, map_shapes
-from ..models.stages import feature_layout, freeze_stages
+# NB: torch loads with the first count, not with this module: a count the user cache holds needs none
 
 
 def build(model: str, img_size: Size, device: str, dtype: str = "fp32", features: bool = False,
           frozen_stages: int | None = None, detector: str | None = None, **overrides):
     """The module a task measures: the model, its feature extractor, or a whole detector on it."""
+    from ..models.stages import freeze_stages
+
     if detector is not None:
         from ..models.detectors import create_detector
 
-        return create_detector(model, detector, img_size, device=device, dtype=DTYPES[dtype],
+        return create_detector(model, detector, img_size, device=device, dtype=torch_dtype(dtype),
                                frozen_stages=frozen_stages)
-    module = create_model(model, img_size=img_size, device=device, dtype=DTYPES[dtype], features=features, **overrides)
+    module = create_model(model, img_size=img_size, device=device, dtype=torch_dtype(dtype), features=features,
+                          **overrides)
     if frozen_stages is not None:
         freeze_stages(module, frozen_stages)
     return module
@@ -29,14 +32,16 @@ def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", 
     """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
     from analysis.count.cost import cost_record, macs_by_module
 
+    from ..models.stages import feature_layout
+
     img_size = Size.of(img_size)     # callers outside the planner may pass 224 or (H, W)
     module = build(model, img_size, "meta", dtype, features, frozen_stages, detector, **overrides)
-    record = cost_record(module, img_size, batch_size=batch_size, dtype=DTYPES[dtype], train=train).as_dict()
+    record = cost_record(module, img_size, batch_size=batch_size, dtype=torch_dtype(dtype), train=train).as_dict()
     record.update(serving_memory(record, dtype))
     if detector is not None:
         from ..models.detectors import detector_fields
 
-        record.update(detector_fields(macs_by_module(module, img_size, DTYPES[dtype]), module))
+        record.update(detector_fields(macs_by_module(module, img_size, torch_dtype(dtype)), module))
     elif features:
         record["features"] = map_shapes(module, img_size, overrides.get("in_chans", 3))   # the module just counted
         record["feature_strides"], record["feature_stages"] = feature_layout(module)
@@ -52,7 +57,7 @@ def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
     fp32 state per trainable parameter, for bf16/fp16 also the low-precision copies autocast caches for the
     step (of trainable weights only: torch's cached_cast skips tensors without requires_grad, so a frozen
     weight is cast per use and freed), plus the training step's activation peak."""
-    itemsize = DTYPES[dtype].itemsize
+    itemsize = DTYPE_BYTES[dtype]
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
     if record.get("train_act_peak_bytes") is not None:

@@ -40,7 +40,7 @@ def _context():
         return multiprocessing.get_context("fork")
     context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
     if context.get_start_method() == "forkserver":
-        context.set_forkserver_preload(["zoo.runs.tasks"])
+        context.set_forkserver_preload(["zoo.runs.tasks", "analysis.count.cost"])
     return context
 
 
@@ -94,7 +94,21 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
 
     misses = [t for t in tasks if not is_cached(t.model, t.img_size, t.batch_size, t.dtype, t.train, t.features,
                                                 t.frozen_stages, t.detector)]
+    if len(misses) >= MIN_PARALLEL:
+        _import_counting(misses)
     counted = map_ordered(run_task, misses)
     miss_ids = {id(t) for t in misses}
     for task in tasks:
         yield next(counted) if id(task) in miss_ids else run_task(task)
+
+
+def _import_counting(tasks: Sequence) -> None:
+    """Import what counting needs (torch; timm for timm-built models) here, once, before the pool forks: the
+    commands load it lazily, and each worker would otherwise import it on its own (seconds each)."""
+    import importlib
+
+    from ..models.registry import get_spec
+
+    importlib.import_module("analysis.count.cost")
+    if any(get_spec(t.model).source != "scratch" for t in tasks):
+        importlib.import_module("timm")

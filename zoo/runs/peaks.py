@@ -6,8 +6,8 @@ copied with its probes and provenance into <out>/results/peaks.json.
 A cached peak is used while the machine's fingerprint (CPU model, GPU, torch version) is the same;
 `reprobe=True` (`zoo.compare --reprobe-peak`) probes again and keeps the higher of the two (others'
 load can only lower a probe). With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
-The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) is kept in peaks.json beside it,
-once per machine, device and thread count, for the roofline estimate.
+The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) for the roofline estimate follows the
+same rules (user cache, peaks.json copy, a probe under load not kept), once per machine, device and thread count.
 """
 from __future__ import annotations
 
@@ -16,16 +16,11 @@ import time
 import warnings
 from pathlib import Path
 
-import torch
-
-from analysis.timing.fingerprint import available_cores
-from analysis.timing.bandwidth import measure_bandwidth
-from analysis.timing.peak import measure_peak_flops
+from analysis.timing.fingerprint import available_cores, torch_version
 from analysis.vocab import resolve_device
 
 from .safe_io import kind_of, strict_loads, write_atomic
 from .tasks import Task, machine
-from .timed import is_noisy
 from .user_cache import UserCache
 
 PEAKS_FILE = "peaks.json"
@@ -36,7 +31,7 @@ def peak_key(task: Task) -> str:
     device = resolve_device(task.device).type
     threads = task.threads or (available_cores() if device == "cpu" else 1)
     found = machine(device)
-    return " | ".join([found["cpu_model"] or "?", found["gpu_name"] or "-", torch.__version__, device,
+    return " | ".join([found["cpu_model"] or "?", found["gpu_name"] or "-", torch_version(), device,
                        task.dtype, f"{threads} threads"])
 
 
@@ -44,9 +39,24 @@ def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e20
 
 
-def _under_load(probe: dict, task: Task) -> bool:
-    return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get("peak_foreign_cpu_share"),
-                                                                  task.threads)
+def measure_peak_flops(device: str, dtype: str, threads: int | None = None) -> dict:
+    """analysis.timing.peak's probe, imported when a probe runs (torch): a run that only counts needs none."""
+    from analysis.timing.peak import measure_peak_flops as probe
+
+    return probe(device, dtype, threads)
+
+
+def measure_bandwidth(device: str, threads: int | None = None) -> dict:
+    """analysis.timing.bandwidth's triad, imported when it runs (torch)."""
+    from analysis.timing.bandwidth import measure_bandwidth as probe
+
+    return probe(device, threads)
+
+
+def _under_load(probe: dict, task: Task, share_field: str = "peak_foreign_cpu_share") -> bool:
+    from .timed import is_noisy
+
+    return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get(share_field), task.threads)
 
 
 def usable_peak(entry) -> bool:
@@ -134,16 +144,40 @@ class PeakCache:
         return {**peak, **self.bandwidth(task), "peak_probe": self.labels.get(key, "kept from a quiet probe")}
 
     def bandwidth(self, task: Task) -> dict:
-        """measure_bandwidth's dict, probed once per bandwidth_key (again, keeping the higher, on reprobe)."""
+        """measure_bandwidth's dict for bandwidth_key(task), kept like the GEMM peak: the higher of peaks.json's
+        and the user cache's quiet probes, probed again when neither is (or on reprobe); a probe under load is
+        used for this run only."""
         key = bandwidth_key(task)
-        kept = self.peaks.get(key)
+        if key in self.resolved:
+            return self.peaks[key]
+        folder = self.peaks.get(key)
+        user = self.user.get({"bandwidth_key": key})
+        user = user if usable_bandwidth(user) else None
+        candidates = [p for p in (folder, user) if p is not None
+                      and not _under_load(p, task, "bandwidth_foreign_cpu_share")]
+        kept = max(candidates, key=lambda p: p["mem_bandwidth"]) if candidates else None
         if kept is None or (self.reprobe and key not in self.probed_now):
             probed = measure_bandwidth(str(resolve_device(task.device)), task.threads)
             self.probed_now.add(key)
             if kept is None or probed["mem_bandwidth"] > kept["mem_bandwidth"]:
+                self.resolved.add(key)
                 self.peaks[key] = probed
-                self._save()
-        return self.peaks[key]
+                if _under_load(probed, task, "bandwidth_foreign_cpu_share"):   # neither file nor user cache
+                    self.unkept.add(key)
+                    return probed
+                self.unkept.discard(key)
+                kept = {**probed, "bandwidth_provenance": {
+                    "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bandwidth_key": key}}
+        if user is None or kept["mem_bandwidth"] > user["mem_bandwidth"]:
+            self.user.put({"bandwidth_key": key}, kept, {"results": str(self.path) if self.path else None})
+        if self.user.entry({"bandwidth_key": key}) is not None:
+            kept = {**kept, "bandwidth_provenance": {**kept.get("bandwidth_provenance", {}),
+                                                     "cache_file": str(self.user.path({"bandwidth_key": key}))}}
+        self.resolved.add(key)
+        if kept != folder:
+            self.peaks[key] = kept
+            self._save()
+        return kept
 
     def _save(self) -> None:
         if self.path is None:

@@ -6,20 +6,15 @@ that only matter for some metrics (a device is checked even when only counting).
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
-
-import torch
 
 from analysis.size import Size
 from analysis.timing.fingerprint import available_cores
-from analysis.vocab import DEVICES, DTYPES, resolve_device
+from analysis.vocab import DEVICES, DTYPE_NAMES, resolve_device
 
 from ..errors import UsageError, ZooError
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
-from .safe_io import refuse_symlinked_folder, refuse_unless_regular
+from .safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
 from .tasks import Task, skipped_row
 
 METRICS = ("cost", "memory", "throughput", "train")
@@ -124,7 +119,11 @@ def check_device(device: str, local: bool = True) -> str:
     so rows say where they ran and --resume finds them whichever way the device was asked for. With
     Ray the GPUs are the workers': "auto" stays for them to resolve."""
     choice(device, DEVICES, "device")
-    if local and device == "cuda" and not torch.cuda.is_available():
+    if device == "cpu" or not local:      # nothing to ask torch (importing it takes over a second)
+        return device
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: no CUDA GPU is available on this machine (use cpu or auto)")
     return resolve_device(device).type if local else device
 
@@ -142,40 +141,14 @@ def check_threads(text: str | None) -> int | None:
 
 
 def check_dtype(dtype: str) -> str:
-    return choice(dtype, tuple(DTYPES), "dtype")
-
-
-def check_out_dir(out: str) -> Path:
-    """`out` (made if missing) must take results/<kind>.jsonl: probed by creating and removing a file in
-    its nearest existing folder, so /proc, read-only mounts and files in the way are found before any
-    work; nothing is left behind."""
-    path = Path(out).expanduser().resolve()
-    for blocker in (path, path / "results"):
-        if blocker.exists() and not blocker.is_dir():
-            raise UsageError(f"--out: {blocker} is a file, not a folder")
-    for name in ("cost.jsonl", "throughput.jsonl"):
-        if (path / "results" / name).is_dir():
-            raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
-    refuse_symlinked_folder(path / "results")     # writes never follow links out of --out
-    refuse_symlinked_folder(path / "results" / "logs")
-    refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", ".lock")))
-    probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
-    if not probe_dir.is_dir():
-        raise UsageError(f"--out: cannot write under {out!r} ({probe_dir} is not a folder)")
-    try:
-        with tempfile.NamedTemporaryFile(dir=probe_dir, prefix=".archzoo-probe-"):
-            pass
-    except OSError as e:
-        raise UsageError(f"--out: cannot write under {out!r} ({probe_dir}: {e.strerror or e})") from None
-    for existing in (path / "results" / n for n in ("cost.jsonl", "throughput.jsonl")):
-        if existing.exists() and not os.access(existing, os.W_OK):
-            raise UsageError(f"--out: {existing} is not writable")
-    return path
+    return choice(dtype, DTYPE_NAMES, "dtype")
 
 
 def check_timm_size(model: str, img_size: Size, features: bool = False) -> None:
     """An ad-hoc timm model has no recorded rule: build it at `img_size` and run it on meta, and
     refuse the size up front if timm does (its constructor's or forward's own check)."""
+    import torch
+
     try:
         module = create_model(model, img_size=img_size, device="meta", features=features)
         module(torch.empty(1, 3, *img_size.hw, device="meta"))

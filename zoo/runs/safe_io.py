@@ -175,3 +175,31 @@ def finite(value):
 def strict_dumps(value, **options) -> str:
     """JSON text that every strict parser accepts (non-finite floats become null)."""
     return json.dumps(finite(value), allow_nan=False, **options)
+
+
+def check_out_dir(out: str) -> Path:
+    """`out` (made if missing) must take results/<kind>.jsonl: probed by creating and removing a file in
+    its nearest existing folder, so /proc, read-only mounts and files in the way are found before any
+    work; nothing is left behind."""
+    path = Path(out).expanduser().resolve()
+    for blocker in (path, path / "results"):
+        if blocker.exists() and not blocker.is_dir():
+            raise UsageError(f"--out: {blocker} is a file, not a folder")
+    for name in ("cost.jsonl", "throughput.jsonl"):
+        if (path / "results" / name).is_dir():
+            raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
+    refuse_symlinked_folder(path / "results")     # writes never follow links out of --out
+    refuse_symlinked_folder(path / "results" / "logs")
+    refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", ".lock")))
+    probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
+    if not probe_dir.is_dir():
+        raise UsageError(f"--out: cannot write under {out!r} ({probe_dir} is not a folder)")
+    try:
+        with tempfile.NamedTemporaryFile(dir=probe_dir, prefix=".archzoo-probe-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"--out: cannot write under {out!r} ({probe_dir}: {e.strerror or e})") from None
+    for existing in (path / "results" / n for n in ("cost.jsonl", "throughput.jsonl")):
+        if existing.exists() and not os.access(existing, os.W_OK):
+            raise UsageError(f"--out: {existing} is not writable")
+    return path

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from analysis.count.record import CostRecord
-from analysis.timing.onnx_runtime import OnnxDetails
 from analysis.size import Size
-from analysis.timing.result import TimingResult
+from analysis.timing.result import OnnxDetails, TimingResult
 from analysis.vocab import described
 
 SCHEMA_VERSION = 2

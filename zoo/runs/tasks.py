@@ -12,10 +12,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-import torch
-
 from analysis.size import Size
-from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
+from analysis.timing.protocol import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 
 from .._version import __version__
 from ..models.registry import get_spec
@@ -82,9 +80,9 @@ class Task:
 
 
 def software() -> dict:
-    from analysis.timing.fingerprint import timm_version
+    from analysis.timing.fingerprint import timm_version, torch_version
 
-    return {"archzoo": __version__, "torch": torch.__version__.split("+")[0], "timm": timm_version()}
+    return {"archzoo": __version__, "torch": torch_version().split("+")[0], "timm": timm_version()}
 
 
 def base_row(task: Task) -> dict:
@@ -97,6 +95,8 @@ def base_row(task: Task) -> dict:
 
 def machine(device: str) -> dict:
     """The fingerprint fields that tell one machine's timed rows from another's (part of their key)."""
+    import torch
+
     from analysis.timing.fingerprint import cpu_model_name, gpu_name
 
     # NB: gpu_name is None on a driver without a GPU (a Ray sweep onto GPU workers), not an error
@@ -138,11 +138,14 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
     macs: per-image MACs of the model at this size (timed rows' MFU; counted here when None).
     peak: a GEMM peak for this device, dtype and threads (zoo.runs.peaks); probed when None.
     """
-    from .timed import measure_timed
-
     spec = get_spec(task.model)
     try:
-        measured = _cost(task) if task.kind == "cost" else measure_timed(task, macs, peak)
+        if task.kind == "cost":
+            measured = _cost(task)
+        else:
+            from .timed import measure_timed     # torch: a cost row the user cache holds needs none
+
+            measured = measure_timed(task, macs, peak)
     except Exception as e:  # recorded, never swallowed: the row says what went wrong
         return failed_row(task, one_line(e), spec.family, "".join(traceback.format_tb(e.__traceback__, limit=-5)))
     return validate({**base_row(task), "family": spec.family, **measured})

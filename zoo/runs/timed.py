@@ -19,6 +19,7 @@ from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_
 from analysis.timing.steps import autocast_context, random_input
 from analysis.vocab import attention_path
 
+from ..models.meta_init import TiledRandomInit
 from .counted import build, counted
 from .host_fit import fit_to_host, record_halving
 from .roofline_rows import measured_roofline
@@ -51,7 +52,8 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     peak: probed when None."""
     built = dict(features=task.features, frozen_stages=task.frozen_stages, detector=task.detector)
     macs = macs if macs is not None else counted(task.model, task.img_size, train=False, **built)["macs"]
-    model = build(task.model, task.img_size, "cpu", "fp32", **built)
+    with TiledRandomInit():     # random weights at memory speed: timing needs their magnitudes, not their values
+        model = build(task.model, task.img_size, "cpu", "fp32", **built)
     backend, setting = backend_named(task.backend), timing_setting(task)
     batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
     with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter

@@ -1,129 +1,23 @@
-"""Whole two-stage detectors on a zoo backbone, for counting: Mask R-CNN and Cascade Mask R-CNN as the
-configs behind Swin's and ConvNeXt's published detection tables define them (heads.py), with fixed RoI
-counts as mmdetection's get_flops (`forward_dummy`) runs them: 1000 proposals through every box head,
-the first 100 through every mask head.
+"""Whole two-stage detectors on a zoo backbone, for counting (two_stage.py; their heads: heads.py), the detectors
+as data (specs.py) and the published figures (published.py). Names load on first use (PEP 562): the data
+modules need neither torch nor torchvision."""
+import importlib
 
-NB: proposal selection, NMS and box decoding are not run (data-dependent; no MACs by our convention);
-every RoI is pooled from the finest level (RoIAlign's output, hence the heads' cost, does not depend on
-the level mmdet would assign); RoIAlign's bilinear sampling counts 0 MACs (a pooling) and its
-shape-derived cost is listed in the row (`roi_align_macs_2x2`).
-"""
-from __future__ import annotations
-
-from dataclasses import dataclass
-
-import torch
-from torch import nn
-from torchvision.ops import roi_align
-
-from ...errors import ZooError
-from ..registry import create_model, map_shapes
-from ..spec import Size
-from ..stages import feature_layout, freeze_stages
-from ..vitdet import ViTDet
-from .heads import FPN, BoxHead, LastLevelMaxPool, MaskHead, RPNHead
-
-CONVNEXT_CONFIGS = "facebookresearch/ConvNeXt object_detection/configs"
-
-
-@dataclass(frozen=True)
-class DetectorSpec:
-    name: str
-    stages: int                  # box heads (and mask heads) in sequence: 1, or Cascade's 3
-    box_convs: int               # 3x3 conv-BN-ReLU layers of each box head before its fcs
-    box_fcs: int                 # fc layers of 1024
-    config: str                  # where the heads are defined
-    proposals: int = 1000        # RoIs per image through each box head
-    mask_rois: int = 100         # RoIs per image through each mask head
-    num_classes: int = 80        # COCO
-    box_roi: int = 7
-    mask_roi: int = 14
-
-
-DETECTORS = {
-    "maskrcnn": DetectorSpec("maskrcnn", 1, 0, 2, f"{CONVNEXT_CONFIGS}/_base_/models/mask_rcnn_convnext_fpn.py "
-                                                  "(Shared2FCBBoxHead, FCNMaskHead)"),
-    "cascade_maskrcnn": DetectorSpec("cascade_maskrcnn", 3, 4, 1,
-                                     f"{CONVNEXT_CONFIGS}/convnext/cascade_mask_rcnn_convnext_tiny_patch4_window7_"
-                                     "mstrain_480-800_giou_4conv1f_adamw_3x_coco_in1k.py (3 x ConvFCBBoxHead 4conv1fc, "
-                                     "3 x FCNMaskHead: mmdet's CascadeRoIHead repeats one mask head per stage)"),
+_LAZY = {  # public name -> the submodule that defines it
+    **dict.fromkeys(["CONVNEXT_CONFIGS", "DETECTORS", "DetectorSpec"], ".specs"),
+    **dict.fromkeys(["PARTS", "PYRAMID_STRIDES", "TwoStageDetector", "create_detector", "detector_fields",
+                     "roi_align_macs_2x2"], ".two_stage"),
 }
-PYRAMID_STRIDES = [4, 8, 16, 32]
+__all__ = list(_LAZY)
 
 
-class TwoStageDetector(nn.Module):
-    """backbone -> neck (P2-P6) -> RPN on every level; RoIAlign on P2 -> box heads, mask heads."""
-
-    def __init__(self, backbone: nn.Module, channels: list[int], spec: DetectorSpec):
-        super().__init__()
-        self.spec = spec
-        self.backbone = backbone
-        self.neck = LastLevelMaxPool() if isinstance(backbone, ViTDet) else FPN(channels)
-        self.rpn = RPNHead()
-        self.box_heads = nn.ModuleList(BoxHead(spec.box_convs, spec.box_fcs, num_classes=spec.num_classes)
-                                       for _ in range(spec.stages))
-        self.mask_heads = nn.ModuleList(MaskHead(num_classes=spec.num_classes) for _ in range(spec.stages))
-
-    def _rois(self, batch: int, per_image: int, like: torch.Tensor) -> torch.Tensor:
-        """(batch * per_image, 5): image index, then a fixed 64 x 64 px box (values do not change the cost)."""
-        index = torch.arange(batch, device=like.device, dtype=like.dtype).repeat_interleave(per_image)
-        box = torch.tensor([0.0, 0.0, 64.0, 64.0], device=like.device, dtype=like.dtype)
-        return torch.cat([index[:, None], box.expand(batch * per_image, 4)], dim=1)
-
-    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
-        levels = self.neck(self.backbone(x))                              # P2-P6, each (B, 256, H/s, W/s)
-        outs = self.rpn(levels)
-        finest, scale = levels[0], 1.0 / PYRAMID_STRIDES[0]
-        box_rois = self._rois(x.shape[0], self.spec.proposals, finest)
-        mask_rois = self._rois(x.shape[0], self.spec.mask_rois, finest)
-        for box_head, mask_head in zip(self.box_heads, self.mask_heads):
-            outs += box_head(roi_align(finest, box_rois, self.spec.box_roi, scale, 0, True))    # (B*1000, 256, 7, 7)
-            outs.append(mask_head(roi_align(finest, mask_rois, self.spec.mask_roi, scale, 0, True)))  # (B*100, 256, 14, 14)
-        return outs
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'zoo.models.detectors' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
 
 
-def create_detector(model: str, detector: str, img_size: Size, device=None, dtype=None,
-                    frozen_stages: int | None = None) -> TwoStageDetector:
-    """`detector` (a DETECTORS name) on the registry backbone `model` at `img_size`."""
-    if detector not in DETECTORS:
-        raise ZooError(f"unknown detector {detector!r}; expected one of {', '.join(DETECTORS)}")
-    backbone = create_model(model, img_size=img_size, device=device, dtype=dtype, features=True)
-    strides, _ = feature_layout(backbone)
-    if strides != PYRAMID_STRIDES:
-        raise ZooError(f"{model}: a detector needs maps at strides 4, 8, 16, 32; its features are at strides "
-                       f"{strides} (a plain ViT: use vitdet_*)")
-    if frozen_stages is not None:
-        freeze_stages(backbone, frozen_stages)
-    channels = [c for c, _, _ in map_shapes(backbone, img_size)]
-    with torch.device(device or "cpu"):
-        net = TwoStageDetector(backbone, channels, DETECTORS[detector])
-    net.eval()
-    return net.to(dtype=dtype) if dtype is not None else net
-
-
-def roi_align_macs_2x2(spec: DetectorSpec) -> int:
-    """Per image: RoIAlign's bilinear multiply-adds if each bin took 2 x 2 samples (4 neighbours each):
-    16 per pooled element; with mmdet's sampling_ratio=0 the count depends on each RoI's size."""
-    elements = spec.stages * 256 * (spec.proposals * spec.box_roi ** 2 + spec.mask_rois * spec.mask_roi ** 2)
-    return 16 * elements
-
-
-PARTS = ("backbone", "neck", "rpn", "box_heads", "mask_heads")
-
-
-def detector_fields(macs_by_module: dict[str, int], net: TwoStageDetector) -> dict:
-    """Row fields: MACs per part (per image), the backbone's share, params, the RoI counts and what is not counted."""
-    macs = {part: sum(m for path, m in macs_by_module.items() if path == part or path.startswith(part + "."))
-            for part in PARTS}
-    total = sum(macs_by_module.values())
-    spec = net.spec
-    return {
-        "detector_macs_by_part": macs,
-        "backbone_macs": macs["backbone"],
-        "backbone_share": macs["backbone"] / total if total else 0.0,
-        "backbone_params": sum(p.numel() for p in net.backbone.parameters()),
-        "detector_rois": {"box_head": spec.proposals, "mask_head": spec.mask_rois, "stages": spec.stages},
-        "detector_config": spec.config,
-        "detector_uncounted": {"roi_align_macs_2x2": roi_align_macs_2x2(spec),
-                               "nms": "not run (fixed RoI counts, as mmdet's forward_dummy)"},
-    }
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,78 @@
+"""A command imports only what it uses: the report reads results (no torch, torchvision or timm), and timm's
+checkpoint order is read from the user cache once known, keyed by the installed timm's version. Expected tag
+orders are timm's own registry (timm.models._registry), not our code's output."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from timm.models import _registry
+
+from zoo.models import accuracy
+from zoo.models.cards import TIMM_ARCHS
+from zoo.models.registry import list_models
+from zoo.runs.user_cache import UserCache
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "torchvision", "timm")
+
+
+def _tags_by_timm(arch: str) -> tuple[str, ...]:
+    return tuple(name.partition(".")[2] for name in _registry._model_with_tags[arch])
+
+
+def test_timm_tag_orders_are_kept_per_timm_version_and_an_untrusted_entry_is_asked_again(monkeypatch):
+    arch = TIMM_ARCHS["swin_t"][0]
+    asked = []
+    real = accuracy._asked_of_timm
+    monkeypatch.setattr(accuracy, "_asked_of_timm", lambda a: asked.append(a) or real(a))
+    accuracy.timm_tag_order.cache_clear()
+    assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and asked == [arch]      # cold: timm's own order
+    accuracy.timm_tag_order.cache_clear()
+    assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and asked == [arch]      # warm: from the cache
+    cache, key = UserCache(accuracy.TAG_ORDER_NAMESPACE), {"arch": arch, "timm": accuracy._installed_timm()}
+    cache.put(key, {"not": "a tag list"})                                                  # a foreign value
+    accuracy.timm_tag_order.cache_clear()
+    assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and asked == [arch, arch]
+    monkeypatch.setattr(accuracy, "_installed_timm", lambda: "0.0.1")                      # another timm
+    accuracy.timm_tag_order.cache_clear()
+    assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and len(asked) == 3
+    accuracy.timm_tag_order.cache_clear()
+
+
+def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path):
+    """The process boundary is what is tested (which modules a fresh `python -m zoo.report` loads), hence the
+    subprocess. timm's checkpoint orders are put in the user cache first, as a first report would."""
+    accuracy.timm_tag_order.cache_clear()
+    for model in list_models():
+        accuracy.weight_order(model)
+    code = ("import runpy, sys\n"
+            "sys.argv = ['zoo.report', '--results', sys.argv[1], '--out', sys.argv[2]]\n"
+            "try:\n    runpy.run_module('zoo.report', run_name='__main__')\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print('loaded:', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", code, str(REPO), str(tmp_path)], capture_output=True, text=True,
+                         env={**os.environ}, check=True)
+    assert run.stderr.strip().splitlines()[-1] == "loaded: []", run.stderr[-2000:]
+    built = sorted(tmp_path.glob("*.md"))
+    assert built and [p.read_text() for p in built] == [(REPO / "reports" / p.name).read_text() for p in built]
+
+
+def test_a_count_the_user_cache_holds_is_read_without_importing_torch():
+    """A warm count (zoo.select's and zoo.compare --metrics cost's path, with the scheduler and its peak cache
+    loaded) needs no torch. The fresh process's modules are what is tested, hence the subprocess; the expected MACs
+    are the closed form (ViT paper Eq. 1-4); the count key's torch version read without torch is torch.__version__."""
+    import torch
+
+    from analysis.count.closed_form import ViTShape, vit_macs
+    from zoo.runs.tasks import Task, run_task
+
+    assert run_task(Task("cost", "vit_ti16", 224, train=False))["macs"]        # counted here, into the user cache
+    code = ("import sys\nimport zoo.runs.scheduler, zoo.runs.peaks  # noqa\nfrom zoo.runs.tasks import Task, run_task\n"
+            "from analysis.timing.fingerprint import torch_version\n"
+            "row = run_task(Task('cost', 'vit_ti16', 224, train=False))\n"
+            f"print(row['macs'], torch_version(), sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ},
+                         check=True).stdout.strip().split(maxsplit=2)
+    expected = vit_macs(ViTShape(embed_dim=192, depth=12, mlp_dim=768, patch_size=16), 224)["total"]
+    assert out == [str(expected), str(torch.__version__), "[]"]
