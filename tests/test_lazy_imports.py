@@ -8,7 +8,9 @@ from pathlib import Path
 
 from timm.models import _registry
 
-from zoo.models import accuracy
+import pytest
+
+from zoo.models import accuracy, tag_order
 from zoo.models.cards import TIMM_ARCHS
 from zoo.models.registry import list_models
 from zoo.runs.user_cache import UserCache
@@ -24,28 +26,52 @@ def _tags_by_timm(arch: str) -> tuple[str, ...]:
 def test_timm_tag_orders_are_kept_per_timm_version_and_an_untrusted_entry_is_asked_again(monkeypatch):
     arch = TIMM_ARCHS["swin_t"][0]
     asked = []
-    real = accuracy._asked_of_timm
-    monkeypatch.setattr(accuracy, "_asked_of_timm", lambda a: asked.append(a) or real(a))
-    accuracy.timm_tag_order.cache_clear()
+    real = tag_order.asked_of_timm
+    monkeypatch.setattr(tag_order, "asked_of_timm", lambda a: asked.append(a) or real(a))
+    monkeypatch.setattr(tag_order, "shipped", lambda: {})                                  # no shipped table
+    tag_order.timm_tag_order.cache_clear()
     assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and asked == [arch]      # cold: timm's own order
-    accuracy.timm_tag_order.cache_clear()
+    tag_order.timm_tag_order.cache_clear()
     assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and asked == [arch]      # warm: from the cache
-    cache, key = UserCache(accuracy.TAG_ORDER_NAMESPACE), {"arch": arch, "timm": accuracy._installed_timm()}
+    cache, key = UserCache(tag_order.NAMESPACE), {"arch": arch, "timm": tag_order.installed_timm()}
     cache.put(key, {"not": "a tag list"})                                                  # a foreign value
-    accuracy.timm_tag_order.cache_clear()
+    tag_order.timm_tag_order.cache_clear()
     assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and asked == [arch, arch]
-    monkeypatch.setattr(accuracy, "_installed_timm", lambda: "0.0.1")                      # another timm
-    accuracy.timm_tag_order.cache_clear()
+    monkeypatch.setattr(tag_order, "installed_timm", lambda: "0.0.1")                      # another timm
+    tag_order.timm_tag_order.cache_clear()
     assert accuracy.timm_tag_order(arch) == _tags_by_timm(arch) and len(asked) == 3
-    accuracy.timm_tag_order.cache_clear()
+    tag_order.timm_tag_order.cache_clear()
+
+
+SHIPPED_MATCHES = tag_order.shipped().get("timm") == tag_order.installed_timm()
+NOT_SHIPPED_FOR = f"the shipped tag orders are for timm {tag_order.shipped().get('timm')}, not the installed " \
+                  f"{tag_order.installed_timm()}: rewrite them with `python -m zoo.models.tag_order`"
+
+
+@pytest.mark.skipif(not SHIPPED_MATCHES, reason=NOT_SHIPPED_FOR)
+def test_the_shipped_tag_orders_are_the_installed_timms_and_used_without_asking_it(monkeypatch):
+    archs = sorted({a for archs in TIMM_ARCHS.values() for a in archs})
+    assert sorted(tag_order.shipped()["orders"]) == archs
+    for arch in archs:
+        assert tuple(tag_order.shipped()["orders"][arch]) == _tags_by_timm(arch), arch
+    monkeypatch.setattr(tag_order, "asked_of_timm", lambda a: pytest.fail(f"asked timm for {a}"))
+    tag_order.timm_tag_order.cache_clear()
+    assert [accuracy.timm_tag_order(a) for a in archs] == [_tags_by_timm(a) for a in archs]
+    monkeypatch.setattr(tag_order, "installed_timm", lambda: "0.0.1")                      # another timm: not used
+    tag_order.timm_tag_order.cache_clear()
+    with pytest.raises(pytest.fail.Exception):
+        accuracy.timm_tag_order(archs[0])
+    tag_order.timm_tag_order.cache_clear()
 
 
 def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path):
     """The process boundary is what is tested (which modules a fresh `python -m zoo.report` loads), hence the
-    subprocess. timm's checkpoint orders are put in the user cache first, as a first report would."""
-    accuracy.timm_tag_order.cache_clear()
-    for model in list_models():
-        accuracy.weight_order(model)
+    subprocess. The user cache is empty: timm's checkpoint orders come from the shipped table (when it is for the
+    installed timm; else they are put in the user cache first, as a first report would)."""
+    if not SHIPPED_MATCHES:
+        tag_order.timm_tag_order.cache_clear()
+        for model in list_models():
+            accuracy.weight_order(model)
     code = ("import runpy, sys\n"
             "sys.argv = ['zoo.report', '--results', sys.argv[1], '--out', sys.argv[2]]\n"
             "try:\n    runpy.run_module('zoo.report', run_name='__main__')\n"

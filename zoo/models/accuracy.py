@@ -6,12 +6,13 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from importlib import metadata, resources
+from importlib import resources
 from typing import Iterable
 
 from ..errors import UnknownModelError, UsageError
 from .cards import CARDS, PRETRAINING, TIMM_ARCHS, AccuracyEntry
 from .registry import TIMM_PREFIX, get_spec
+from .tag_order import timm_tag_order
 
 TIMM_CITATION = "timm results/results-imagenet.csv (+ -real, -imagenetv2-matched-frequency, -sketch, -imagenet-r, " \
                 "-imagenet-a), huggingface/pytorch-image-models aa4b585"
@@ -21,7 +22,6 @@ _FLOATS = ("top1", "top5", "real", "imagenet_v2", "sketch", "imagenet_r", "image
 WEIGHT_POLICIES = ("default", "paper", "best")
 SHIFTED = ("real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a")   # timm's five shifted test sets
 NOT_IN_TIMM = "not in timm"
-TAG_ORDER_NAMESPACE = "timm_tag_order"     # the user cache's entries of timm_tag_order
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,40 +43,6 @@ def _timm_entry(row: dict) -> AccuracyEntry:
                          real=row["real"], imagenet_v2=row["imagenet_v2"], sketch=row["sketch"],
                          imagenet_r=row["imagenet_r"], imagenet_a=row["imagenet_a"], crop_pct=row["crop_pct"],
                          note=f"timm's evaluation; pretraining from timm's {row['pretraining_from']}")
-
-
-@functools.lru_cache(maxsize=None)
-def timm_tag_order(arch: str) -> tuple[str, ...]:
-    """`arch`'s weight tags in the installed timm's pretrained order: the first is the one
-    timm.create_model(arch, pretrained=True) loads. Empty for an architecture timm does not know.
-    Kept in the user cache under the installed timm's version (read from its metadata: importing timm
-    takes over a second), so only a cold cache or another timm asks timm itself."""
-    from ..runs.user_cache import UserCache     # a leaf utility; NB: imported here, zoo.runs sits above zoo.models
-
-    key = {"arch": arch, "timm": _installed_timm()}
-    cache = UserCache(TAG_ORDER_NAMESPACE)
-    kept = cache.get(key) if key["timm"] else None
-    if isinstance(kept, list) and all(isinstance(tag, str) for tag in kept):
-        return tuple(kept)
-    tags = _asked_of_timm(arch)
-    if key["timm"]:
-        cache.put(key, list(tags), {"from": "timm.models.get_arch_pretrained_cfgs"})
-    return tags
-
-
-
-def _installed_timm() -> str | None:
-    """The installed timm's version, without importing it; None when its metadata cannot be read."""
-    try:
-        return metadata.version("timm")
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def _asked_of_timm(arch: str) -> tuple[str, ...]:
-    import timm
-
-    return tuple(name.partition(".")[2] for name in timm.models.get_arch_pretrained_cfgs(arch))
 
 
 def timm_archs(model: str) -> tuple[tuple[str, ...], str | None]:
