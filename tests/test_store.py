@@ -206,6 +206,7 @@ def test_random_damage_never_loses_a_later_row(tmp_path_factory, cut, junk):
     ({"macs_by_component": {"mlp": 1.5}}, "macs_by_component holds float 1.5, not int"),
     ({"macs_by_component": {"mlp": -1}}, "macs_by_component -1 is out of its bounds [0, 9.22337e+18]"),
     ({"detector_macs_by_part": {"neck": -1}}, "detector_macs_by_part -1 is out of its bounds [0, 9.22337e+18]"),
+    ({"bytes_by_op_class": {"norm": -2}}, "bytes_by_op_class -2 is out of its bounds [0, 9.22337e+18]"),
     ({"arithmetic_intensity_by_component": {"mlp": "12"}},
      "arithmetic_intensity_by_component holds str '12', not int or float"),
     ({"uncounted_ops": ["aten.mm", 3]}, "uncounted_ops holds int 3, not str"),
