@@ -74,11 +74,11 @@ def test_every_sdpa_variant_has_a_rule(name):
 
 @pytest.mark.parametrize("name", SDPA_FORWARD[:5] + SDPA_BACKWARD)
 def test_sdpa_rules_by_hand(name):
-    b, h, n, s, e = 2, 3, 5, 7, 8
-    q, k, v = torch.empty(b, h, n, e), torch.empty(b, h, s, e), torch.empty(b, h, s, e)
+    b, h, n, s, e, ev = 2, 3, 5, 7, 8, 6                  # value head dim Ev != query/key head dim E
+    q, k, v = torch.empty(b, h, n, e), torch.empty(b, h, s, e), torch.empty(b, h, s, ev)
     rule = MAC_RULES[getattr(aten, name)]
-    args = (torch.empty(b, h, n, e), q, k, v) if name.endswith("_backward") else (q, k, v)
-    expected = b * h * n * s * e * 2 * (2 if name.endswith("_backward") else 1)
+    args = (torch.empty(b, h, n, ev), q, k, v) if name.endswith("_backward") else (q, k, v)
+    expected = b * h * n * s * (e + ev) * (2 if name.endswith("_backward") else 1)   # QK^T + AV
     assert rule(*args, out=None) == expected
 
 

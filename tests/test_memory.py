@@ -107,6 +107,7 @@ def test_largest_batch_on_an_affine_profile():
     found = largest_batch(lambda b: 1000 + 300 * b, budget_bytes=10_000, fixed_bytes=100)
     assert found["batch"] == (10_000 - 100 - 1000) // 300 == 29
     assert largest_batch(lambda b: 1000 + 300 * b, budget_bytes=1000)["batch"] == 0
+    assert largest_batch(lambda b: 1000 + 300 * b, budget_bytes=1599)["batch"] == 1     # 2 would need 1600
 
 
 def test_max_batch_for_budget_fits_and_one_more_does_not():
@@ -116,3 +117,15 @@ def test_max_batch_for_budget_fits_and_one_more_does_not():
     more = cost_of("vit_ti16", img_size=224, batch_size=found["batch"] + 1, train=False)
     input_bytes = (found["batch"] + 1) * 3 * 224 * 224 * FP32
     assert found["weight_bytes"] + more["act_peak_bytes"] + input_bytes > budget
+
+
+def test_max_batch_for_budget_by_hand_on_a_1x1_conv():
+    """Weights 3 x 4 fp32 (48 bytes, twice when training: + gradients); per image the (3, 2, 2) input and the
+    conv's (4, 2, 2) output, its only activation: 48 + 64 bytes. A budget of 7 images and change fits 7."""
+    model = nn.Conv2d(3, 4, kernel_size=1, bias=False).to("meta")
+    weights, per_image = 3 * 4 * FP32, (3 + 4) * 2 * 2 * FP32
+    found = max_batch_for_budget(model, 2, weights + 7 * per_image + per_image // 2)
+    assert found["batch"] == 7 and found["bytes"] == weights + 7 * per_image
+    assert found["weight_bytes"] == found["fixed_bytes"] == weights
+    trained = max_batch_for_budget(model, 2, 10_000, train=True)
+    assert trained["train"] is True and trained["fixed_bytes"] == 2 * weights

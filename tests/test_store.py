@@ -74,6 +74,8 @@ def test_bad_lines_are_skipped_counted_and_named(tmp_path, bad, reason):
         assert [r["model"] for r in store.rows()] == ["a", "b"]
     (bad_line,) = store.bad_lines
     assert bad_line.number == 2 and reason in bad_line.reason
+    if bad.startswith(b"\xff"):
+        assert bad_line.reason == "not UTF-8 text"              # shown to the user as is
 
 
 def test_a_row_of_another_schema_is_never_measured(tmp_path):
@@ -172,6 +174,14 @@ def test_pandas_loader(tmp_path):
     frame = load_frame(tmp_path, "cost")
     assert list(frame["model"]) == ["a"] and list(frame["macs"]) == [2] and list(frame["settings.dtype"]) == ["fp32"]
     assert len(load_frame(tmp_path, "cost", all_rows=True)) == 2
+    assert load_frame(tmp_path / "nothing", "cost").empty
+
+
+def test_pandas_loader_flattens_one_level_only(tmp_path):
+    """A row may hold a dict inside a dict field (the schema bounds only its numbers): it stays one cell."""
+    ResultStore(tmp_path).append(row("a", env={"ray": {"node": "n1"}}))
+    frame = load_frame(tmp_path, "cost")
+    assert frame["env.ray"].tolist() == [{"node": "n1"}] and "env.ray.node" not in frame
 
 
 @settings(max_examples=60, deadline=None)
@@ -188,6 +198,30 @@ def test_random_damage_never_loses_a_later_row(tmp_path_factory, cut, junk):
     models = [r["model"] for r in ResultStore(out).rows(warn=False)]
     assert models[-1] == "c" and models.count("c") == 1
     assert set(models) <= {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"features": [[96, 56.0, 56]]}, "features holds [96, 56.0, 56], not [C, H, W]"),
+    ({"features": [[96, 56]]}, "features holds [96, 56], not [C, H, W]"),
+    ({"macs_by_component": {"mlp": 1.5}}, "macs_by_component holds float 1.5, not int"),
+    ({"macs_by_component": {"mlp": -1}}, "macs_by_component -1 is out of its bounds [0, 9.22337e+18]"),
+    ({"detector_macs_by_part": {"neck": -1}}, "detector_macs_by_part -1 is out of its bounds [0, 9.22337e+18]"),
+    ({"bytes_by_op_class": {"norm": -2}}, "bytes_by_op_class -2 is out of its bounds [0, 9.22337e+18]"),
+    ({"arithmetic_intensity_by_component": {"mlp": "12"}},
+     "arithmetic_intensity_by_component holds str '12', not int or float"),
+    ({"uncounted_ops": ["aten.mm", 3]}, "uncounted_ops holds int 3, not str"),
+    ({"surprise": 1, "also_new": 2}, "unknown field(s) for a cost row: also_new, surprise"),
+])
+def test_schema_checks_what_lists_and_dicts_hold_and_says_why_in_one_line(extra, message):
+    with pytest.raises(SchemaError) as raised:
+        validate(row("a", **extra))
+    assert str(raised.value) == message
+
+
+def test_a_feature_extractor_row_with_per_component_dicts_is_valid():
+    fine = row("a", features=[[96, 56, 56], [768, 7, 7]], macs_by_component={"attn_matmul": 0, "mlp": 7},
+               arithmetic_intensity_by_component={"mlp": 12.5})
+    assert validate(fine) is fine
 
 
 def test_schema_version_is_checked():

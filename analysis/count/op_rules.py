@@ -163,12 +163,10 @@ def sdpa_backward_macs(grad_out, q, k, v, *_, **__) -> int:
     return 2 * sdpa_macs_from_shapes(shape(q), shape(k), shape(v))
 
 
-def _varlen_or_dense(q, k, v, cum_q, cum_k, heads_dim_first: bool) -> int:
+def _varlen_or_dense(q, k, v, cum_q, cum_k) -> int:
     """Low-level kernels take (B, L, H, E) dense or (total, H, E) packed with cumulative offsets."""
-    if cum_q is None:
-        if not heads_dim_first:        # (B, L, H, E) -> (B, H, L, E)
-            return sdpa_macs_from_shapes(*(s[:-3] + (s[-2], s[-3], s[-1]) for s in map(shape, (q, k, v))))
-        return sdpa_macs_from_shapes(shape(q), shape(k), shape(v))
+    if cum_q is None:                  # (B, L, H, E) -> (B, H, L, E)
+        return sdpa_macs_from_shapes(*(s[:-3] + (s[-2], s[-3], s[-1]) for s in map(shape, (q, k, v))))
     if cum_q.device.type == "meta":
         raise NotImplementedError("packed variable-length attention needs real offsets, not meta tensors")
     lengths_q = (cum_q[1:] - cum_q[:-1]).tolist()
@@ -179,26 +177,26 @@ def _varlen_or_dense(q, k, v, cum_q, cum_k, heads_dim_first: bool) -> int:
 
 @register_macs("_flash_attention_forward", "_flash_attention_forward_no_dropout_inplace", attention=True)
 def flash_forward_macs(q, k, v, cum_q, cum_k, *_, **__) -> int:
-    return _varlen_or_dense(q, k, v, cum_q, cum_k, heads_dim_first=False)
+    return _varlen_or_dense(q, k, v, cum_q, cum_k)
 
 
 @register_macs("_efficient_attention_forward", attention=True)
 def efficient_forward_macs(q, k, v, _bias, cum_q, cum_k, *_, **__) -> int:
     if cum_q is not None:
         q, k, v = (t.squeeze(0) for t in (q, k, v))
-    return _varlen_or_dense(q, k, v, cum_q, cum_k, heads_dim_first=False)
+    return _varlen_or_dense(q, k, v, cum_q, cum_k)
 
 
 @register_macs("_flash_attention_backward", attention=True)
 def flash_backward_macs(_grad_out, q, k, v, _out, _lse, cum_q, cum_k, *_, **__) -> int:
-    return 2 * _varlen_or_dense(q, k, v, cum_q, cum_k, heads_dim_first=False)
+    return 2 * _varlen_or_dense(q, k, v, cum_q, cum_k)
 
 
 @register_macs("_efficient_attention_backward", attention=True)
 def efficient_backward_macs(_grad_out, q, k, v, _bias, _out, cum_q, cum_k, *_, **__) -> int:
     if cum_q is not None:
         q, k, v = (t.squeeze(0) for t in (q, k, v))
-    return 2 * _varlen_or_dense(q, k, v, cum_q, cum_k, heads_dim_first=False)
+    return 2 * _varlen_or_dense(q, k, v, cum_q, cum_k)
 
 
 # ---- ops that look like they do matmul/conv work: a missing rule for one of these is a bug ------

@@ -153,8 +153,8 @@ def _type_ok(value, accepted: tuple[type, ...]) -> bool:
     return isinstance(value, accepted)
 
 
-# Bounds of every numeric field (and of the numbers inside list fields): (low, high), inclusive. Sizes and
-# batches as zoo.compare accepts them; counts, bytes, rates and times non-negative and within int64.
+# Bounds of every numeric field (and of the numbers inside list and dict fields): (low, high), inclusive.
+# Sizes and batches as zoo.compare accepts them; counts, bytes, rates and times non-negative, within int64.
 MAX_COUNT = 2**63 - 1
 BOUNDS = {"img_h": (1, 65_536), "img_w": (1, 65_536), "img_size": (1, 65_536), "batch_size": (1, 1 << 20),
           "requested_batch_size": (1, 1 << 20), "ran_batch_size": (1, 1 << 20), "oom_batch_sizes": (1, 1 << 20),
@@ -178,7 +178,8 @@ def _check_items(name: str, value) -> None:
         return
     for item in items:
         if not isinstance(item, accepted) or isinstance(item, bool):
-            raise SchemaError(f"{name} holds {type(item).__name__} {item!r:.40}, not {accepted}")
+            names = " or ".join(t.__name__ for t in (accepted if isinstance(accepted, tuple) else (accepted,)))
+            raise SchemaError(f"{name} holds {type(item).__name__} {item!r:.40}, not {names}")
         if name == "features" and (len(item) != 3 or not all(type(v) is int for v in item)):
             raise SchemaError(f"features holds {item!r:.40}, not [C, H, W]")
 
@@ -228,8 +229,7 @@ def validate(row: Any) -> dict:
             raise SchemaError(f"{name} is {type(value).__name__} {value!r:.40}, not {types_ok[0].__name__}")
     for name, value in row.items():
         _check_items(name, value)
-        _check_bounds(name, value if not isinstance(value, dict) or not name.endswith("_by_component")
-                      else list(value.values()))
+        _check_bounds(name, list(value.values()) if isinstance(value, dict) else value)
     _check_settings(kind, row["settings"])
     square = row["img_h"] == row["img_w"]
     if row.get("img_size") != (row["img_h"] if square else None):

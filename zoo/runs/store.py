@@ -161,4 +161,4 @@ def load_frame(out_dir: str | os.PathLike = ".", kind: str = "cost", all_rows: b
 
     rows = ResultStore(out_dir).rows(kind)
     rows = rows if all_rows else latest(rows)
-    return pd.json_normalize(rows, max_level=1) if rows else pd.DataFrame()
+    return pd.json_normalize(rows, max_level=1)      # no rows: pandas' own empty DataFrame()
