@@ -88,8 +88,22 @@ def test_low_level_flash_kernel_uses_b_l_h_e_layout():
 
 
 def test_registering_twice_raises():
-    with pytest.raises(DuplicateRuleError):
+    with pytest.raises(DuplicateRuleError) as raised:
         register_macs("mm")(lambda *a, **k: 0)
+    assert str(raised.value) == "a MAC rule for aten.mm is already registered"
+
+
+def test_a_rule_registered_as_attention_is_counted_as_attention():
+    from analysis.count.op_rules import ATTENTION_OPS
+
+    rule = lambda *a, **k: 7                                                     # noqa: E731
+    assert aten._cdist_forward not in MAC_RULES
+    try:
+        register_macs("_cdist_forward", attention=True)(rule)
+        assert MAC_RULES[aten._cdist_forward] is rule and aten._cdist_forward in ATTENTION_OPS
+    finally:
+        MAC_RULES.pop(aten._cdist_forward, None)
+        ATTENTION_OPS.discard(aten._cdist_forward)
 
 
 def test_name_classifier_for_uncounted_ops():

@@ -104,8 +104,10 @@ def test_training_step_keeps_saved_activations():
 
 
 def test_largest_batch_on_an_affine_profile():
-    found = largest_batch(lambda b: 1000 + 300 * b, budget_bytes=10_000, fixed_bytes=100)
-    assert found["batch"] == (10_000 - 100 - 1000) // 300 == 29
+    probed = []
+    found = largest_batch(lambda b: probed.append(b) or 1000 + 300 * b, budget_bytes=10_000, fixed_bytes=100)
+    assert found == {"batch": 29, "bytes": 100 + 1000 + 300 * 29, "bytes_per_sample": 300}   # (10000 - 1100) // 300
+    assert probed == [1, 2, 29, 30]     # affine: two probes guess it, two confirm it (each probe is a forward)
     assert largest_batch(lambda b: 1000 + 300 * b, budget_bytes=1000)["batch"] == 0
     assert largest_batch(lambda b: 1000 + 300 * b, budget_bytes=1599)["batch"] == 1     # 2 would need 1600
 
@@ -126,6 +128,6 @@ def test_max_batch_for_budget_by_hand_on_a_1x1_conv():
     weights, per_image = 3 * 4 * FP32, (3 + 4) * 2 * 2 * FP32
     found = max_batch_for_budget(model, 2, weights + 7 * per_image + per_image // 2)
     assert found["batch"] == 7 and found["bytes"] == weights + 7 * per_image
-    assert found["weight_bytes"] == found["fixed_bytes"] == weights
+    assert found["weight_bytes"] == found["fixed_bytes"] == weights and found["budget_bytes"] == weights + 7.5 * per_image
     trained = max_batch_for_budget(model, 2, 10_000, train=True)
     assert trained["train"] is True and trained["fixed_bytes"] == 2 * weights

@@ -26,9 +26,10 @@ def lines(store, kind="cost"):
 def test_append_and_read_back(tmp_path):
     store = ResultStore(tmp_path)
     store.append(row("a"))
-    store.append(row("b"))
-    text = (tmp_path / "results" / "cost.jsonl").read_text().splitlines()
-    assert [json.loads(line)["model"] for line in text] == ["a", "b"]
+    ResultStore(tmp_path).append(row("b"))                         # a later run appends to a whole file
+    raw = (tmp_path / "results" / "cost.jsonl").read_bytes()
+    assert raw.endswith(b"\n") and raw.count(b"\n") == 2          # one line per row: no blank line between
+    assert [json.loads(line)["model"] for line in raw.decode().splitlines()] == ["a", "b"]
     assert [r["model"] for r in store.rows()] == ["a", "b"] and store.bad_lines == []
 
 
@@ -43,6 +44,12 @@ def test_a_torn_last_line_is_skipped_named_and_never_glued_to_the_next_row(tmp_p
     reread = ResultStore(tmp_path)
     with pytest.warns(UserWarning, match="line 2: not JSON"):   # now a middle line: not called torn
         assert [r["model"] for r in reread.rows()] == ["a", "c"]
+
+
+def test_a_row_whose_size_label_contradicts_its_height_and_width_is_refused_in_one_line():
+    with pytest.raises(SchemaError) as refused:
+        validate({**row("a", (800, 1344)), "img_size": 800})
+    assert str(refused.value) == "img_size 800 does not match img_h x img_w 800x1344"
 
 
 def test_a_complete_last_row_without_its_newline_is_kept(tmp_path):

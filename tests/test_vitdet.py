@@ -42,7 +42,10 @@ def test_counted_macs_and_params_equal_the_closed_form_b16(size):
         expected = vitdet_macs(net, size, features=features)
         assert record.macs == expected["total"]
         assert record.attn_macs == expected["attn_matmul"]
+        assert {k: v for k, v in record.macs_by_component.items() if v} == {   # component by component
+            k: v for k, v in expected.items() if k != "total" and v}
         assert record.params == vitdet_params(net, size, features=features)
+        assert type(vitdet_params(net, size, features=features)) is int          # a count, never 1.0e8
         assert record.uncounted_ops == []
 
 

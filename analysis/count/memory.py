@@ -10,6 +10,8 @@ the ViT paper (Dosovitskiy et al. 2021), appendix D.5, Figure 12 right.
 """
 from __future__ import annotations
 
+import functools
+
 import weakref
 from collections import defaultdict
 from typing import Callable
@@ -115,6 +117,7 @@ def largest_batch(peak_bytes_at: Callable[[int], int], budget_bytes: int, fixed_
     these models, so two probes give a guess that is then confirmed by measuring b and b + 1,
     walking if the guess was off. Returns {"batch": b (0 if even 1 does not fit), "bytes": ...}.
     """
+    peak_bytes_at = functools.cache(peak_bytes_at)      # each probe is a forward: none twice
     room = budget_bytes - fixed_bytes
     one, two = peak_bytes_at(1), peak_bytes_at(2)
     if one > room:
