@@ -58,19 +58,30 @@ def listing(path: Path) -> list[str]:
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
 
 
-@pytest.mark.parametrize("how", ["OUT", "argument", "default"])
-def test_plan_lists_every_step_within_budget_and_writes_nothing(tmp_path, how):
+@pytest.mark.parametrize("how", ["OUT", "argument"])
+def test_the_script_hands_the_plan_its_out_folder(tmp_path, how):
+    """Which OUTDIR the bash script passes on ($OUT, else the argument wins); `echo` stands in for python, so
+    the whole plan (and its collection of the suite, test below) is not run three times."""
+    out = tmp_path / "out"
+    env = {**{k: v for k, v in os.environ.items() if k != "OUT"}, "PYTHON": "echo"}
+    args = ["bash", str(SCRIPT), "--plan"]
+    if how == "OUT":
+        env["OUT"] = str(out)
+    else:
+        env["OUT"] = str(tmp_path / "not-this-one")
+        args.append(str(out))
+    done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == [str(SCRIPT.parent / "device_plan.py"), "--plan", str(out)]
+
+
+def test_plan_lists_every_step_within_budget_and_writes_nothing(tmp_path):
+    how = "default"
     cwd, out = tmp_path / "cwd", tmp_path / "out"
     cwd.mkdir()
     out.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "OUT"}
     env["PYTHON"] = sys.executable
     args = ["bash", str(SCRIPT), "--plan"]
-    if how == "OUT":
-        env["OUT"] = str(out)
-    elif how == "argument":
-        env["OUT"] = str(tmp_path / "not-this-one")
-        args.append(str(out))
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     steps = parse_plan(done.stdout)
