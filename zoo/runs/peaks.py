@@ -53,7 +53,10 @@ def measure_bandwidth(device: str, threads: int | None = None) -> dict:
     return probe(device, threads)
 
 
-def _under_load(probe: dict, task: Task, share_field: str = "peak_foreign_cpu_share") -> bool:
+METRIC = {"peak": "peak_flops", "bandwidth": "mem_bandwidth"}     # what "higher" means for each kind of entry
+
+
+def _under_load(probe: dict, task: Task, share_field: str) -> bool:
     from .timed import is_noisy
 
     return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get(share_field), task.threads)
@@ -102,82 +105,56 @@ class PeakCache:
     def get(self, task: Task) -> dict:
         """The peak, with `peak_probe` saying where it came from. A probe that others' CPU disturbed (the noise
         rule of timed rows) is used for this run only, never kept, and a kept one of that kind is probed again."""
-        key = peak_key(task)
-        if key in self.resolved:
-            return self._with_bandwidth(key, self.peaks[key], task)
-        folder = self.peaks.get(key)
-        user = self.user.get({"peak_key": key})
-        user = user if usable_peak(user) else None
-        # probed again: a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%),
-        # and a peak probed while others held the CPU
-        candidates = [p for p in (folder, user) if p is not None and ("fast_gemm" in p or task.dtype == "fp32")
-                      and not _under_load(p, task)]
-        kept = max(candidates, key=lambda p: p["peak_flops"]) if candidates else None
-        if kept is None or (self.reprobe and key not in self.probed_now):
-            device = resolve_device(task.device)
-            probed = measure_peak_flops(str(device), task.dtype, task.threads)
-            self.probed_now.add(key)
-            if kept is None or probed["peak_flops"] > kept["peak_flops"]:
-                share = probed.get("peak_foreign_cpu_share") or 0
-                if _under_load(probed, task):      # used for this run only: neither file nor user cache
-                    self.labels[key] = f"probed under load (others' CPU {100 * share:.0f}%), not kept"
-                    self.unkept.add(key)
-                    self.peaks[key] = probed
-                    self.resolved.add(key)
-                    return self._with_bandwidth(key, probed, task)
-                self.labels[key] = "probed now, kept"
-                self.unkept.discard(key)
-                kept = {**probed, "peak_provenance": {
-                    "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "peak_key": key}}
-        if user is None or kept["peak_flops"] > user["peak_flops"]:
-            self.user.put({"peak_key": key}, kept, {"results": str(self.path) if self.path else None})
-        if self.user.entry({"peak_key": key}) is not None:
-            kept = {**kept, "peak_provenance": {**kept.get("peak_provenance", {}),
-                                                "cache_file": str(self.user.path({"peak_key": key}))}}
-        self.resolved.add(key)
-        if kept != folder:
-            self.peaks[key] = kept
-            self._save()
-        return self._with_bandwidth(key, kept, task)
-
-    def _with_bandwidth(self, key: str, peak: dict, task: Task) -> dict:
+        device = resolve_device(task.device)
+        # also probed again: a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%)
+        key, peak = self._kept_or_probed("peak", peak_key(task), task, usable_peak,
+                                         lambda: measure_peak_flops(str(device), task.dtype, task.threads),
+                                         accept=lambda p: "fast_gemm" in p or task.dtype == "fp32")
         return {**peak, **self.bandwidth(task), "peak_probe": self.labels.get(key, "kept from a quiet probe")}
 
     def bandwidth(self, task: Task) -> dict:
-        """measure_bandwidth's dict for bandwidth_key(task), kept like the GEMM peak: the higher of peaks.json's
-        and the user cache's quiet probes, probed again when neither is (or on reprobe); a probe under load is
-        used for this run only."""
-        key = bandwidth_key(task)
+        """measure_bandwidth's dict for bandwidth_key(task), kept like the GEMM peak."""
+        return self._kept_or_probed("bandwidth", bandwidth_key(task), task, usable_bandwidth,
+                                    lambda: measure_bandwidth(str(resolve_device(task.device)), task.threads))[1]
+
+    def _kept_or_probed(self, kind: str, key: str, task: Task, usable, probe,
+                        accept=lambda p: True) -> tuple[str, dict]:
+        """(key, entry): the higher of peaks.json's and the user cache's quiet entries (`kind`: peak or bandwidth),
+        probed when there is none (or on reprobe, keeping the higher); a probe under load is used for this run
+        only, written neither to the folder nor to the user cache."""
+        metric, share = METRIC[kind], f"{kind}_foreign_cpu_share"
+        cache_key, provenance = {f"{kind}_key": key}, f"{kind}_provenance"
         if key in self.resolved:
-            return self.peaks[key]
+            return key, self.peaks[key]
         folder = self.peaks.get(key)
-        user = self.user.get({"bandwidth_key": key})
-        user = user if usable_bandwidth(user) else None
-        candidates = [p for p in (folder, user) if p is not None
-                      and not _under_load(p, task, "bandwidth_foreign_cpu_share")]
-        kept = max(candidates, key=lambda p: p["mem_bandwidth"]) if candidates else None
+        user = self.user.get(cache_key)
+        user = user if usable(user) else None
+        candidates = [p for p in (folder, user) if p is not None and accept(p) and not _under_load(p, task, share)]
+        kept = max(candidates, key=lambda p: p[metric]) if candidates else None
         if kept is None or (self.reprobe and key not in self.probed_now):
-            probed = measure_bandwidth(str(resolve_device(task.device)), task.threads)
+            probed = probe()
             self.probed_now.add(key)
-            if kept is None or probed["mem_bandwidth"] > kept["mem_bandwidth"]:
-                self.resolved.add(key)
-                self.peaks[key] = probed
-                if _under_load(probed, task, "bandwidth_foreign_cpu_share"):   # neither file nor user cache
+            if kept is None or probed[metric] > kept[metric]:
+                if _under_load(probed, task, share):
+                    others = 100 * (probed.get(share) or 0)
+                    self.labels[key] = f"probed under load (others' CPU {others:.0f}%), not kept"
                     self.unkept.add(key)
-                    return probed
+                    self.peaks[key] = probed
+                    self.resolved.add(key)
+                    return key, probed
+                self.labels[key] = "probed now, kept"
                 self.unkept.discard(key)
-                kept = {**probed, "bandwidth_provenance": {
-                    "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bandwidth_key": key}}
-        if user is None or kept["mem_bandwidth"] > user["mem_bandwidth"]:
-            self.user.put({"bandwidth_key": key}, kept, {"results": str(self.path) if self.path else None})
-        if self.user.entry({"bandwidth_key": key}) is not None:
-            kept = {**kept, "bandwidth_provenance": {**kept.get("bandwidth_provenance", {}),
-                                                     "cache_file": str(self.user.path({"bandwidth_key": key}))}}
+                kept = {**probed, provenance: {"probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                               f"{kind}_key": key}}
+        if user is None or kept[metric] > user[metric]:
+            self.user.put(cache_key, kept, {"results": str(self.path) if self.path else None})
+        if self.user.entry(cache_key) is not None:
+            kept = {**kept, provenance: {**kept.get(provenance, {}), "cache_file": str(self.user.path(cache_key))}}
         self.resolved.add(key)
         if kept != folder:
             self.peaks[key] = kept
             self._save()
-        return kept
+        return key, kept
 
     def _save(self) -> None:
         if self.path is None:
