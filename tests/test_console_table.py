@@ -57,3 +57,12 @@ def test_many_records_stay_one_row_each():
     records = [{**_records()[0], "model": f"m{i}", "macs": 1e9 * (i + 1)} for i in range(13)]
     lines = _text(records, 160).splitlines()
     assert sum(1 for line in lines if line.startswith("│ m")) == 13
+
+
+def test_a_timed_record_names_its_device_and_machine_as_the_reports_do():
+    from zoo.display import timed_on
+
+    record = {"env": {"cpu_model": "AMD EPYC", "gpu_name": None}, "threads": 2, "timing_settings": {"device": "cpu"}}
+    assert timed_on(record) == "cpu: AMD EPYC (2 threads)"
+    gpu = {"env": {"cpu_model": "Intel Xeon", "gpu_name": "NVIDIA H200"}, "threads": 16, "device": "cuda"}
+    assert timed_on(gpu) == "cuda: NVIDIA H200 / Intel Xeon (16 threads)"

@@ -104,13 +104,11 @@ def accuracy_fields(model: str, img_size: int | None, weights: str = "default", 
 
 
 def timed_on(record: dict) -> str:
-    """Where a timed record ran: "cpu: AMD EPYC, 2 threads" or "cuda: NVIDIA H200"."""
-    env, settings = record.get("env") or {}, record.get("timing_settings") or {}
-    device = settings.get("device") or record.get("device") or "?"
-    if env.get("gpu_name") and str(device).startswith("cuda"):
-        return f"{device}: {env['gpu_name']}"
-    threads = settings.get("threads") or record.get("threads") or env.get("cpu_cores_available")
-    return f"{device}: {env.get('cpu_model') or '?'}" + (f", {threads} threads" if threads else "")
+    """Where a timed record ran: its device and the machine the reports name it by ("cpu: AMD EPYC (2 threads)")."""
+    from .report.rows import machine_name
+
+    device = (record.get("timing_settings") or {}).get("device") or record.get("device") or "?"
+    return f"{device}: {machine_name(record)}"
 
 
 def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[dict]:
