@@ -2,26 +2,32 @@
 
 No test reads a user cache (zoo.runs.user_cache) it did not write: the whole session points the cache
 at a fresh temporary folder (so do Ray workers and subprocesses, which inherit it; under pytest-xdist each
-worker imports this file, so each has its own), and each test gets its own empty one on top."""
+worker imports this file, so each has its own), and each test gets its own empty one on top. The same for
+the user data folder (zoo.runs.data_dir) where a command without --out writes: never the user's own."""
 import os
 import shutil
 import tempfile
 
 import pytest
+from committed import extract_committed
 from cuda_marks import pytest_collection_modifyitems  # noqa: F401  (a pytest hook)
 
+from zoo.runs.data_dir import DATA_DIR_ENV
 from zoo.runs.user_cache import CACHE_DIR_ENV, NO_CACHE_ENV
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="archzoo-test-cache-")
+_SESSION_DATA = tempfile.mkdtemp(prefix="archzoo-test-data-")
 
 
 def pytest_configure(config):
     os.environ[CACHE_DIR_ENV] = _SESSION_CACHE      # before any session fixture (a Ray cluster) starts
+    os.environ[DATA_DIR_ENV] = _SESSION_DATA
     os.environ.pop(NO_CACHE_ENV, None)
 
 
 def pytest_unconfigure(config):
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+    shutil.rmtree(_SESSION_DATA, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -30,3 +36,18 @@ def isolated_user_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv(CACHE_DIR_ENV, str(path))
     monkeypatch.delenv(NO_CACHE_ENV, raising=False)
     return path
+
+
+@pytest.fixture(autouse=True)
+def isolated_data_dir(tmp_path_factory, monkeypatch):
+    """Where a command without --out writes (zoo.runs.data_dir): an empty folder of the test's own."""
+    path = tmp_path_factory.mktemp("archzoo-data")
+    monkeypatch.setenv(DATA_DIR_ENV, str(path))
+    return path
+
+
+
+@pytest.fixture(scope="session")
+def committed(tmp_path_factory):
+    """A folder holding the results/ and reports/ committed at git's HEAD (tests/committed.py)."""
+    return extract_committed(tmp_path_factory.mktemp("committed"))

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import zoo
 from cli import call_main, run_cli
 from analysis.size import Size
+from committed import committed_text
 
 REPO = Path(__file__).resolve().parents[1]
 COST = ["--metrics", "cost"]
@@ -200,7 +201,7 @@ def _report_exit(results: Path) -> tuple[int, str]:
 
 
 def _real_rows() -> list[dict]:
-    rows = [json.loads(line) for line in (REPO / "results" / "cost.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in committed_text("results/cost.jsonl").splitlines()]
     picked = [r for r in rows if r["model"] in ("vit_b16", "resnet50", "swin_t", "deit_ti", "vit_h14", "effnet_l2")]
     from zoo.runs.tasks import Task, base_row
 

@@ -15,9 +15,9 @@ from cli import call_main, run_cli
 from zoo.runs.safe_io import StrictJSONError, strict_loads
 from zoo.runs.store import ResultStore
 from zoo.runs.tasks import Task
+from committed import committed_text
 
 COST = ["--metrics", "cost", "--resolutions", "224"]
-REPO = Path(__file__).resolve().parents[1]
 
 
 def one_error_line(result, code=2):
@@ -80,7 +80,7 @@ def test_report_files_that_are_symlinks_are_replaced_never_followed(tmp_path):
     target.write_text("precious\n")
     results = tmp_path / "run" / "results"
     results.mkdir(parents=True)
-    (results / "cost.jsonl").write_text((REPO / "results" / "cost.jsonl").read_text().splitlines()[0] + "\n")
+    (results / "cost.jsonl").write_text(committed_text("results/cost.jsonl").splitlines()[0] + "\n")
     reports = tmp_path / "run" / "reports"
     reports.mkdir()
     (reports / "index.html").symlink_to(target)
@@ -129,7 +129,7 @@ def test_a_full_disk_cuts_the_row_back_and_exits_1_with_one_line(small_fs):
     results = small_fs / "results"
     results.mkdir()
     cost = results / "cost.jsonl"
-    first = (REPO / "results" / "cost.jsonl").read_text().splitlines()[0] + "\n"
+    first = committed_text("results/cost.jsonl").splitlines()[0] + "\n"
     pad = 4096 - 100 - len(first) % 4096   # a blank line (readers skip it) so 100 bytes of its page are free
     cost.write_text(first + " " * (pad - 1) + "\n")
     _fill(small_fs / "filler")             # the rest of the filesystem: part of the next row fits, not all
@@ -191,7 +191,7 @@ def test_strict_json_refuses_what_python_json_lets_through(line):
 def test_crafted_lines_are_skipped_and_named_by_every_reader(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
-    good = (REPO / "results" / "cost.jsonl").read_text().splitlines()[0]
+    good = committed_text("results/cost.jsonl").splitlines()[0]
     row = json.loads(good)
     crafted = ["[" * 100_000 + "]" * 100_000, good.replace(f'"macs": {row["macs"]}', '"macs": NaN'),
                good.replace(f'"macs": {row["macs"]}', '"macs": ' + "9" * 400),

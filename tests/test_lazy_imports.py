@@ -64,7 +64,7 @@ def test_the_shipped_tag_orders_are_the_installed_timms_and_used_without_asking_
     tag_order.timm_tag_order.cache_clear()
 
 
-def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path):
+def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path, committed):
     """The process boundary is what is tested (which modules a fresh `python -m zoo.report` loads), hence the
     subprocess. The user cache is empty: timm's checkpoint orders come from the shipped table (when it is for the
     installed timm; else they are put in the user cache first, as a first report would)."""
@@ -77,11 +77,11 @@ def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path):
             "try:\n    runpy.run_module('zoo.report', run_name='__main__')\n"
             "except SystemExit as e:\n    assert not e.code, e.code\n"
             f"print('loaded:', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
-    run = subprocess.run([sys.executable, "-c", code, str(REPO), str(tmp_path)], capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-c", code, str(committed), str(tmp_path)], capture_output=True, text=True,
                          env={**os.environ}, check=True)
     assert run.stderr.strip().splitlines()[-1] == "loaded: []", run.stderr[-2000:]
     built = sorted(tmp_path.glob("*.md"))
-    assert built and [p.read_text() for p in built] == [(REPO / "reports" / p.name).read_text() for p in built]
+    assert built and [p.read_text() for p in built] == [(committed / "reports" / p.name).read_text() for p in built]
 
 
 def test_a_count_the_user_cache_holds_is_read_without_importing_torch():

@@ -4,9 +4,10 @@ import pytest
 import torch
 import torch.nn as nn
 
-pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-pytest.importorskip("onnxscript")  # the dynamo exporter translates through it
+ONNX_EXTRA = 'needs the onnx extra: pip install ".[onnx]"'
+pytest.importorskip("onnx", reason=ONNX_EXTRA)
+ort = pytest.importorskip("onnxruntime", reason=ONNX_EXTRA)
+pytest.importorskip("onnxscript", reason=ONNX_EXTRA)  # the dynamo exporter translates through it
 
 import zoo  # noqa: E402
 from analysis.size import Size  # noqa: E402

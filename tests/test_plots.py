@@ -13,12 +13,11 @@ from matplotlib.text import Text
 from zoo.report import build, plots, style
 from zoo.report.rows import load
 
-ROOT = Path(__file__).resolve().parent.parent
 PLAIN = re.compile(r"^\d{1,3}(,\d{3})*(\.\d+)?$|^\d+(\.\d+)?$")      # 60, 2, 0.5, 10,000: no 6 x 10^1
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
+def rendered(tmp_path_factory, committed):
     """{png name: figure} for every plot of the committed results, and what draw() put into plots.json."""
     figures = {}
     real_save = style.save
@@ -29,18 +28,18 @@ def rendered(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(style, "save", keep)
-        plotted = build.draw(load(ROOT), tmp_path_factory.mktemp("plots"))
+        plotted = build.draw(load(committed), tmp_path_factory.mktemp("plots"))
     assert set(figures) == set(build.PLOT_FILES), "every plot is saved through style.save"
     assert all(plotted[build.STYLE_KEY][name] is not None for name in build.PLOT_FILES)
     return figures, plotted
 
 
-def test_one_colour_per_family_across_every_plot(rendered):
+def test_one_colour_per_family_across_every_plot(rendered, committed):
     _, plotted = rendered
-    committed = json.loads((ROOT / "reports" / build.PLOT_DATA_FILE).read_text())
-    assert plotted[build.STYLE_KEY] == committed[build.STYLE_KEY]          # the committed plots.json is current
+    kept = json.loads((committed / "reports" / build.PLOT_DATA_FILE).read_text())
+    assert plotted[build.STYLE_KEY] == kept[build.STYLE_KEY]          # the committed plots.json is current
     colours = {}
-    for name, drawn in committed[build.STYLE_KEY].items():
+    for name, drawn in kept[build.STYLE_KEY].items():
         for family, seen in drawn["family_colours"].items():
             colours.setdefault(family, set()).update(seen)
     assert {"vit", "deit", "swin", "convnext"} <= set(colours)            # the families the results hold
@@ -112,8 +111,8 @@ def test_plain_numbers():
     assert [style.plain_number(v) for v in (60, 2, 0.5, 1000, 20000, 0)] == ["60", "2", "0.5", "1000", "20,000", "0"]
 
 
-def test_the_page_shows_the_same_key():
-    page = (ROOT / "reports" / build.HTML_FILE).read_text()
+def test_the_page_shows_the_same_key(committed):
+    page = (committed / "reports" / build.HTML_FILE).read_text()
     for family in style.FAMILIES:
         look = style.FAMILY_STYLE[family]
         assert f'<span style="color:{look["color"]}">{style._GLYPHS[look["marker"]]}</span> {family}' in page

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("ray")
+pytest.importorskip("ray", reason="needs the ray extra: pip install \".[ray]\"")
 
 from zoo.compare import main  # noqa: E402
 from ray_cluster import LocalRayCluster  # noqa: E402

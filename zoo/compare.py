@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import shlex
 import sys
 
 from analysis.vocab import DEVICES, DTYPE_NAMES
@@ -24,6 +25,7 @@ from .signals import Terminated, terminate_as_interrupt
 from .models.detectors import DETECTORS
 from .runs.executors import EXECUTORS
 from .runs.store import StoreWriteError
+from .runs.data_dir import out_or_default
 from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
                         check_out_dir, check_threads, choice, model_names, non_negative_int, plan_tasks, positive_int,
@@ -79,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "most accurate evaluated one)")
     p.add_argument("--pretraining", help="comma list of pretraining groups the shown checkpoint must be of "
                                          "(default: any)")
-    p.add_argument("--out", default=".", help="folder for results/ (default: the current one)")
+    p.add_argument("--out", default=None, help="folder for results/ (default: the user data folder, "
+                                               "$ARCHZOO_DATA_DIR or ~/.local/share/archzoo; --out . writes "
+                                               "into the current folder)")
     p.add_argument("--no-save", action="store_true", help="write nothing, only print")
     p.add_argument("--quick", action="store_true", help="short throughput runs")
     p.add_argument("--iters", help="timing: at least this many timed steps (default 10, --quick 3); a p99 needs 100")
@@ -145,7 +149,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         check_predict(args.predict, args.dtype)
         args.no_save = True              # a prediction is never a result
     if not args.no_save:
-        args.out = check_out_dir(args.out)
+        args.out = check_out_dir(out_or_default(args.out))
     if args.executor == "ray":
         from .runs.ray_executor import check_ray
 
@@ -253,8 +257,9 @@ def _main(argv: list[str] | None) -> int:
         print(f"zoo.compare: failed: {row['kind']} {row['model']} {row_size(row).label} px "
               f"batch {row['batch_size']}: {row['failed']}", file=sys.stderr)
     if not args.no_save:
-        log.info("rows appended under %s; `python -m zoo.report --results %s` builds the reports",
-                 args.out / "results", args.out)
+        print(f"zoo.compare: rows appended under {args.out / 'results'}; "
+              f"`python -m zoo.report --results {shlex.quote(str(args.out))}` builds the reports from them",
+              file=sys.stderr)
     if failed:
         print(f"zoo.compare: {len(failed)} of {len(rows)} measurements failed", file=sys.stderr)
         return 1

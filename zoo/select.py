@@ -23,6 +23,7 @@ import sys
 
 from .errors import UsageError, UsageParser, ZooError
 from .models.cards import PRETRAINING
+from .runs.data_dir import out_or_default
 from .runs.plan import check_out_dir, choice
 from .runs.safe_io import strict_dumps
 from .selection_table import render  # noqa: F401 - render: part of the API
@@ -78,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "machine")
     p.add_argument("--rank", default="top1", help=f"{', '.join(RANKS)} (default top1)")
     p.add_argument("--format", default="table", help=f"{', '.join(FORMATS)} (default table)")
-    p.add_argument("--out", default=".", help="folder whose results/ timed rows are reused from and appended to")
+    p.add_argument("--out", default=None, help="folder whose results/ timed rows are reused from and appended to "
+                                               "(default: the user data folder, $ARCHZOO_DATA_DIR or "
+                                               "~/.local/share/archzoo)")
     p.add_argument("--no-save", action="store_true", help="write nothing (stored rows are still reused)")
     p.add_argument("--answers", action="store_true",
                    help="answer the report's worked questions into <out>/results/answers.json and exit")
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.answers:
             from .answers import write_answers
 
-            print(write_answers(check_out_dir(args.out)))
+            print(write_answers(check_out_dir(out_or_default(args.out))))
             return 0
         with disabled(args.no_cache):
             result = select(query_of(args))

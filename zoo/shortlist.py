@@ -13,6 +13,7 @@ from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import Size
+from .runs.data_dir import out_or_default
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
                         finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
 from .runs.tasks import one_line
@@ -69,7 +70,7 @@ class Query:
     wait_quiet: Optional[float] = None           # seconds to wait for a quiet machine before each timing
     # output
     rank: str = "top1"
-    out: str = "."
+    out: Optional[str] = None                    # None: the user data folder (zoo.runs.data_dir)
     save: bool = True
     padded_from: Optional[str] = None            # set by check_query: the size asked for, when pad_to changed it
 
@@ -159,6 +160,7 @@ def check_query(query: Query) -> Query:
         q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
         if q.wait_quiet < 0:
             raise UsageError(f"--wait-quiet: {q.wait_quiet:g} must be >= 0 seconds")
+    q.out = out_or_default(q.out)
     if q.measured and q.save:
         q.out = str(check_out_dir(q.out))
     return q

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import UsageError, UsageParser
 from ..models.accuracy import pretraining_option, weights_option
+from ..runs.data_dir import out_or_default
 from ..runs.safe_io import check_out_dir, kind_of, refuse_symlinked_folder
 from ..runs.user_cache import disabled
 from ..signals import exit_status, handles_sigterm, interrupted
@@ -21,7 +22,9 @@ from ..signals import exit_status, handles_sigterm, interrupted
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = UsageParser(prog="python -m zoo.report", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--results", default=".", help="folder holding results/ (default: the current one)")
+    p.add_argument("--results", default=None, help="folder holding results/ (default: the user data folder "
+                                                   "zoo.compare writes to, $ARCHZOO_DATA_DIR or "
+                                                   "~/.local/share/archzoo; --results . for a checkout's own)")
     p.add_argument("--out", default=None, help="where to write the reports (default: <results>/reports)")
     p.add_argument("--refresh", action="store_true",
                    help="first count the deterministic rows (cost and memory of every model) into results/")
@@ -38,7 +41,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.check and (args.weights != "default" or args.pretraining):
         raise UsageError("--check compares the committed reports, built with --weights default and every "
                          "pretraining group; drop --weights/--pretraining")
+    default = args.results is None
+    args.results = out_or_default(args.results)
     results = Path(args.results)
+    if default and not results.exists() and not args.refresh:
+        raise UsageError(f"no rows yet in {results} (where zoo.compare writes by default): run `python -m "
+                         f"zoo.compare` first, or give --results DIR (--results . for a checkout's own)")
     if not results.is_dir():
         raise UsageError(f"--results: {results} is not a folder" if results.exists() else
                          f"--results: {results} does not exist")
