@@ -18,7 +18,8 @@ def block(name: str, page: Path) -> str:
 
 def test_the_field_table_is_generated_from_the_schema():
     assert block("schema-table", DOCS / "results.md") == schema_table(), \
-        "regenerate docs/results.md's block: python -c 'from zoo.runs.schema import schema_table; print(schema_table())'"
+        "regenerate docs/results.md's block from: python -c 'from zoo.runs.schema import schema_table; " \
+        "print(schema_table())'"
 
 
 def test_exit_codes_are_documented():
