@@ -1,4 +1,4 @@
-"""The machine's fingerprint: the fields the README promises, each matching the environment; CUDA ones on a GPU."""
+"""The machine's fingerprint: the fields docs/timing.md promises, each matching the environment; CUDA ones on a GPU."""
 import os
 import platform
 
@@ -8,7 +8,7 @@ import torch
 
 from analysis.timing.fingerprint import environment_fingerprint
 
-# What the README's "Speed" section says every timed row's env holds: CPU, GPU, torch/timm/CUDA versions,
+# What docs/timing.md says every timed row's env holds: CPU, GPU, torch/timm/CUDA versions,
 # SDPA backends, TF32 (and the cores and load that explain a slow number).
 PROMISED = {"cpu_model", "cpu_cores", "cpu_cores_available", "gpu_name", "torch_version", "timm_version",
             "cuda_version", "cudnn_version", "python_version", "platform", "sdpa_backends", "tf32", "load_avg_1m"}

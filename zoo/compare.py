@@ -20,7 +20,7 @@ import sys
 from analysis.vocab import DEVICES, DTYPE_NAMES
 
 from .errors import UsageError, UsageParser, ZooError
-from .models.accuracy import pretraining_option, weights_option
+from .options import BACKENDS, COMPILE_MODES, FORMATS, pretraining_option, weights_option
 from .signals import Terminated, terminate_as_interrupt
 from .models.detectors import DETECTORS
 from .runs.executors import EXECUTORS
@@ -33,9 +33,6 @@ from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS
                         positive_number, sizes, split_list)
 
 log = logging.getLogger("zoo.compare")
-FORMATS = ("table", "markdown", "csv", "json")
-BACKENDS = ("eager", "onnxruntime")
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
 def check_backend(args) -> None:

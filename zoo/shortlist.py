@@ -7,25 +7,22 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from .errors import UsageError
-from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of,
-                              short_weights, weights_option)
+from .models.accuracy import accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of, short_weights
 from .models.accuracy import pretraining_groups as checkpoint_groups
-from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import Size
 from .runs.data_dir import out_or_default
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
-                        finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
+                        finite_number, model_names, pad_size, positive_int, positive_number, sizes)
+from .options import BACKENDS, COMPILE_MODES, pretraining_option, weights_option
+from .options import SELECT_FORMATS as FORMATS
 from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
 
-FORMATS = ("table", "markdown", "json")
 RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s")
 FALLBACK_RANK = "gmacs"         # what a rank no candidate has a value for falls back to (every row has GMACs)
 LATENCY_STATS = ("p50", "p99")
 OPTIMIZERS = ("sgd", "adamw")
-BACKENDS = ("eager", "onnxruntime")
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 MIB = 2 ** 20
 # numeric constraints (all >= 0) -> their upper bound, if any
 LIMITS = {"max_gmacs": None, "max_params": None, "max_act_mib": None, "max_serve_mib": None, "max_train_mib": None,
@@ -93,16 +90,6 @@ def limit(text: str | float | None, flag: str) -> float | None:
     return value
 
 
-def pretraining_groups(text: str | list[str] | None) -> list[str] | None:
-    if text is None:
-        return None
-    items = split_list(text, "pretraining") if isinstance(text, str) else list(text)
-    for item in items:
-        if item not in PRETRAINING:
-            raise UsageError(f"--pretraining: unknown group {item!r}; expected some of {', '.join(PRETRAINING)}")
-    return list(dict.fromkeys(items))
-
-
 def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
     if str(text) == "auto":
         if max_serve_mib is None:
@@ -143,7 +130,7 @@ def check_query(query: Query) -> Query:
     for key in LIMITS:
         setattr(q, key, limit(getattr(q, key), key.replace("_", "-")))
     q.train = q.train or q.max_train_mib is not None
-    q.pretraining = pretraining_groups(q.pretraining)
+    q.pretraining = pretraining_option(q.pretraining)
     q.weights = weights_option(q.weights)
     q.batch_size = batch_option(q.batch_size, q.max_serve_mib)
     choice(q.rank, RANKS, "rank")
