@@ -149,3 +149,27 @@ def test_compare_shows_the_published_miou_beside_the_count():
 def test_bad_segmenter_options_exit_2(args, message):
     result = call_main("zoo.compare", *args, "--metrics", "cost", "--no-save")
     assert result.returncode == 2 and message in result.stderr and result.stdout == ""
+
+
+def test_the_count_key_and_the_row_settings_tell_segmenters_apart():
+    from zoo.runs import count_cache
+    from zoo.runs.tasks import Task
+
+    args = ("resnet50", 224, 1, "fp32", False, False)
+    assert count_cache.count_key(*args, segmenter="upernet") != count_cache.count_key(*args)
+    assert Task("cost", "resnet50", 224, segmenter="upernet").settings["segmenter"] == "upernet"
+    assert "segmenter" not in Task("cost", "resnet50", 224).settings       # earlier rows keep their key
+
+
+def test_the_report_table_puts_each_count_beside_its_recipe_and_lists_every_other_published_row():
+    from zoo.report.rows import in_tables
+    from zoo.report.segmentation import segmenter_table
+    from zoo.runs.tasks import Task, run_task
+
+    row = run_task(Task("cost", "convnext_t", 512, segmenter="upernet"))
+    assert not in_tables(row)                        # not a classifier: its own section
+    lines = segmenter_table([row]).splitlines()[2:]
+    counted = [line for line in lines if "| 60.24 |" in line]          # our params: the counted row
+    assert len(counted) == 1 and "| 939 at 512x2048 | - |" in counted[0] and "| 46.0 | 46.7 |" in counted[0]
+    assert len(lines) == len(ADE20K)                 # ConvNeXt-T's published row once, beside its count
+    assert sum("(not counted here)" in line for line in lines) == len(ADE20K) - 1
