@@ -173,3 +173,24 @@ def test_the_report_table_puts_each_count_beside_its_recipe_and_lists_every_othe
     assert len(counted) == 1 and "| 939 at 512x2048 | - |" in counted[0] and "| 46.0 | 46.7 |" in counted[0]
     assert len(lines) == len(ADE20K)                 # ConvNeXt-T's published row once, beside its count
     assert sum("(not counted here)" in line for line in lines) == len(ADE20K) - 1
+
+
+def test_select_ranks_segmenters_by_the_published_miou_of_their_recipe():
+    result = call_main("zoo.select", "--models", "resnet50,swin_t,convnext_t", "--segmenter", "upernet",
+                       "--resolution", "512", "--rank", "miou", "--format", "json", "--no-save")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert [(r["model"], r["miou"]) for r in answer["shortlist"]] == [("convnext_t", 46.0), ("swin_t", 44.51),
+                                                                      ("resnet50", None)]
+    assert answer["pareto"] == {"in1k": ["convnext_t"]}     # the ADE20K recipe's pretraining, not the checkpoint's
+    assert answer["query"]["segmenter"] == "upernet"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--rank", "miou"], "needs --segmenter"),
+    (["--segmenter", "upernet", "--features"], "drop --features"),
+    (["--segmenter", "fcn"], "unknown segmenter"),
+])
+def test_bad_select_segmenter_options_exit_2(args, message):
+    result = call_main("zoo.select", "--models", "resnet50", *args, "--no-save")
+    assert result.returncode == 2 and message in result.stderr and result.stdout == ""
