@@ -95,7 +95,8 @@ def load(results_dir: str | Path) -> ReportRows:
                       not_measured=_latest_unmeasured(_filled(every_cost, "cost") + _filled(every_timed, "throughput")),
                       bad_lines=store.bad_lines, answers=load_answers(results_dir),
                       detectors=[r for r in latest(every_cost) if r["settings"].get("detector") and is_measured(r)],
-                      segmenters=[r for r in latest(every_cost) if r["settings"].get("segmenter") and is_measured(r)],
+                      segmenters=_filled([r for r in latest(every_cost)
+                                          if r["settings"].get("segmenter") and is_measured(r)], "cost"),
                       detection_cost=_filled([r for r in latest(every_cost) if detection_row(r)], "cost"),
                       detection_timed=_filled([r for r in latest(every_timed) if detection_row(r)], "throughput"),
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)

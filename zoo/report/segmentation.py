@@ -43,14 +43,15 @@ def segmenter_table(rows: list[dict]) -> str:
     for r in sorted(rows, key=lambda r: (r["settings"]["segmenter"], r["model"], r["img_h"], r["img_w"],
                                          r["batch_size"], r["settings"]["dtype"])):
         cells, published = published_cells(r), r.get("seg_published")
-        parts = r["segmenter_macs_by_part"]
+        parts = r.get("segmenter_macs_by_part") or {}
         if published:
             shown.add(published["source"])
         body.append([r["model"], r["settings"]["segmenter"], _recipe(published), row_size(r).label, r["batch_size"],
                      r["settings"]["dtype"], f"{r['params'] / 1e6:.2f}", cells.get("published_params_m"),
                      _ratio(cells.get("params_vs_published")), g(r["macs"], 1), cells.get("published_gflops"),
-                     _ratio(cells.get("gmacs_vs_published")), g(parts["decode_head"], 1),
-                     g(parts["auxiliary_head"], 1), g(r["attn_macs"], 1), f"{100 * r['backbone_share']:.1f}",
+                     _ratio(cells.get("gmacs_vs_published")), g(parts.get("decode_head"), 1),
+                     g(parts.get("auxiliary_head"), 1), g(r.get("attn_macs"), 1),
+                     None if r.get("backbone_share") is None else f"{100 * r['backbone_share']:.1f}",
                      mib(r.get("train_act_peak_bytes")), r.get("miou"), r.get("miou_ms"),
                      published["source"] if published else "none of this recipe in the shipped tables"])
     for p in ADE20K:
