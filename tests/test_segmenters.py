@@ -194,3 +194,14 @@ def test_select_ranks_segmenters_by_the_published_miou_of_their_recipe():
 def test_bad_select_segmenter_options_exit_2(args, message):
     result = call_main("zoo.select", "--models", "resnet50", *args, "--no-save")
     assert result.returncode == 2 and message in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("backbone", ["convnext_t", "swin_t", "deit_s"])
+def test_torchs_own_flop_counter_agrees_on_the_whole_segmenter(backbone):
+    """torch.utils.flop_counter (its own rule per aten op, independent of ours) over UperNet's inference forward."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = create_segmenter(backbone, "upernet", (256, 512), device="meta")
+    with FlopCounterMode(display=False) as counter:
+        net(torch.empty(1, 3, 256, 512, device="meta"))
+    assert counter.get_total_flops() // 2 == cost_record(net, (256, 512), train=False).macs
