@@ -145,6 +145,7 @@ def test_compare_shows_the_published_miou_beside_the_count():
     (["--models", "resnet50", "--segmenter", "segformer"], "unknown segmenter"),
     (["--models", "resnet50", "--segmenter", "upernet", "--detector", "maskrcnn"], "one task head at a time"),
     (["--models", "deit_s", "--segmenter", "upernet", "--frozen-stages", "1"], "blocks, not stages"),
+    (["--models", "resnet50", "--segmenter", "upernet", "--features"], "drop --features"),
 ])
 def test_bad_segmenter_options_exit_2(args, message):
     result = call_main("zoo.compare", *args, "--metrics", "cost", "--no-save")

@@ -171,6 +171,8 @@ def check_stages(models: list[str], frozen_stages: int | None, detector: str | N
     plain ViT too (through its MultiLevelNeck)."""
     if detector and segmenter:
         raise UsageError("--detector and --segmenter: one task head at a time")
+    if features and segmenter:
+        raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
     if frozen_stages is not None and not (features or detector or segmenter):
         raise UsageError("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "
                          "or a segmenter (--segmenter)")
