@@ -7,8 +7,8 @@ checkpoint --weights picks); counted cost on the meta device (--max-params,
 --max-gmacs, --max-act-mib, --max-serve-mib, --max-train-mib), as a classifier, with --features as a
 detector's backbone or with --segmenter as a whole segmenter (--rank miou: its published ADE20K mIoU), and
 with --train the training step (fp32 master weights, gradients and --optimizer's state); then measured
-speed (--max-latency-ms, --min-imgs-per-s) on --backend, timing only the survivors, cheapest (GMACs) first, and reusing rows under <out>/results/ that `zoo.compare --resume` would reuse
-(same key). A noisy timing decides nothing: the model is listed as undecided unless --allow-noisy.
+speed (--max-latency-ms, --min-imgs-per-s) on --backend, timing only the survivors, cheapest (GMACs) first,
+and reusing rows under <out>/results/ that `zoo.compare --resume` would reuse (same key). A noisy timing decides nothing: the model is listed as undecided unless --allow-noisy.
 Measured rows are appended there unless --no-save. A --rank no candidate has a value for (top-1 at a
 detection size) falls back to gmacs, and the output says so.
 
