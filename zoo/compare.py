@@ -23,6 +23,7 @@ from .errors import UsageError, UsageParser, ZooError
 from .options import BACKENDS, COMPILE_MODES, FORMATS, pretraining_option, weights_option
 from .signals import Terminated, terminate_as_interrupt
 from .models.detectors import DETECTORS
+from .models.segmenters.specs import SEGMENTERS
 from .runs.executors import EXECUTORS
 from .runs.store import StoreWriteError
 from .runs.data_dir import out_or_default
@@ -63,10 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                "latency of a batch passes this; the largest within is marked")
     p.add_argument("--features", action="store_true",
                    help="the backbone as a multi-scale feature extractor (no pooling, no head), as detectors use it")
-    p.add_argument("--frozen-stages", help="with --features or --detector: no gradients for the stem and the first K "
-                                           "stages (mmdetection's frozen_stages; 0 = the stem only)")
+    p.add_argument("--frozen-stages", help="with --features, --detector or --segmenter: no gradients for the stem and "
+                                           "the first K stages (mmdetection's frozen_stages; 0 = the stem only)")
     p.add_argument("--detector", help=f"count the whole detector on each backbone: {', '.join(DETECTORS)} (FPN, RPN, "
                                       f"RoI heads; 1000 proposals through the box heads, 100 through the mask heads)")
+    p.add_argument("--segmenter", help=f"count the whole semantic segmenter on each backbone: {', '.join(SEGMENTERS)} "
+                                       f"(mmseg's UperNet for ADE20K: PPM + FPN decode head, auxiliary FCN head "
+                                       f"in training; published mIoU where the recipe matches)")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
     p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPE_NAMES)} (timing: autocast; default fp32)")
@@ -128,6 +132,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.frozen_stages = non_negative_int(args.frozen_stages, "frozen-stages", 16)
     if args.detector is not None:
         choice(args.detector, tuple(DETECTORS), "detector")
+    if args.segmenter is not None:
+        choice(args.segmenter, tuple(SEGMENTERS), "segmenter")
     choice(args.format, FORMATS, "format")
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
     check_dtype(args.dtype)
@@ -225,6 +231,7 @@ def _main(argv: list[str] | None) -> int:
         args = parse(argv)
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
+                          segmenter=args.segmenter,
                           device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backends=args.backends,
                           pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)

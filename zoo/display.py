@@ -13,6 +13,7 @@ import json
 
 from .markdown import markdown_table
 from .models.accuracy import accuracy_at, checkpoint_at
+from .models.segmenters.published import published_cells
 from .runs.safe_io import strict_dumps
 from .runs.schema import row_size
 
@@ -38,6 +39,12 @@ COLUMNS = [
     ("GMACs / image", "macs", lambda v: f"{v / 1e9:.2f}"),
     ("attn % of MACs", "attn_share", lambda v: f"{100 * v:.1f}"),
     ("backbone % of MACs", "backbone_share", lambda v: f"{100 * v:.1f}"),
+    ("published params (M)", "published_params_m", str),
+    ("params / published", "params_vs_published", lambda v: f"{v:.3f}"),
+    ("published GFLOPs (mmcv MACs, H x W)", "published_gflops", str),
+    ("GMACs / published", "gmacs_vs_published", lambda v: f"{v:.3f}"),
+    ("mIoU % (published)", "miou", lambda v: f"{v:.2f}"),
+    ("mIoU % ms+flip (published)", "miou_ms", lambda v: f"{v:.2f}"),
     ("act peak (MiB / batch)", "act_peak_bytes", _mib),
     ("train GMACs / image", "train_macs", lambda v: f"{v / 1e9:.2f}"),
     ("train act peak (MiB / batch)", "train_act_peak_bytes", _mib),
@@ -145,6 +152,7 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         if record.get("imgs_per_s") is not None or record.get("train_imgs_per_s") is not None:
             record["timed_on"] = timed_on(record)
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
+        record.update(published_cells(record))          # segmenter rows: the published ADE20K figures
     records = list(merged.values())
     for row in not_measured:
         records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],

@@ -33,6 +33,9 @@ def _columns(result: dict) -> list[tuple]:
             ("params (M)", lambda r: num(r["params_m"])), ("GMACs", lambda r: num(r["gmacs"]))]
     if query.get("features"):
         cols.append(("feature maps [C,H,W]", lambda r: _maps(r.get("features"))))
+    if query.get("segmenter"):
+        cols += [("ADE20K mIoU", lambda r: _opt(r.get("miou"), lambda v: f"{v:g}")),
+                 ("mIoU ms+flip", lambda r: _opt(r.get("miou_ms"), lambda v: f"{v:g}"))]
     cols += [("act (MiB)", lambda r: num(r["act_mib"])), ("serve (MiB)", lambda r: num(r["serve_mib"]))]
     if query.get("train"):
         cols += [("train GMACs", lambda r: _opt(r.get("train_gmacs"))),
@@ -72,7 +75,8 @@ def _plain(headers: list[str], rows: list[list]) -> str:
 
 def title(result: dict) -> str:
     query, axes = result["query"], result["query"]["pareto_axes"]
-    what = " feature extractors" if query.get("features") else ""
+    what = " feature extractors" if query.get("features") else \
+        f" {query['segmenter']} segmenters" if query.get("segmenter") else ""
     padded = f" (padded from {query['padded_from']})" if query.get("padded_from") else ""
     text = (f"shortlist{what} at {size_text(query['resolution'])} px{padded}, ranked by {query['rank']}: "
             f"{len(result['shortlist'])} of {len(query['models'])} (* on the Pareto front of {axes['y']} vs "

@@ -19,7 +19,7 @@ from .options import SELECT_FORMATS as FORMATS
 from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
 
-RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s")
+RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "miou", "miou_ms")   # miou*: with --segmenter
 FALLBACK_RANK = "gmacs"         # what a rank no candidate has a value for falls back to (every row has GMACs)
 LATENCY_STATS = ("p50", "p99")
 OPTIMIZERS = ("sgd", "adamw")
@@ -51,6 +51,7 @@ class Query:
     batch_size: Union[int, str] = 1              # or "auto" with max_serve_mib
     dtype: str = "fp32"
     features: bool = False                       # the backbone as a feature extractor (no pooling, no head)
+    segmenter: Optional[str] = None              # count (and time) the whole segmenter (zoo.models.segmenters)
     train: bool = False                          # count (and time) a training step
     optimizer: str = "sgd"                       # whose state the training memory counts
     # how timing runs
@@ -134,6 +135,14 @@ def check_query(query: Query) -> Query:
     q.weights = weights_option(q.weights)
     q.batch_size = batch_option(q.batch_size, q.max_serve_mib)
     choice(q.rank, RANKS, "rank")
+    if q.segmenter is not None:
+        from .models.segmenters.specs import SEGMENTERS
+
+        choice(q.segmenter, tuple(SEGMENTERS), "segmenter")
+        if q.features:
+            raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
+    if q.rank.startswith("miou") and q.segmenter is None:
+        raise UsageError(f"--rank {q.rank}: a segmenter's published ADE20K mIoU; needs --segmenter")
     choice(q.latency_stat, LATENCY_STATS, "latency-stat")
     choice(q.optimizer, OPTIMIZERS, "optimizer")
     check_dtype(q.dtype)
@@ -239,7 +248,8 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
 
 def _rank_field(rank: str, stat: str) -> tuple[str, bool]:
     return {"top1": ("top1", True), "imagenet_v2": ("imagenet_v2", True), "gmacs": ("gmacs", False),
-            "latency": (f"latency_ms_{stat}", False), "imgs_per_s": ("imgs_per_s", True)}[rank]
+            "latency": (f"latency_ms_{stat}", False), "imgs_per_s": ("imgs_per_s", True),
+            "miou": ("miou", True), "miou_ms": ("miou_ms", True)}[rank]
 
 
 def _rank_key(rank: str, stat: str):
@@ -253,7 +263,7 @@ def pareto_axes(rank: str, stat: str) -> tuple[str, str, bool]:
         return f"latency_ms_{stat}", "top1", True
     if rank == "imgs_per_s":
         return "imgs_per_s", "top1", False
-    return "gmacs", "imagenet_v2" if rank == "imagenet_v2" else "top1", True
+    return "gmacs", rank if rank in ("imagenet_v2", "miou", "miou_ms") else "top1", True
 
 
 def effective_rank(rows: list[dict], q: Query) -> tuple[str, str | None]:
@@ -271,6 +281,8 @@ def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
                                         "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
                                         "weights", "weights_available")}
+    if q.segmenter:              # only when asked: stored answers to classifier questions keep their keys
+        query["segmenter"] = q.segmenter
     query.update({"rank": rank, "rank_asked": q.rank, "rank_note": note, "models": q.models,
                   "constraints": {k: getattr(q, k) for k in LIMITS if getattr(q, k) is not None},
                   "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
@@ -300,13 +312,15 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     rank, note = effective_rank(candidates, q)
     candidates.sort(key=_rank_key(rank, q.latency_stat))
     axes = pareto_axes(rank, q.latency_stat)
-    front = pareto_front(candidates, *axes)
+    # the front's groups: the classifier checkpoint's pretraining, or for mIoU the segmentation recipe's
+    groups = [r.get("miou_pretraining") if rank.startswith("miou") else r["pretraining"] for r in candidates]
+    front = pareto_front([{**r, "pretraining": g} for r, g in zip(candidates, groups)], *axes)
     pareto: dict[str, list[str]] = {}
     for i, row in enumerate(candidates):
         row["pareto"] = i in front
         row.pop("macs")
         if i in front:
-            pareto.setdefault(row["pretraining"] or "unknown", []).append(row["model"])
+            pareto.setdefault(groups[i] or "unknown", []).append(row["model"])
     order = {m: i for i, m in enumerate(q.models)}
     excluded.sort(key=lambda e: order[e["model"]])
     return {"query": _describe(q, rank, note, axes), "shortlist": candidates, "excluded": excluded,

@@ -13,7 +13,7 @@ def cost_task(model: str, q, batch: int):
     from .runs.tasks import Task
 
     return Task("cost", model, q.resolution, batch, q.dtype, train=q.train, features=q.features,
-                padded_from=q.padded_from)
+                segmenter=q.segmenter, padded_from=q.padded_from)
 
 
 def count_candidates(models: list[str], q):
@@ -39,7 +39,7 @@ def _count(model: str, q, batch: int) -> dict:
     from .runs.counted import counted
 
     return _with_optimizer(counted(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train,
-                                   features=q.features), q)      # read from the user cache when counted before
+                                   features=q.features, segmenter=q.segmenter), q)   # the user cache's when counted
 
 
 def _serve_mib(c: dict) -> float:
@@ -83,6 +83,10 @@ def counted_row(model: str, q, cost_row: dict) -> dict:
            "weight_mib": counted["weight_bytes"] / MIB, "serve_mib": _serve_mib(counted)}
     if q.features:
         row["features"] = counted.get("features")
+    if q.segmenter:     # the published ADE20K row of the same recipe, if any (zoo.models.segmenters.published)
+        published = counted.get("seg_published") or {}
+        row.update(miou=counted.get("miou"), miou_ms=counted.get("miou_ms"), miou_source=published.get("source"),
+                   miou_pretraining=published.get("pretraining"))
     if q.train:
         row.update(train_gmacs=counted["train_macs"] / 1e9, train_act_mib=counted["train_act_peak_bytes"] / MIB,
                    train_mib=counted["train_serve_bytes"] / MIB, train_optimizer=counted["train_optimizer"])

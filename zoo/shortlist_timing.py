@@ -17,7 +17,7 @@ def task_for(row: dict, q):
     from .runs.tasks import Task
 
     return Task("throughput", row["model"], row["img_size"], row["batch_size"], q.dtype, train=q.train,
-                features=q.features, device=q.device, threads=q.threads, quick=q.quick,
+                features=q.features, segmenter=q.segmenter, device=q.device, threads=q.threads, quick=q.quick,
                 channels_last=q.channels_last, compile=q.compile, backend=q.backend, iters=q.iters,
                 min_seconds=q.min_seconds, padded_from=q.padded_from)
 

@@ -14,10 +14,13 @@ from .detection import detection_table
 from .detectors import detector_notes, detector_table
 from .html import page
 from .rows import ReportRows, load
+from .segmentation import INTRO as SEGMENTATION_INTRO
+from .segmentation import segmenter_table
 from .textbook import textbook_table
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "detection.md",
-                  "accuracy.md", "textbook.md", "detectors.md", "not_measured.md", "choosing.md", "roofline.md")
+                  "accuracy.md", "textbook.md", "detectors.md", "segmentation.md",
+                  "not_measured.md", "choosing.md", "roofline.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png",
               "roofline_vs_measured.png")
@@ -146,6 +149,9 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                 "RoIAlign counts 0 MACs here and there; NMS does not run.",
                                 detector_table(data.detectors),
                                 _unless_empty(data.detectors, "detector rows") + detector_notes(data.detectors)),
+        "segmentation.md": Section("Whole segmenters beside the published ADE20K tables", SEGMENTATION_INTRO,
+                                   segmenter_table(data.segmenters),
+                                   _unless_empty(data.segmenters, "segmenter rows")),
         "not_measured.md": Section("Rows not measured",
                                    "The latest row of each measurement that was skipped by a model's size rule or "
                                    "failed; tables above never show them.", tables.not_measured_table(data.not_measured),

@@ -3,7 +3,8 @@
 Cost and memory are counted, not timed, so they must come out the same on any machine: every
 registry model at 224, 384, its native resolution and every resolution an accuracy entry of it
 was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples, and the
-whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN at 1024).
+whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN at 1024), and
+the UperNets of the published ADE20K tables (ImageNet-1K, 512 crop) at 512 x 2048.
 `check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
 file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
 PNG bytes aside) and each PNG's presence.
@@ -19,6 +20,7 @@ from ..answers import stale_answers, write_answers
 from ..models.accuracy import accuracy_entries
 from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models
+from ..models.segmenters.published import ADE20K
 from ..runs.parallel import count_rows
 from ..runs.store import ResultStore, latest
 from ..runs.tasks import Task
@@ -43,6 +45,8 @@ def deterministic_tasks() -> list[Task]:
                   if spec.rule.accepts(Size(s, s))]
     tasks += [Task("cost", model, PUBLISHED_SIZE, 1, "fp32", train=True, detector=detector)
               for model, detector in sorted(PUBLISHED)]
+    tasks += [Task("cost", r.model, r.flops_size, 1, "fp32", train=True, segmenter=r.segmenter)
+              for r in ADE20K if r.pretraining == "in1k"]
     return tasks + [Task("cost", "vitdet_b16", 1024, 1, "fp32", train=True, detector="maskrcnn")]
 
 
@@ -50,16 +54,16 @@ DETERMINISTIC_SETTINGS = Task("cost", "any", Size(224, 224), 1, "fp32", train=Tr
 
 
 def _is_deterministic(row: dict) -> bool:
-    settings = {k: v for k, v in row["settings"].items() if k != "detector"}
+    settings = {k: v for k, v in row["settings"].items() if k not in ("detector", "segmenter")}
     return row["batch_size"] == 1 and settings == DETERMINISTIC_SETTINGS
 
 
 def _key(row: dict) -> tuple:
-    return row["model"], row["img_h"], row["img_w"], row["settings"].get("detector")
+    return row["model"], row["img_h"], row["img_w"], row["settings"].get("detector"), row["settings"].get("segmenter")
 
 
 def _task_key(task: Task) -> tuple:
-    return task.model, task.img_size.height, task.img_size.width, task.detector
+    return task.model, task.img_size.height, task.img_size.width, task.detector, task.segmenter
 
 
 def _measured(row: dict) -> dict:

@@ -22,6 +22,7 @@ class ReportRows:
     left_out: int = 0                 # rows of feature extractors, and timed rows at H x W: not in these tables
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
     detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
+    segmenters: list[dict] = field(default_factory=list)  # latest whole-segmenter cost rows (--segmenter)
     answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.answers)
     detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes or of feature
     detection_timed: list = field(default_factory=list)   # extractors (the detection section)
@@ -50,13 +51,17 @@ def in_tables(row: dict) -> bool:
     measured row without the fields the tables compute with (a hand-made or older row) stays out too."""
     complete = not is_measured(row) or all(row.get(f) is not None for f in TABLE_FIELDS[row["kind"]])
     square_or_counted = row.get("img_size") is not None or row["kind"] == "cost"
-    return square_or_counted and not row["settings"].get("features") and not row["settings"].get("detector") \
-        and complete
+    return square_or_counted and not row["settings"].get("features") and not task_head(row) and complete
+
+
+def task_head(row: dict) -> bool:
+    """A whole detector's or segmenter's row (their own sections)."""
+    return bool(row["settings"].get("detector") or row["settings"].get("segmenter"))
 
 
 def detection_row(row: dict) -> bool:
     """A measured row at an H x W size or of a feature extractor: the report's detection section."""
-    return is_measured(row) and not row["settings"].get("detector") and \
+    return is_measured(row) and not task_head(row) and \
         (row.get("img_size") is None or bool(row["settings"].get("features")))
 
 
@@ -90,10 +95,12 @@ def load(results_dir: str | Path) -> ReportRows:
                       not_measured=_latest_unmeasured(_filled(every_cost, "cost") + _filled(every_timed, "throughput")),
                       bad_lines=store.bad_lines, answers=load_answers(results_dir),
                       detectors=[r for r in latest(every_cost) if r["settings"].get("detector") and is_measured(r)],
+                      segmenters=_filled([r for r in latest(every_cost)
+                                          if r["settings"].get("segmenter") and is_measured(r)], "cost"),
                       detection_cost=_filled([r for r in latest(every_cost) if detection_row(r)], "cost"),
                       detection_timed=_filled([r for r in latest(every_timed) if detection_row(r)], "throughput"),
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
-                      - sum(1 for r in every_cost if r["settings"].get("detector")))
+                      - sum(1 for r in every_cost if task_head(r)))
 
 
 def machine_name(row: dict) -> str:

@@ -35,7 +35,7 @@ def source_hash() -> str:
 
 
 def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool,
-              frozen_stages: int | None = None, detector: str | None = None) -> dict:
+              frozen_stages: int | None = None, detector: str | None = None, segmenter: str | None = None) -> dict:
     from analysis.timing.fingerprint import timm_version, torch_version
 
     from .._version import __version__
@@ -46,6 +46,7 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
     height, width = Size.of(img_size).hw
     return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
             "train": bool(train), "features": bool(features), "frozen_stages": frozen_stages, "detector": detector,
+            "segmenter": segmenter,
             "torch": torch_version(), "timm": timm_version(),
             "archzoo": __version__, "source": source_hash(),
             "spec": f"{spec!r} {spec.vit_config!r}"}     # a model registered outside archzoo's source, by its data
@@ -53,10 +54,10 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
 
 def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
                  train: bool = True, features: bool = False, frozen_stages: int | None = None,
-                 detector: str | None = None) -> dict:
-    """compute(model, img_size, batch_size, dtype, train, features, frozen_stages, detector)
+                 detector: str | None = None, segmenter: str | None = None) -> dict:
+    """compute(model, img_size, batch_size, dtype, train, features, frozen_stages, detector, segmenter)
     (zoo.runs.counted.count), from the user cache when it holds this key, else computed and stored."""
-    args = (model, img_size, batch_size, dtype, train, features, frozen_stages, detector)
+    args = (model, img_size, batch_size, dtype, train, features, frozen_stages, detector, segmenter)
     if not enabled():
         return compute(*args)
     key = count_key(*args)
@@ -72,6 +73,7 @@ def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size:
 
 
 def is_cached(model: str, img_size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-              features: bool = False, frozen_stages: int | None = None, detector: str | None = None) -> bool:
+              features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
+              segmenter: str | None = None) -> bool:
     return enabled() and UserCache(NAMESPACE).entry(count_key(model, img_size, batch_size, dtype, train, features,
-                                                                frozen_stages, detector)) is not None
+                                                                frozen_stages, detector, segmenter)) is not None

@@ -10,10 +10,15 @@ from ..models.registry import create_model, get_spec, map_shapes
 
 
 def build(model: str, img_size: Size, device: str, dtype: str = "fp32", features: bool = False,
-          frozen_stages: int | None = None, detector: str | None = None, **overrides):
-    """The module a task measures: the model, its feature extractor, or a whole detector on it."""
+          frozen_stages: int | None = None, detector: str | None = None, segmenter: str | None = None, **overrides):
+    """The module a task measures: the model, its feature extractor, or a whole detector or segmenter on it."""
     from ..models.stages import freeze_stages
 
+    if segmenter is not None:
+        from ..models.segmenters import create_segmenter
+
+        return create_segmenter(model, segmenter, img_size, device=device, dtype=torch_dtype(dtype),
+                                frozen_stages=frozen_stages)
     if detector is not None:
         from ..models.detectors import create_detector
 
@@ -28,17 +33,21 @@ def build(model: str, img_size: Size, device: str, dtype: str = "fp32", features
 
 def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
           features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
-          **overrides) -> dict:
+          segmenter: str | None = None, **overrides) -> dict:
     """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
     from analysis.count.cost import cost_record, macs_by_module
 
     from ..models.stages import feature_layout
 
     img_size = Size.of(img_size)     # callers outside the planner may pass 224 or (H, W)
-    module = build(model, img_size, "meta", dtype, features, frozen_stages, detector, **overrides)
+    module = build(model, img_size, "meta", dtype, features, frozen_stages, detector, segmenter, **overrides)
     record = cost_record(module, img_size, batch_size=batch_size, dtype=torch_dtype(dtype), train=train).as_dict()
     record.update(serving_memory(record, dtype))
-    if detector is not None:
+    if segmenter is not None:
+        from ..models.segmenters import segmenter_fields
+
+        record.update(segmenter_fields(module, model, lambda m: macs_by_module(m, img_size, torch_dtype(dtype))))
+    elif detector is not None:
         from ..models.detectors import detector_fields
 
         record.update(detector_fields(macs_by_module(module, img_size, torch_dtype(dtype)), module))
@@ -74,8 +83,10 @@ def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
 
 
 def counted(model: str, img_size: SizeLike, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-            features: bool = False, frozen_stages: int | None = None, detector: str | None = None) -> dict:
+            features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
+            segmenter: str | None = None) -> dict:
     """`count`, read from the user cache when the same count was made before (zoo.runs.count_cache)."""
     from .count_cache import cached_count
 
-    return cached_count(count, model, Size.of(img_size), batch_size, dtype, train, features, frozen_stages, detector)
+    return cached_count(count, model, Size.of(img_size), batch_size, dtype, train, features, frozen_stages, detector,
+                        segmenter)

@@ -93,7 +93,7 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
     from .tasks import run_task
 
     misses = [t for t in tasks if not is_cached(t.model, t.img_size, t.batch_size, t.dtype, t.train, t.features,
-                                                t.frozen_stages, t.detector)]
+                                                t.frozen_stages, t.detector, t.segmenter)]
     if len(misses) >= MIN_PARALLEL:
         _import_counting(misses)
     counted = map_ordered(run_task, misses)

@@ -165,10 +165,17 @@ class Plan:
     skipped: list[dict]       # rows for (model, size) pairs a model's rule refuses (`skipped` says why)
 
 
-def check_stages(models: list[str], frozen_stages: int | None, detector: str | None, features: bool) -> None:
-    """--frozen-stages and --detector need backbones with stages (maps at strides 4-32)."""
-    if frozen_stages is not None and not (features or detector):
-        raise UsageError("--frozen-stages: applies to the backbone as detectors use it (--features or --detector)")
+def check_stages(models: list[str], frozen_stages: int | None, detector: str | None, features: bool,
+                 segmenter: str | None = None) -> None:
+    """--frozen-stages and --detector need backbones with stages (maps at strides 4-32); --segmenter takes a
+    plain ViT too (through its MultiLevelNeck)."""
+    if detector and segmenter:
+        raise UsageError("--detector and --segmenter: one task head at a time")
+    if features and segmenter:
+        raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
+    if frozen_stages is not None and not (features or detector or segmenter):
+        raise UsageError("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "
+                         "or a segmenter (--segmenter)")
     for model in models:
         spec = get_spec(model)
         if model.startswith(TIMM_PREFIX):
@@ -190,8 +197,8 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
     the other (interleaved, so the backends see the same machine). pad_to: each size is padded up to a
     multiple of it first, and its tasks record the size asked for (padded_from)."""
     built = {"features": fields.pop("features", False), "frozen_stages": fields.pop("frozen_stages", None),
-             "detector": fields.pop("detector", None)}
-    check_stages(models, built["frozen_stages"], built["detector"], built["features"])
+             "detector": fields.pop("detector", None), "segmenter": fields.pop("segmenter", None)}
+    check_stages(models, built["frozen_stages"], built["detector"], built["features"], built["segmenter"])
     timing = fields
     if "backend" in timing:        # one backend, as Task names it
         backends = (timing.pop("backend"),)

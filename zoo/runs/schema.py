@@ -68,14 +68,25 @@ class CountedFields:
     feature_stages: Optional[list] = _f("feature extractor rows: the stage module or block that makes each map")
     detector_macs_by_part: Optional[dict] = _f("detector rows: forward MACs of backbone, neck, rpn, box_heads, "
                                                "mask_heads", "MACs per image")
-    backbone_macs: Optional[int] = _f("detector rows: the backbone's forward MACs", "MACs per image")
-    backbone_share: Optional[float] = _f("detector rows: backbone_macs / macs", "fraction")
-    backbone_params: Optional[int] = _f("detector rows: the backbone's parameters")
+    backbone_macs: Optional[int] = _f("detector and segmenter rows: the backbone's forward MACs", "MACs per image")
+    backbone_share: Optional[float] = _f("detector and segmenter rows: backbone_macs / macs", "fraction")
+    backbone_params: Optional[int] = _f("detector and segmenter rows: the backbone's parameters")
     detector_rois: Optional[dict] = _f("detector rows: RoIs per image through each box head and each mask head, "
                                        "and the number of stages", "RoIs per image")
     detector_config: Optional[str] = _f("detector rows: the published config its heads follow")
     detector_uncounted: Optional[dict] = _f("detector rows: what runs without MACs: RoIAlign's bilinear cost at "
                                             "2x2 samples per bin (MACs per image), NMS")
+    segmenter_macs_by_part: Optional[dict] = _f("segmenter rows: forward MACs of backbone, neck, decode_head, "
+                                                "auxiliary_head (which runs in training only: not in macs)",
+                                                "MACs per image")
+    segmenter_params_by_part: Optional[dict] = _f("segmenter rows: parameters of backbone, neck, decode_head, "
+                                                  "auxiliary_head")
+    segmenter_config: Optional[str] = _f("segmenter rows: the published config its heads follow")
+    miou: Optional[float] = _f("segmenter rows: published ADE20K val mIoU, single scale, of the same recipe "
+                               "(seg_published names the row)", "%")
+    miou_ms: Optional[float] = _f("segmenter rows: published ADE20K val mIoU, multi-scale + flip", "%")
+    seg_published: Optional[dict] = _f("segmenter rows: the published row matched (repository@commit, file, row; "
+                                       "recipe; params_m, gflops at flops_size and their convention)")
 
 
 @dataclass

@@ -40,6 +40,7 @@ class Task:
     backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
     frozen_stages: Optional[int] = None   # no gradients for the stem and stages 1..K (features / detector)
     detector: Optional[str] = None        # count the whole detector (zoo.models.detectors) on this backbone
+    segmenter: Optional[str] = None       # count the whole segmenter (zoo.models.segmenters) on this backbone
     iters: Optional[int] = None       # throughput: at least this many timed steps (else the protocol's)
     padded_from: Optional[str] = None     # the size asked for, when --pad-to padded it up to img_size
     min_seconds: Optional[float] = None   # throughput: at least this timed span (else the protocol's)
@@ -60,7 +61,7 @@ class Task:
         fields = dataclasses.asdict(self)
         for name in ("kind", "model", "img_size", "batch_size"):
             fields.pop(name)
-        for name in ("frozen_stages", "detector"):     # absent when unset: earlier rows keep their keys
+        for name in ("frozen_stages", "detector", "segmenter"):     # absent when unset: earlier rows keep their keys
             if fields[name] is None:
                 fields.pop(name)
         if self.kind == "cost":
@@ -153,4 +154,4 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
 def _cost(task: Task) -> dict:
     return counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
-                   frozen_stages=task.frozen_stages, detector=task.detector)
+                   frozen_stages=task.frozen_stages, detector=task.detector, segmenter=task.segmenter)

@@ -50,7 +50,8 @@ def timing_setting(task) -> TimingSetting:
 def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     """The timed fields of a throughput Task's row (zoo.runs.tasks). macs: per image (counted here when None);
     peak: probed when None."""
-    built = dict(features=task.features, frozen_stages=task.frozen_stages, detector=task.detector)
+    built = dict(features=task.features, frozen_stages=task.frozen_stages, detector=task.detector,
+                 segmenter=task.segmenter)
     macs = macs if macs is not None else counted(task.model, task.img_size, train=False, **built)["macs"]
     with TiledRandomInit():     # random weights at memory speed: timing needs their magnitudes, not their values
         model = build(task.model, task.img_size, "cpu", "fp32", **built)
