@@ -1,10 +1,13 @@
 """Whole detectors: each part's MACs by hand, and params/MACs beside the published detection tables."""
+import json
+
 import pytest
 import torch
 
 from analysis.count.cost import cost_record, macs_by_module
 from cli import call_main
 from zoo.models.detectors import DetectorSpec, TwoStageDetector, create_detector, detector_fields
+from zoo.models.detectors.published import coco_rows, task_fields
 from zoo.models.registry import create_model
 from zoo.runs.tasks import count
 
@@ -17,6 +20,9 @@ PUBLISHED = {
     ("swin_t", "maskrcnn"): (48, 267), ("swin_t", "cascade_maskrcnn"): (86, 745),
     ("convnext_t", "maskrcnn"): (48, 262), ("convnext_t", "cascade_maskrcnn"): (86, 741),
     ("resnet50", "cascade_maskrcnn"): (82, 739),
+    # the S and B rows of the same READMEs
+    ("swin_s", "maskrcnn"): (69, 359), ("swin_s", "cascade_maskrcnn"): (107, 838), ("swin_b", "cascade_maskrcnn"): (145, 982),
+    ("convnext_s", "cascade_maskrcnn"): (108, 827), ("convnext_b", "cascade_maskrcnn"): (146, 964),
 }
 # Tolerance: params are published rounded to 1M; GMACs within 1%: mmcv's counter adds bias, norm, ReLU,
 # pooling and upsampling elements (~+0.3% here) and leaves out attention matmuls (Swin-T: 3.1 GMACs, 0.4%).
@@ -94,3 +100,51 @@ def test_a_tiny_detector_runs_on_cpu():
 def test_bad_detector_options_exit_2(args, message):
     result = call_main("zoo.compare", *args, "--metrics", "cost", "--no-save")   # main() here: no interpreter start
     assert result.returncode == 2 and message in result.stderr and result.stdout == ""
+
+
+# Published COCO box / mask AP, copied by hand from the READMEs (not from the packaged table):
+# Swin: SwinTransformer/Swin-Transformer-Object-Detection@c7b2011 README.md, "Results and Models";
+# ConvNeXt: facebookresearch/ConvNeXt@048efce object_detection/README.md; ViTDet: facebookresearch/detectron2@02b5c4e
+# projects/ViTDet/README.md, COCO tables.
+@pytest.mark.parametrize("backbone,detector,box_ap,mask_ap,schedule", [
+    ("swin_t", "cascade_maskrcnn", 50.4, 43.7, "3x"),     # not the 1x row (48.1 / 41.7) nor MoBY's (50.2 / 43.5)
+    ("swin_t", "maskrcnn", 46.0, 41.6, "3x"),             # MoBY's 3x row has mask 41.7
+    ("swin_s", "cascade_maskrcnn", 51.9, 45.0, "3x"),
+    ("swin_b", "cascade_maskrcnn", 51.9, 45.0, "3x"),
+    ("convnext_t", "maskrcnn", 46.2, 41.7, "3x"),
+    ("convnext_b", "cascade_maskrcnn", 52.7, 45.6, "3x"),  # ImageNet-1K, not the ImageNet-22K row (54.0 / 46.9)
+    ("vitdet_b16", "vitdet_maskrcnn", 51.6, 45.9, "100ep"),
+    ("vitdet_b16", "vitdet_cascade_maskrcnn", 54.0, 46.7, "100ep"),
+    ("vitdet_h16", "vitdet_cascade_maskrcnn", 58.7, 51.0, "75ep"),
+])
+def test_a_detector_row_carries_the_published_ap_of_its_recipe(backbone, detector, box_ap, mask_ap, schedule):
+    fields = task_fields(backbone, detector)
+    assert (fields["box_ap"], fields["mask_ap"]) == (box_ap, mask_ap)
+    assert fields["task_published"]["schedule"] == schedule and fields["task_unmatched"] is None
+
+
+@pytest.mark.parametrize("backbone,detector,listed", [
+    ("vitdet_b16", "maskrcnn", "vitdet_maskrcnn"),          # mmdet heads on ViTDet: not detectron2's recipe
+    ("convnext_l", "cascade_maskrcnn", "IN-22K"),           # published only after ImageNet-22K pretraining
+    ("swin_s", "vitdet_cascade_maskrcnn", "cascade_maskrcnn 3x"),
+])
+def test_no_published_ap_is_matched_across_recipes(backbone, detector, listed):
+    fields = task_fields(backbone, detector)
+    assert fields["box_ap"] is None and fields["mask_ap"] is None and listed in fields["task_unmatched"]
+
+
+def test_every_source_row_of_the_cited_tables_is_packaged():
+    rows = coco_rows()
+    # Swin README: 3 Mask + 4 Cascade (Results and Models) + 2 + 2 (MoBY); ConvNeXt: 7; detectron2 COCO: 3 + 8
+    assert len(rows) == 7 + 4 + 7 + 11
+    assert {(r["published_name"], r["params_m"], r["gflops"]) for r in rows if r["published_name"] in
+            ("Swin-S", "ConvNeXt-S", "ConvNeXt-B") and r["gflops"]} == {
+        ("Swin-S", 69, 359), ("Swin-S", 107, 838), ("ConvNeXt-S", 108, 827), ("ConvNeXt-B", 146, 964)}
+
+
+def test_compare_shows_the_published_ap_beside_the_cost():
+    result = call_main("zoo.compare", "--models", "swin_t", "--detector", "cascade_maskrcnn", "--resolutions",
+                       "800x1280", "--metrics", "cost", "--no-save", "--format", "json")
+    record = json.loads(result.stdout)[0]
+    assert result.returncode == 0 and (record["box_ap"], record["mask_ap"]) == (50.4, 43.7)
+    assert "README.md:26" in record["task_recipe"]

@@ -60,6 +60,9 @@ COLUMNS = [
     ("train p50 (ms / batch)", "train_latency_ms_p50", lambda v: f"{v:.1f}"),
     ("train MFU", "train_mfu", None),
     ("noisy (cv, others' CPU)", "noisy", None),
+    ("box AP (published)", "box_ap", lambda v: f"{v:.1f}"),
+    ("mask AP (published)", "mask_ap", lambda v: f"{v:.1f}"),
+    ("AP published for", "task_recipe", None),
     ("top-1 % (at this res)", "top1", lambda v: f"{v:.2f}"),
     ("weights", "weights_label", str),
     ("pretraining", "pretraining", str),
@@ -83,7 +86,12 @@ def _noisy(record: dict, prefix: str = "") -> str:
     return f"cv {record[f'{prefix}cv']:.2f}" + (f", others {100 * share:.0f}%" if share is not None else "")
 
 
-RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy}
+def _task_recipe(record: dict) -> str | None:
+    return record.get("task_recipe") or record.get("task_unmatched")
+
+
+RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy,
+                "task_recipe": _task_recipe}
 
 
 def weights_label(entry: dict) -> str:
@@ -161,7 +169,7 @@ def _measured(records: list[dict]) -> list[dict]:
 def _columns(records: list[dict]) -> list[tuple]:
     def shown(record: dict, field: str, fmt) -> bool:
         return (_mfu(record, "train_" if field.startswith("train_") else "") if field in ("mfu", "train_mfu")
-                else record.get(field)) is not None
+                else _task_recipe(record) if field == "task_recipe" else record.get(field)) is not None
     return [c for c in COLUMNS if any(shown(r, c[1], c[2]) for r in records) or c[1] in ("model", "size")]
 
 

@@ -76,6 +76,14 @@ class CountedFields:
     detector_config: Optional[str] = _f("detector rows: the published config its heads follow")
     detector_uncounted: Optional[dict] = _f("detector rows: what runs without MACs: RoIAlign's bilinear cost at "
                                             "2x2 samples per bin (MACs per image), NMS")
+    box_ap: Optional[float] = _f("detector rows: COCO val2017 box AP published for this recipe (task_published)", "%")
+    mask_ap: Optional[float] = _f("detector rows: COCO val2017 mask AP published for this recipe (task_published)", "%")
+    task_published: Optional[dict] = _f("detector rows: the published row box_ap and mask_ap come from: detector, "
+                                        "schedule, epochs, pretraining, params/GFLOPs at flops_size, eval_size, "
+                                        "config, source (repo@commit file:line), other_rows of the same heads")
+    task_recipe: Optional[str] = _f("detector rows: that published row in one line (name, heads, schedule, "
+                                    "pretraining: source)")
+    task_unmatched: Optional[str] = _f("detector rows without box_ap: why no published row is this recipe's")
 
 
 @dataclass
