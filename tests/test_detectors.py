@@ -5,10 +5,13 @@ import pytest
 import torch
 
 from analysis.count.cost import cost_record, macs_by_module
+from analysis.size import Size
 from cli import call_main
 from zoo.models.detectors import DetectorSpec, TwoStageDetector, create_detector, detector_fields
 from zoo.models.detectors.published import coco_rows, task_fields
 from zoo.models.registry import create_model
+from zoo.models.stages import freeze_stages
+from zoo.runs.plan import plan_tasks
 from zoo.runs.tasks import count
 
 SIZE = (800, 1280)     # H x W; mmcv's get_flops default shape (1280, 800) is its transpose: the same MACs
@@ -148,3 +151,68 @@ def test_compare_shows_the_published_ap_beside_the_cost():
     record = json.loads(result.stdout)[0]
     assert result.returncode == 0 and (record["box_ap"], record["mask_ap"]) == (50.4, 43.7)
     assert "README.md:26" in record["task_recipe"]
+
+
+CONV3 = 256 * 256 * 9          # one 3x3 256 -> 256 conv, MACs per output pixel
+LN = 2 * 256                   # a channel LayerNorm's weight and bias
+
+
+def test_vitdet_heads_by_hand_as_detectron2_builds_them():
+    """detectron2@02b5c4e configs/common/models/mask_rcnn_vitdet.py: RPN conv_dims [-1, -1] (two 3x3 convs with
+    bias), box head 4 x (3x3 conv without bias, LN, ReLU) + fc 1024, class-specific deltas (FastRCNNOutputLayers:
+    81 scores, 4 x 80 deltas); mask head conv_dims [256] * 5 (4 convs with LN, then the 2x2 deconvolution)."""
+    net = create_detector("vitdet_b16", "vitdet_maskrcnn", 1024, device="meta")
+    parts = detector_fields(macs_by_module(net, 1024), net)["detector_macs_by_part"]
+    px = sum(levels_px(1024, 1024))                                         # P2-P6: 256^2 + ... + 16^2
+    assert parts["rpn"] == px * (2 * CONV3 + 256 * 3 + 256 * 12)
+    assert parts["box_heads"] == 1000 * (4 * 49 * CONV3 + 256 * 49 * 1024 + 1024 * 81 + 1024 * 320)
+    assert parts["mask_heads"] == 100 * (4 * 196 * CONV3 + 196 * 256 * 256 * 4 + 784 * 256 * 80)
+    rpn = 2 * (CONV3 + 256) + (256 * 3 + 3) + (256 * 12 + 12)
+    box = 4 * (CONV3 + LN) + (12544 * 1024 + 1024) + (1024 * 81 + 81) + (1024 * 320 + 320)
+    mask = 4 * (CONV3 + LN) + (256 * 256 * 4 + 256) + (256 * 80 + 80)
+    heads = sum(p.numel() for name, p in net.named_parameters() if not name.startswith("backbone."))
+    assert heads == rpn + box + mask
+    assert "mask_rcnn_vitdet.py" in net.spec.config
+
+
+def test_vitdet_cascade_has_class_agnostic_boxes_and_one_mask_head():
+    """cascade_mask_rcnn_vitdet_b_100ep.py: 3 x 4conv1fc LN box heads, cls_agnostic_bbox_reg=True (4 deltas);
+    CascadeROIHeads keeps StandardROIHeads' single mask head, run after the last stage."""
+    net = create_detector("vitdet_b16", "vitdet_cascade_maskrcnn", 1024, device="meta")
+    fields = detector_fields(macs_by_module(net, 1024), net)
+    parts = fields["detector_macs_by_part"]
+    assert parts["box_heads"] == 3 * 1000 * (4 * 49 * CONV3 + 256 * 49 * 1024 + 1024 * 81 + 1024 * 4)
+    assert parts["mask_heads"] == 100 * (4 * 196 * CONV3 + 196 * 256 * 256 * 4 + 784 * 256 * 80)
+    assert fields["detector_rois"]["mask_heads"] == 1
+    assert fields["detector_uncounted"]["roi_align_macs_2x2"] == 16 * 256 * (3 * 1000 * 49 + 100 * 196)
+
+
+def test_a_tiny_vitdet_detector_runs_on_cpu():
+    torch.manual_seed(0)
+    backbone = create_model("resnet50", 64, features=True)
+    spec = DetectorSpec("tiny", stages=3, box_convs=1, box_fcs=1, config="test", proposals=2, mask_rois=1,
+                        rpn_convs=2, norm="ln", mask_norm="ln", mask_heads=1, class_agnostic=True)
+    net = TwoStageDetector(backbone, [256, 512, 1024, 2048], spec).eval()
+    with torch.no_grad():
+        outs = net(torch.randn(2, 3, 64, 64))
+    assert [tuple(o.shape) for o in outs[-3:]] == [(4, 81), (4, 4), (2, 80, 28, 28)]
+    assert len(outs) == 10 + 3 * 2 + 1 and all(torch.isfinite(o).all() for o in outs)
+
+
+@pytest.mark.parametrize("model,asked,counted", [
+    ("vitdet_b16", "maskrcnn", "vitdet_maskrcnn"), ("vitdet_l16", "cascade_maskrcnn", "vitdet_cascade_maskrcnn"),
+    ("vitdet_b16", "mmdet_maskrcnn", "maskrcnn"), ("swin_t", "maskrcnn", "maskrcnn"),
+    ("swin_t", "vitdet_cascade_maskrcnn", "vitdet_cascade_maskrcnn"),
+])
+def test_a_detector_name_means_the_backbones_own_recipe(model, asked, counted):
+    plan = plan_tasks([model], [Size(1024, 1024)], [1], ["cost"], detector=asked)
+    assert [t.detector for t in plan.tasks] == [counted]
+
+
+def test_frozen_stages_minus_one_freezes_nothing_as_in_mmdetection():
+    result = call_main("zoo.compare", "--models", "resnet50", "--detector", "maskrcnn", "--frozen-stages", "-1",
+                       "--resolutions", "64", "--metrics", "cost", "--no-save", "--format", "json")
+    record = json.loads(result.stdout)[0]
+    assert result.returncode == 0 and record["trainable_params"] == record["params"]
+    assert "frozen_stages" not in record["settings"]          # the rows of no freezing
+    assert freeze_stages(create_model("resnet50", 64, device="meta", features=True), -1) == 0

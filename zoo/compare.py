@@ -21,14 +21,13 @@ from analysis.vocab import DEVICES, DTYPE_NAMES
 from .errors import UsageError, UsageParser, ZooError
 from .models.accuracy import pretraining_option, weights_option
 from .signals import Terminated, terminate_as_interrupt
-from .models.detectors import DETECTORS
+from .models.detectors import DETECTOR_NAMES
 from .runs.executors import EXECUTORS
 from .runs.store import StoreWriteError
 from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
-                        check_out_dir, check_threads, choice, model_names, non_negative_int, plan_tasks, positive_int,
-                        positive_ints,
-                        positive_number, sizes, split_list)
+                        check_out_dir, check_threads, choice, frozen_stages_option, model_names, plan_tasks,
+                        positive_int, positive_ints, positive_number, sizes, split_list)
 
 log = logging.getLogger("zoo.compare")
 FORMATS = ("table", "markdown", "csv", "json")
@@ -65,9 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--features", action="store_true",
                    help="the backbone as a multi-scale feature extractor (no pooling, no head), as detectors use it")
     p.add_argument("--frozen-stages", help="with --features or --detector: no gradients for the stem and the first K "
-                                           "stages (mmdetection's frozen_stages; 0 = the stem only)")
-    p.add_argument("--detector", help=f"count the whole detector on each backbone: {', '.join(DETECTORS)} (FPN, RPN, "
-                                      f"RoI heads; 1000 proposals through the box heads, 100 through the mask heads)")
+                                           "stages (mmdetection's frozen_stages; 0 = the stem only; -1 = nothing "
+                                           "frozen, the same rows as without the option)")
+    p.add_argument("--detector", help=f"count the whole detector on each backbone: {', '.join(DETECTOR_NAMES)} (FPN, "
+                                      f"RPN, RoI heads; 1000 proposals through the box heads, 100 through the mask "
+                                      f"heads). maskrcnn / cascade_maskrcnn: the mmdetection heads of the Swin and "
+                                      f"ConvNeXt tables, but on vitdet_* detectron2's ViTDet heads (vitdet_*); "
+                                      f"mmdet_* names the mmdetection heads on any backbone")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
     p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPE_NAMES)} (timing: autocast; default fp32)")
@@ -124,9 +127,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.threads = check_threads(args.threads)
     if args.frozen_stages is not None:
-        args.frozen_stages = non_negative_int(args.frozen_stages, "frozen-stages", 16)
+        args.frozen_stages = frozen_stages_option(args.frozen_stages)
     if args.detector is not None:
-        choice(args.detector, tuple(DETECTORS), "detector")
+        choice(args.detector, DETECTOR_NAMES, "detector")
     choice(args.format, FORMATS, "format")
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
     check_dtype(args.dtype)

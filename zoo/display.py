@@ -33,6 +33,7 @@ COLUMNS = [
     ("model", "model", str),
     ("res (px)", "size", str),
     ("batch", "batch_size", str),
+    ("detector", "detector", str),
     ("tokens", "tokens", str),
     ("params (M)", "params", lambda v: f"{v / 1e6:.1f}"),
     ("GMACs / image", "macs", lambda v: f"{v / 1e9:.2f}"),
@@ -139,6 +140,8 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             continue
         record.update({k: v for k, v in row.items() if k not in ("kind", "settings", "software", "schema")})
         record["settings" if row["kind"] == "cost" else "timing_settings"] = row["settings"]
+        if row["settings"].get("detector"):
+            record["detector"] = row["settings"]["detector"]
     for key in [k for k in merged if k[4] is None]:      # a cost record joins each backend's timed record
         timed = [k for k in merged if k[:4] == key[:4] and k[4] is not None]
         for other in timed:
@@ -199,7 +202,8 @@ def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
     return 1 + sum(3 + max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers))
 
 
-SETTING_FIELDS = ("size", "batch_size", "backend", "dtype", "timed_on")    # said once when every record shares it
+# said once when every record shares it
+SETTING_FIELDS = ("size", "batch_size", "detector", "backend", "dtype", "timed_on")
 
 
 def fold_constant(headers: list[str], rows: list[list[str]], settings: set[int]) -> tuple[list[str], list[list[str]], list[str]]:
