@@ -11,6 +11,9 @@ from zoo.models.detectors import DetectorSpec, TwoStageDetector, create_detector
 from zoo.models.detectors.published import coco_rows, task_fields
 from zoo.models.registry import create_model
 from zoo.models.stages import freeze_stages
+from zoo.report.detection import detection_table
+from zoo.report.detectors import detector_table, published_table
+from zoo.report.rows import detection_row
 from zoo.runs.plan import plan_tasks
 from zoo.runs.tasks import count
 
@@ -216,3 +219,42 @@ def test_frozen_stages_minus_one_freezes_nothing_as_in_mmdetection():
     assert result.returncode == 0 and record["trainable_params"] == record["params"]
     assert "frozen_stages" not in record["settings"]          # the rows of no freezing
     assert freeze_stages(create_model("resnet50", 64, device="meta", features=True), -1) == 0
+
+
+def detector_row(model, detector, hw, batch=1, dtype="fp32", macs=745e9):
+    return {"model": model, "settings": {"detector": detector, "dtype": dtype, "train": True}, "img_h": hw[0],
+            "img_w": hw[1], "img_size": None, "batch_size": batch, "params": 85.6e6, "macs": macs, "attn_macs": 3e9,
+            "backbone_share": 0.13, "train_act_peak_bytes": None, "kind": "cost"}
+
+
+def table_rows(markdown: str) -> list[list[str]]:
+    lines = [line for line in markdown.splitlines() if line.startswith("|")]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+
+
+def test_the_detector_table_states_batch_and_dtype_and_the_size_of_published_figures():
+    rows = [detector_row("swin_t", "cascade_maskrcnn", (800, 1280)),
+            detector_row("swin_t", "cascade_maskrcnn", (800, 1344), batch=2, dtype="bf16", macs=753.5e9)]
+    header, _, same, other = table_rows(detector_table(rows))
+    assert "batch" in header and "dtype" in header and not any("batch 1" in h for h in header)
+    cell = dict(zip(header, same)), dict(zip(header, other))
+    assert (cell[0]["batch"], cell[0]["dtype"], cell[0]["ours / published"]) == ("1", "fp32", "1.000")
+    assert (cell[1]["batch"], cell[1]["dtype"], cell[1]["ours / published"]) == ("2", "bf16", "-")
+    assert cell[1]["published GFLOPs (mmcv)"] == "745 (at 800x1280)"        # Swin README line 26: 745G
+    assert (cell[1]["box AP (published)"], cell[1]["mask AP (published)"]) == ("50.4", "43.7")
+
+
+def test_the_published_table_lists_every_row_with_s_and_b():
+    header, _, *body = table_rows(published_table([]))
+    cells = [dict(zip(header, row)) for row in body]
+    assert len(cells) == len(coco_rows())
+    got = {(c["published as"], c["detector (heads)"], c["pretraining"]): (c["box AP"], c["mask AP"]) for c in cells}
+    assert got[("Swin-S", "maskrcnn", "IN-1K supervised")] == ("48.5", "43.3")
+    assert got[("ConvNeXt-B", "cascade_maskrcnn", "IN-22K supervised")] == ("54.0", "46.9")
+    assert got[("ViTDet, ViT-L", "vitdet_cascade_maskrcnn", "IN-1K MAE self-supervised")] == ("57.6", "50.0")
+
+
+def test_detector_rows_feed_the_detection_section():
+    row = {**detector_row("swin_t", "cascade_maskrcnn", (800, 1344), batch=2), "act_peak_bytes": 2 ** 20}
+    assert detection_row(row)
+    assert "detector: cascade_maskrcnn" in detection_table([row], [])

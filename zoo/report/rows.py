@@ -23,8 +23,8 @@ class ReportRows:
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
     detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
     answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.answers)
-    detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes or of feature
-    detection_timed: list = field(default_factory=list)   # extractors (the detection section)
+    detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes, of feature
+    detection_timed: list = field(default_factory=list)   # extractors or of detectors (the detection section)
 
     @property
     def square_cost(self) -> list[dict]:
@@ -55,9 +55,10 @@ def in_tables(row: dict) -> bool:
 
 
 def detection_row(row: dict) -> bool:
-    """A measured row at an H x W size or of a feature extractor: the report's detection section."""
-    return is_measured(row) and not row["settings"].get("detector") and \
-        (row.get("img_size") is None or bool(row["settings"].get("features")))
+    """A measured row at an H x W size, of a feature extractor or of a whole detector: the report's detection
+    section (detectors.md shows detector rows again, beside the published tables)."""
+    s = row["settings"]
+    return is_measured(row) and (row.get("img_size") is None or bool(s.get("features")) or bool(s.get("detector")))
 
 
 def _filled(rows: list[dict], kind: str) -> list[dict]:

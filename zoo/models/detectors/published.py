@@ -77,7 +77,8 @@ def published_row(backbone: str, detector: str) -> dict | None:
 
 
 def recipe_label(row: dict) -> str:
-    return f"{row['published_name']} {row['detector']} {row['schedule']}, {row['pretraining']}: {row['source']}"
+    return (f"{row['published_name']} {row['detector']} {row['schedule']}, {row['pretraining']}, tested at "
+            f"{row['eval_size']}: {row['source']}")
 
 
 def task_fields(backbone: str, detector: str) -> dict:
