@@ -258,3 +258,25 @@ def test_detector_rows_feed_the_detection_section():
     row = {**detector_row("swin_t", "cascade_maskrcnn", (800, 1344), batch=2), "act_peak_bytes": 2 ** 20}
     assert detection_row(row)
     assert "detector: cascade_maskrcnn" in detection_table([row], [])
+
+
+def test_select_ranks_detectors_by_the_published_box_ap_of_their_recipe():
+    result = call_main("zoo.select", "--models", "resnet50,convnext_t,vit_b16", "--detector", "cascade_maskrcnn",
+                       "--resolution", "256", "--rank", "box_ap", "--no-save", "--format", "json")
+    answer = json.loads(result.stdout)
+    assert result.returncode == 0 and answer["query"]["rank"] == "box_ap"
+    shortlist = {r["model"]: r for r in answer["shortlist"]}
+    assert [r["model"] for r in answer["shortlist"]] == ["convnext_t", "resnet50"]     # no published AP: last
+    assert (shortlist["convnext_t"]["box_ap"], shortlist["convnext_t"]["mask_ap"]) == (50.4, 43.7)   # README:13
+    assert shortlist["resnet50"]["box_ap"] is None and shortlist["resnet50"]["task_unmatched"]
+    assert [e["model"] for e in answer["excluded"]] == ["vit_b16"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--rank", "box_ap"], "needs --detector"),
+    (["--detector", "maskrcnn", "--max-latency-ms", "5"], "counted constraints only"),
+    (["--detector", "retinanet"], "unknown detector"),
+])
+def test_select_refuses_what_it_cannot_answer_for_detectors(args, message):
+    result = call_main("zoo.select", "--models", "resnet50", "--resolution", "256", *args, "--no-save")
+    assert result.returncode == 2 and message in result.stderr and result.stdout == ""

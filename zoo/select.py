@@ -10,7 +10,9 @@ state); then measured speed (--max-latency-ms, --min-imgs-per-s) on --backend, t
 cheapest (GMACs) first, and reusing rows under <out>/results/ that `zoo.compare --resume` would reuse
 (same key). A noisy timing decides nothing: the model is listed as undecided unless --allow-noisy.
 Measured rows are appended there unless --no-save. A --rank no candidate has a value for (top-1 at a
-detection size) falls back to gmacs, and the output says so.
+detection size) falls back to gmacs, and the output says so. With --detector each backbone is counted as that
+whole detector (a plain ViT is excluded: no pyramid), and box_ap / mask_ap rank by the published COCO AP
+of the recipe counted (none where the published heads or pretraining differ).
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
 nothing written); 130 interrupted, 143 terminated (SIGTERM) (timed rows finished before it are kept).
@@ -40,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "(default: the whole registry)")
     p.add_argument("--features", action="store_true",
                    help="count and time the backbone as a feature extractor (no pooling, no head)")
+    p.add_argument("--detector", help="count the whole detector on each backbone (zoo.compare --detector's names: "
+                                      "maskrcnn, cascade_maskrcnn, vitdet_*, mmdet_*), with the published COCO box "
+                                      "and mask AP of its recipe (--rank box_ap / mask_ap); counted constraints only")
     p.add_argument("--max-gmacs", help="GMACs per image")
     p.add_argument("--max-params", help="parameters, millions")
     p.add_argument("--max-act-mib", help="activation peak of one forward at the batch, MiB")

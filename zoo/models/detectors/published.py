@@ -51,6 +51,12 @@ def coco_rows() -> tuple[dict, ...]:
     return tuple(rows)
 
 
+def pretraining_group(pretraining: str) -> str:
+    """The zoo.models.cards.PRETRAINING group of a published label: IN-1K (supervised or self-supervised on
+    it) -> in1k; IN-21K / IN-22K supervised -> in21k."""
+    return "in1k" if pretraining.startswith("IN-1K") else "in21k"
+
+
 def main_pretraining(backbone: str) -> str:
     return next((p for family, p in MAIN_PRETRAINING.items() if backbone.startswith(family)), DEFAULT_PRETRAINING)
 
@@ -89,6 +95,7 @@ def task_fields(backbone: str, detector: str) -> dict:
     if row is not None:
         published = {k: row[k] for k in ("published_name", "detector", "schedule", "epochs", "pretraining",
                                          "params_m", "gflops", "flops_size", "eval_size", "config", "source")}
+        published["pretraining_group"] = pretraining_group(row["pretraining"])
         published["other_rows"] = [f"{r['detector']} {r['schedule']} {r['pretraining']}: {r['box_ap']} / "
                                    f"{r['mask_ap']}" for r in others if r["detector"] == detector]
         return {"box_ap": row["box_ap"], "mask_ap": row["mask_ap"], "task_published": published,
