@@ -72,7 +72,8 @@ class CountedFields:
     backbone_share: Optional[float] = _f("detector rows: backbone_macs / macs", "fraction")
     backbone_params: Optional[int] = _f("detector rows: the backbone's parameters")
     detector_rois: Optional[dict] = _f("detector rows: RoIs per image through each box head and each mask head, "
-                                       "and the number of stages", "RoIs per image")
+                                       "the number of stages, and mask_heads where fewer than the stages "
+                                       "(detectron2's cascade: one)", "RoIs per image")
     detector_config: Optional[str] = _f("detector rows: the published config its heads follow")
     detector_uncounted: Optional[dict] = _f("detector rows: what runs without MACs: RoIAlign's bilinear cost at "
                                             "2x2 samples per bin (MACs per image), NMS")
