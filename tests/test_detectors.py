@@ -7,6 +7,7 @@ import torch
 from analysis.count.cost import cost_record, macs_by_module
 from analysis.size import Size
 from cli import call_main
+from zoo.display import merge
 from zoo.models.detectors import DetectorSpec, TwoStageDetector, create_detector, detector_fields
 from zoo.models.detectors.published import coco_rows, task_fields
 from zoo.models.registry import create_model
@@ -280,3 +281,15 @@ def test_select_ranks_detectors_by_the_published_box_ap_of_their_recipe():
 def test_select_refuses_what_it_cannot_answer_for_detectors(args, message):
     result = call_main("zoo.select", "--models", "resnet50", "--resolution", "256", *args, "--no-save")
     assert result.returncode == 2 and message in result.stderr and result.stdout == ""
+
+
+def test_compare_pretraining_picks_the_published_ap_of_that_pretraining():
+    """ConvNeXt README line 16: ConvNeXt-B Cascade Mask R-CNN 3x after ImageNet-22K: 54.0 / 46.9."""
+    assert (task_fields("convnext_b", "cascade_maskrcnn", ["in21k"])["box_ap"],
+            task_fields("convnext_b", "cascade_maskrcnn", ["in21k"])["mask_ap"]) == (54.0, 46.9)
+    assert task_fields("convnext_b", "cascade_maskrcnn", ["in1k"])["box_ap"] == 52.7
+    assert task_fields("swin_t", "cascade_maskrcnn", ["in1k"])["box_ap"] == 50.4     # supervised before MoBY (50.2)
+    assert "in21k" in task_fields("swin_t", "cascade_maskrcnn", ["in21k"])["task_unmatched"]
+    record = merge([{**detector_row("convnext_b", "cascade_maskrcnn", (800, 1280)), "schema": 2}], "default",
+                   ["in21k"])[0]
+    assert (record["box_ap"], record["mask_ap"]) == (54.0, 46.9)

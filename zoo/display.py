@@ -156,6 +156,10 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         if record.get("imgs_per_s") is not None or record.get("train_imgs_per_s") is not None:
             record["timed_on"] = timed_on(record)
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
+        if record.get("detector") and pretraining:     # the published AP of those pretraining groups instead
+            from .models.detectors.published import task_fields
+
+            record.update(task_fields(record["model"], record["detector"], list(pretraining)))
     records = list(merged.values())
     for row in not_measured:
         records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],

@@ -62,7 +62,8 @@ def main_pretraining(backbone: str) -> str:
 
 
 def _main_row(rows: list[dict]) -> dict:
-    return max(rows, key=lambda r: r["epochs"])       # the first of the longest schedule
+    """The backbone's main pretraining first, then the longest schedule (the first such row of the table)."""
+    return max(rows, key=lambda r: (r["pretraining"] == main_pretraining(r["backbone"]), r["epochs"]))
 
 
 def _published_params_flops() -> dict[tuple[str, str], tuple]:
@@ -75,10 +76,12 @@ def _published_params_flops() -> dict[tuple[str, str], tuple]:
     return dict(sorted(found.items()))
 
 
-def published_row(backbone: str, detector: str) -> dict | None:
-    """The row a (backbone, detector) cost row shows: its main pretraining, the longest schedule; or None."""
+def published_row(backbone: str, detector: str, groups: list[str] | None = None) -> dict | None:
+    """The row a (backbone, detector) cost row shows: its main pretraining (or, with `groups`, a pretraining of
+    those zoo.models.cards.PRETRAINING groups, the main one first), the longest schedule; or None."""
     rows = [r for r in coco_rows() if r["backbone"] == backbone and r["detector"] == detector
-            and r["pretraining"] == main_pretraining(backbone)]
+            and (pretraining_group(r["pretraining"]) in groups if groups else
+                 r["pretraining"] == main_pretraining(backbone))]
     return _main_row(rows) if rows else None
 
 
@@ -87,10 +90,11 @@ def recipe_label(row: dict) -> str:
             f"{row['eval_size']}: {row['source']}")
 
 
-def task_fields(backbone: str, detector: str) -> dict:
+def task_fields(backbone: str, detector: str, groups: list[str] | None = None) -> dict:
     """Row fields: box_ap and mask_ap of the published row of this recipe (task_published: that row), or
-    task_unmatched saying which published rows exist for the backbone and why none is this row's."""
-    row = published_row(backbone, detector)
+    task_unmatched saying which published rows exist for the backbone and why none is this row's. `groups`:
+    PRETRAINING groups the AP's pretraining must be of (zoo.compare --pretraining), else the main one."""
+    row = published_row(backbone, detector, groups)
     others = [r for r in coco_rows() if r["backbone"] == backbone and r is not row]
     if row is not None:
         published = {k: row[k] for k in ("published_name", "detector", "schedule", "epochs", "pretraining",
@@ -104,8 +108,9 @@ def task_fields(backbone: str, detector: str) -> dict:
         why = f"no published COCO row for {backbone} in the packaged tables"
     else:
         listed = "; ".join(f"{r['detector']} {r['schedule']} {r['pretraining']}" for r in others)
-        why = (f"not matched: this row counts {detector} with {main_pretraining(backbone)} pretraining; published "
-               f"for {backbone}: {listed} (other heads or pretraining)")
+        asked = f"pretraining of {', '.join(groups)}" if groups else f"{main_pretraining(backbone)} pretraining"
+        why = (f"not matched: this row counts {detector} with {asked}; published for {backbone}: {listed} "
+               f"(other heads or pretraining)")
     return {"box_ap": None, "mask_ap": None, "task_published": None, "task_recipe": None, "task_unmatched": why}
 
 
