@@ -57,9 +57,9 @@ class TwoStageDetector(nn.Module):
         first_mask_stage = len(self.box_heads) - len(self.mask_heads)     # mask heads follow the last stages
         for stage, box_head in enumerate(self.box_heads):
             outs += box_head(roi_align(finest, box_rois, self.spec.box_roi, scale, 0, True))    # (B*1000, 256, 7, 7)
-            if stage >= first_mask_stage:
-                rois = roi_align(finest, mask_rois, self.spec.mask_roi, scale, 0, True)   # (B*100, 256, 14, 14)
-                outs.append(self.mask_heads[stage - first_mask_stage](rois))
+            if stage >= first_mask_stage:      # NB: the pooled RoIs stay unnamed, so freed once the head has read them
+                mask_head = self.mask_heads[stage - first_mask_stage]                # on (B*100, 256, 14, 14)
+                outs.append(mask_head(roi_align(finest, mask_rois, self.spec.mask_roi, scale, 0, True)))
         return outs
 
 
