@@ -22,16 +22,15 @@ from analysis.vocab import DEVICES, DTYPE_NAMES
 from .errors import UsageError, UsageParser, ZooError
 from .options import BACKENDS, COMPILE_MODES, FORMATS, pretraining_option, weights_option
 from .signals import Terminated, terminate_as_interrupt
-from .models.detectors import DETECTORS
+from .models.detectors import DETECTOR_NAMES
 from .models.segmenters.specs import SEGMENTERS
 from .runs.executors import EXECUTORS
 from .runs.store import StoreWriteError
 from .runs.data_dir import out_or_default
 from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
-                        check_out_dir, check_threads, choice, model_names, non_negative_int, plan_tasks, positive_int,
-                        positive_ints,
-                        positive_number, sizes, split_list)
+                        check_out_dir, check_threads, choice, frozen_stages_option, model_names, plan_tasks,
+                        positive_int, positive_ints, positive_number, sizes, split_list)
 
 log = logging.getLogger("zoo.compare")
 
@@ -65,9 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--features", action="store_true",
                    help="the backbone as a multi-scale feature extractor (no pooling, no head), as detectors use it")
     p.add_argument("--frozen-stages", help="with --features, --detector or --segmenter: no gradients for the stem and "
-                                           "the first K stages (mmdetection's frozen_stages; 0 = the stem only)")
-    p.add_argument("--detector", help=f"count the whole detector on each backbone: {', '.join(DETECTORS)} (FPN, RPN, "
-                                      f"RoI heads; 1000 proposals through the box heads, 100 through the mask heads)")
+                                           "the first K stages (mmdetection's frozen_stages; 0 = the stem only; -1 = "
+                                           "nothing frozen, the same rows as without the option)")
+    p.add_argument("--detector", help=f"count the whole detector on each backbone: {', '.join(DETECTOR_NAMES)} (FPN, "
+                                      f"RPN, RoI heads; 1000 proposals through the box heads, 100 through the mask "
+                                      f"heads). maskrcnn / cascade_maskrcnn: the mmdetection heads of the Swin and "
+                                      f"ConvNeXt tables, but on vitdet_* detectron2's ViTDet heads (vitdet_*); "
+                                      f"mmdet_* names the mmdetection heads on any backbone")
     p.add_argument("--segmenter", help=f"count the whole semantic segmenter on each backbone: {', '.join(SEGMENTERS)} "
                                        f"(mmseg's UperNet for ADE20K: PPM + FPN decode head, auxiliary FCN head "
                                        f"in training; published mIoU where the recipe matches)")
@@ -129,9 +132,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.threads = check_threads(args.threads)
     if args.frozen_stages is not None:
-        args.frozen_stages = non_negative_int(args.frozen_stages, "frozen-stages", 16)
+        args.frozen_stages = frozen_stages_option(args.frozen_stages)
     if args.detector is not None:
-        choice(args.detector, tuple(DETECTORS), "detector")
+        choice(args.detector, DETECTOR_NAMES, "detector")
     if args.segmenter is not None:
         choice(args.segmenter, tuple(SEGMENTERS), "segmenter")
     choice(args.format, FORMATS, "format")

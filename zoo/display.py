@@ -34,6 +34,7 @@ COLUMNS = [
     ("model", "model", str),
     ("res (px)", "size", str),
     ("batch", "batch_size", str),
+    ("detector", "detector", str),
     ("tokens", "tokens", str),
     ("params (M)", "params", lambda v: f"{v / 1e6:.1f}"),
     ("GMACs / image", "macs", lambda v: f"{v / 1e9:.2f}"),
@@ -67,6 +68,9 @@ COLUMNS = [
     ("train p50 (ms / batch)", "train_latency_ms_p50", lambda v: f"{v:.1f}"),
     ("train MFU", "train_mfu", None),
     ("noisy (cv, others' CPU)", "noisy", None),
+    ("box AP (published)", "box_ap", lambda v: f"{v:.1f}"),
+    ("mask AP (published)", "mask_ap", lambda v: f"{v:.1f}"),
+    ("AP published for", "task_recipe", None),
     ("top-1 % (at this res)", "top1", lambda v: f"{v:.2f}"),
     ("weights", "weights_label", str),
     ("pretraining", "pretraining", str),
@@ -90,7 +94,12 @@ def _noisy(record: dict, prefix: str = "") -> str:
     return f"cv {record[f'{prefix}cv']:.2f}" + (f", others {100 * share:.0f}%" if share is not None else "")
 
 
-RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy}
+def _task_recipe(record: dict) -> str | None:
+    return record.get("task_recipe") or record.get("task_unmatched")
+
+
+RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy,
+                "task_recipe": _task_recipe}
 
 
 def weights_label(entry: dict) -> str:
@@ -138,6 +147,8 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             continue
         record.update({k: v for k, v in row.items() if k not in ("kind", "settings", "software", "schema")})
         record["settings" if row["kind"] == "cost" else "timing_settings"] = row["settings"]
+        if row["settings"].get("detector"):
+            record["detector"] = row["settings"]["detector"]
     for key in [k for k in merged if k[4] is None]:      # a cost record joins each backend's timed record
         timed = [k for k in merged if k[:4] == key[:4] and k[4] is not None]
         for other in timed:
@@ -153,6 +164,10 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             record["timed_on"] = timed_on(record)
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
         record.update(published_cells(record))          # segmenter rows: the published ADE20K figures
+        if record.get("detector") and pretraining:     # the published AP of those pretraining groups instead
+            from .models.detectors.published import task_fields
+
+            record.update(task_fields(record["model"], record["detector"], list(pretraining)))
     records = list(merged.values())
     for row in not_measured:
         records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
@@ -169,7 +184,7 @@ def _measured(records: list[dict]) -> list[dict]:
 def _columns(records: list[dict]) -> list[tuple]:
     def shown(record: dict, field: str, fmt) -> bool:
         return (_mfu(record, "train_" if field.startswith("train_") else "") if field in ("mfu", "train_mfu")
-                else record.get(field)) is not None
+                else _task_recipe(record) if field == "task_recipe" else record.get(field)) is not None
     return [c for c in COLUMNS if any(shown(r, c[1], c[2]) for r in records) or c[1] in ("model", "size")]
 
 
@@ -199,7 +214,8 @@ def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
     return 1 + sum(3 + max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers))
 
 
-SETTING_FIELDS = ("size", "batch_size", "backend", "dtype", "timed_on")    # said once when every record shares it
+# said once when every record shares it
+SETTING_FIELDS = ("size", "batch_size", "detector", "backend", "dtype", "timed_on")
 
 
 def fold_constant(headers: list[str], rows: list[list[str]], settings: set[int]) -> tuple[list[str], list[list[str]], list[str]]:

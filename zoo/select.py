@@ -4,13 +4,15 @@ pretraining group, and every other model excluded with the first constraint it b
 Constraints are applied in this order: the model's size rule (naming the nearest sizes it takes); published
 accuracy (--pretraining, which also chooses the checkpoint shown; --weights-available; --min-top1, of the
 checkpoint --weights picks); counted cost on the meta device (--max-params, --max-gmacs, --max-act-mib,
---max-serve-mib, --max-train-mib), as a classifier, with --features as a detector's backbone or with
---segmenter as a whole segmenter (--rank miou: its published ADE20K mIoU), and with --train the training
-step (fp32 master weights, gradients and --optimizer's state); then measured speed (--max-latency-ms,
---min-imgs-per-s) on --backend, timing only the survivors, cheapest (GMACs) first, and reusing rows under
-<out>/results/ that `zoo.compare --resume` would reuse (same key). A noisy timing decides nothing: the model
-is listed as undecided unless --allow-noisy. Measured rows are appended there unless --no-save. A --rank no
-candidate has a value for (top-1 at a detection size) falls back to gmacs, and the output says so.
+--max-serve-mib, --max-train-mib), as a classifier, with --features as a detector's backbone, with --detector
+as that whole detector (a plain ViT is excluded: no pyramid; --rank box_ap / mask_ap: the published COCO AP of
+the recipe counted, none where the published heads or pretraining differ) or with --segmenter as a whole
+segmenter (--rank miou: its published ADE20K mIoU), and with --train the training step (fp32 master weights,
+gradients and --optimizer's state); then measured speed (--max-latency-ms, --min-imgs-per-s) on --backend,
+timing only the survivors, cheapest (GMACs) first, and reusing rows under <out>/results/ that `zoo.compare
+--resume` would reuse (same key). A noisy timing decides nothing: the model is listed as undecided unless
+--allow-noisy. Measured rows are appended there unless --no-save. A --rank no candidate has a value for (top-1
+at a detection size) falls back to gmacs, and the output says so.
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
 nothing written); 130 interrupted, 143 terminated (SIGTERM) (timed rows finished before it are kept).
@@ -41,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "(default: the whole registry)")
     p.add_argument("--features", action="store_true",
                    help="count and time the backbone as a feature extractor (no pooling, no head)")
+    p.add_argument("--detector", help="count the whole detector on each backbone (zoo.compare --detector's names: "
+                                      "maskrcnn, cascade_maskrcnn, vitdet_*, mmdet_*), with the published COCO box "
+                                      "and mask AP of its recipe (--rank box_ap / mask_ap); counted constraints only")
     p.add_argument("--segmenter", help="count (and time) the whole segmenter on each backbone: upernet (see "
                                        "zoo.compare --segmenter); with --rank miou or miou_ms, ranked by the "
                                        "published ADE20K mIoU of the same recipe")

@@ -36,6 +36,8 @@ def _columns(result: dict) -> list[tuple]:
     if query.get("segmenter"):
         cols += [("ADE20K mIoU", lambda r: _opt(r.get("miou"), lambda v: f"{v:g}")),
                  ("mIoU ms+flip", lambda r: _opt(r.get("miou_ms"), lambda v: f"{v:g}"))]
+    if query.get("detector"):
+        cols.insert(1, ("detector", lambda r: r.get("detector")))
     cols += [("act (MiB)", lambda r: num(r["act_mib"])), ("serve (MiB)", lambda r: num(r["serve_mib"]))]
     if query.get("train"):
         cols += [("train GMACs", lambda r: _opt(r.get("train_gmacs"))),
@@ -46,6 +48,11 @@ def _columns(result: dict) -> list[tuple]:
                  ("img/s", lambda r: _opt(r.get("imgs_per_s"))),
                  ("backend", lambda r: r.get("backend")),
                  ("noisy", lambda r: f"noisy (cv {r['cv']:.2f})" if r.get("noisy") else "")]
+    if query.get("detector"):
+        cols += [("box AP", lambda r: _opt(r.get("box_ap"), lambda v: f"{v:.1f}")),
+                 ("mask AP", lambda r: _opt(r.get("mask_ap"), lambda v: f"{v:.1f}")),
+                 ("AP of (schedule, pretraining)", lambda r: r.get("ap_recipe") or (
+                     "no published row of these heads" if r.get("task_unmatched") else None))]
     cols += [("top-1 @res (source)", lambda r: None if r["top1"] is None else
               f"{r['top1']:g} @{size_text(r['top1_img_size'])} ({r['top1_source']})"),
              ("weights", lambda r: r.get("weights_short")),
@@ -55,7 +62,8 @@ def _columns(result: dict) -> list[tuple]:
     return cols
 
 
-LEFT = ("model", "top-1 @res (source)", "weights", "pretraining", "backend", "feature maps [C,H,W]")
+LEFT = ("model", "detector", "top-1 @res (source)", "weights", "pretraining", "backend", "feature maps [C,H,W]",
+        "AP of (schedule, pretraining)")
 
 
 def _plain(headers: list[str], rows: list[list]) -> str:
@@ -75,8 +83,9 @@ def _plain(headers: list[str], rows: list[list]) -> str:
 
 def title(result: dict) -> str:
     query, axes = result["query"], result["query"]["pareto_axes"]
-    what = " feature extractors" if query.get("features") else \
-        f" {query['segmenter']} segmenters" if query.get("segmenter") else ""
+    what = f" {query['detector']} detectors" if query.get("detector") else \
+        f" {query['segmenter']} segmenters" if query.get("segmenter") else \
+        " feature extractors" if query.get("features") else ""
     padded = f" (padded from {query['padded_from']})" if query.get("padded_from") else ""
     text = (f"shortlist{what} at {size_text(query['resolution'])} px{padded}, ranked by {query['rank']}: "
             f"{len(result['shortlist'])} of {len(query['models'])} (* on the Pareto front of {axes['y']} vs "

@@ -9,7 +9,7 @@ from typing import Optional, Union
 from .errors import UsageError
 from .models.accuracy import accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of, short_weights
 from .models.accuracy import pretraining_groups as checkpoint_groups
-from .models.registry import get_spec
+from .models.registry import TIMM_PREFIX, get_spec
 from .models.spec import Size
 from .runs.data_dir import out_or_default
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
@@ -19,7 +19,9 @@ from .options import SELECT_FORMATS as FORMATS
 from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
 
-RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "miou", "miou_ms")   # miou*: with --segmenter
+RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "box_ap", "mask_ap", "miou", "miou_ms")
+TASK_RANKS = ("box_ap", "mask_ap")     # published COCO AP of the detector's recipe: with --detector
+SEG_RANKS = ("miou", "miou_ms")        # published ADE20K mIoU of the segmenter's recipe: with --segmenter
 FALLBACK_RANK = "gmacs"         # what a rank no candidate has a value for falls back to (every row has GMACs)
 LATENCY_STATS = ("p50", "p99")
 OPTIMIZERS = ("sgd", "adamw")
@@ -51,6 +53,7 @@ class Query:
     batch_size: Union[int, str] = 1              # or "auto" with max_serve_mib
     dtype: str = "fp32"
     features: bool = False                       # the backbone as a feature extractor (no pooling, no head)
+    detector: Optional[str] = None               # count the whole detector on each backbone (zoo.models.detectors)
     segmenter: Optional[str] = None              # count (and time) the whole segmenter (zoo.models.segmenters)
     train: bool = False                          # count (and time) a training step
     optimizer: str = "sgd"                       # whose state the training memory counts
@@ -115,6 +118,32 @@ def _check_backend(q: Query) -> None:
                          "or --compile)")
 
 
+def _check_detector(q: Query) -> None:
+    """--detector: a known name, counted constraints only (timing a whole detector is not a select screen);
+    --rank box_ap / mask_ap only with it."""
+    if q.detector is None:
+        if q.rank in TASK_RANKS:
+            raise UsageError(f"--rank {q.rank}: the published COCO AP of a detector recipe: needs --detector")
+        return
+    from .models.detectors.specs import DETECTOR_NAMES
+
+    choice(q.detector, DETECTOR_NAMES, "detector")
+    if q.measured:
+        raise UsageError("--detector: counted constraints only (params, GMACs, memory); select does not time "
+                         "whole detectors (no --max-latency-ms, --min-imgs-per-s, --rank latency/imgs_per_s)")
+
+
+def detector_reason(model: str, q: Query) -> str | None:
+    """Why `model` cannot carry q.detector: a detector needs maps at strides 4-32 (hierarchical backbones and
+    ViTDet's simple pyramid), which a plain ViT/DeiT and a timm: model (not checked here) do not give."""
+    spec = get_spec(model)
+    if q.detector is None or spec.family == "vitdet":
+        return None
+    if model.startswith(TIMM_PREFIX) or spec.is_token_model:
+        return f"--detector {q.detector}: gives one map, not maps at strides 4-32 (use vitdet_*)"
+    return None
+
+
 def check_query(query: Query) -> Query:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
     q = dataclasses.replace(query)
@@ -135,6 +164,7 @@ def check_query(query: Query) -> Query:
     q.weights = weights_option(q.weights)
     q.batch_size = batch_option(q.batch_size, q.max_serve_mib)
     choice(q.rank, RANKS, "rank")
+    _check_detector(q)
     if q.segmenter is not None:
         from .models.segmenters.specs import SEGMENTERS
 
@@ -143,6 +173,8 @@ def check_query(query: Query) -> Query:
             raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
     if q.rank.startswith("miou") and q.segmenter is None:
         raise UsageError(f"--rank {q.rank}: a segmenter's published ADE20K mIoU; needs --segmenter")
+    if q.segmenter is not None and q.detector is not None:
+        raise UsageError("--detector and --segmenter: one task model at a time")
     choice(q.latency_stat, LATENCY_STATS, "latency-stat")
     choice(q.optimizer, OPTIMIZERS, "optimizer")
     check_dtype(q.dtype)
@@ -219,7 +251,7 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
 def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the first constraint it broke before counting): its
     size rule, then published accuracy."""
-    reason = size_reason(model, q.resolution)
+    reason = size_reason(model, q.resolution) or detector_reason(model, q)
     return (None, reason) if reason else _published(model, q)
 
 
@@ -249,6 +281,7 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
 def _rank_field(rank: str, stat: str) -> tuple[str, bool]:
     return {"top1": ("top1", True), "imagenet_v2": ("imagenet_v2", True), "gmacs": ("gmacs", False),
             "latency": (f"latency_ms_{stat}", False), "imgs_per_s": ("imgs_per_s", True),
+            "box_ap": ("box_ap", True), "mask_ap": ("mask_ap", True),
             "miou": ("miou", True), "miou_ms": ("miou_ms", True)}[rank]
 
 
@@ -263,7 +296,7 @@ def pareto_axes(rank: str, stat: str) -> tuple[str, str, bool]:
         return f"latency_ms_{stat}", "top1", True
     if rank == "imgs_per_s":
         return "imgs_per_s", "top1", False
-    return "gmacs", rank if rank in ("imagenet_v2", "miou", "miou_ms") else "top1", True
+    return "gmacs", rank if rank in ("imagenet_v2", *TASK_RANKS, *SEG_RANKS) else "top1", True
 
 
 def effective_rank(rows: list[dict], q: Query) -> tuple[str, str | None]:
@@ -277,7 +310,8 @@ def effective_rank(rows: list[dict], q: Query) -> tuple[str, str | None]:
 
 def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     x, y, lower = axes
-    query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "train", "optimizer",
+    query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "detector",
+                                        "train", "optimizer",
                                         "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
                                         "weights", "weights_available")}

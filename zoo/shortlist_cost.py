@@ -13,7 +13,14 @@ def cost_task(model: str, q, batch: int):
     from .runs.tasks import Task
 
     return Task("cost", model, q.resolution, batch, q.dtype, train=q.train, features=q.features,
-                segmenter=q.segmenter, padded_from=q.padded_from)
+                segmenter=q.segmenter, padded_from=q.padded_from, detector=_detector(model, q))
+
+
+def _detector(model: str, q) -> str | None:
+    """The DETECTORS key q.detector means on `model` (its own recipe on vitdet_*), or None."""
+    from .models.detectors.specs import resolve_detector
+
+    return None if q.detector is None else resolve_detector(model, q.detector)
 
 
 def count_candidates(models: list[str], q):
@@ -39,7 +46,8 @@ def _count(model: str, q, batch: int) -> dict:
     from .runs.counted import counted
 
     return _with_optimizer(counted(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train,
-                                   features=q.features, segmenter=q.segmenter), q)   # the user cache's when counted
+                                   features=q.features, segmenter=q.segmenter,
+                                   detector=_detector(model, q)), q)   # the user cache's when counted
 
 
 def _serve_mib(c: dict) -> float:
@@ -87,6 +95,14 @@ def counted_row(model: str, q, cost_row: dict) -> dict:
         published = counted.get("seg_published") or {}
         row.update(miou=counted.get("miou"), miou_ms=counted.get("miou_ms"), miou_source=published.get("source"),
                    miou_pretraining=published.get("pretraining"))
+    if q.detector is not None:     # the published AP of the recipe counted (zoo.models.detectors.published)
+        published = cost_row.get("task_published") or {}
+        row.update(detector=cost_row["settings"]["detector"], box_ap=cost_row.get("box_ap"),
+                   mask_ap=cost_row.get("mask_ap"), task_recipe=cost_row.get("task_recipe"),
+                   task_unmatched=cost_row.get("task_unmatched"))
+        if published:      # the Pareto front groups by the pretraining behind the published AP
+            row.update(pretraining=published["pretraining_group"],
+                       ap_recipe=f"{published['schedule']}, {published['pretraining']}")
     if q.train:
         row.update(train_gmacs=counted["train_macs"] / 1e9, train_act_mib=counted["train_act_peak_bytes"] / MIB,
                    train_mib=counted["train_serve_bytes"] / MIB, train_optimizer=counted["train_optimizer"])

@@ -61,10 +61,11 @@ def stage_of_params(extractor: nn.Module) -> dict[str, int]:
 
 
 def freeze_stages(extractor: nn.Module, frozen: int) -> int:
-    """requires_grad False for the stem and stages 1..`frozen`; returns how many parameters it froze."""
+    """requires_grad False for the stem and stages 1..`frozen` (-1: none, as mmdetection's frozen_stages=-1);
+    returns how many parameters it froze."""
     stages = len(_stage_modules(extractor))
-    if not 0 <= frozen <= stages:
-        raise ZooError(f"--frozen-stages {frozen}: this backbone has a stem and {stages} stages (0..{stages})")
+    if not -1 <= frozen <= stages:
+        raise ZooError(f"--frozen-stages {frozen}: this backbone has a stem and {stages} stages (-1..{stages})")
     params = dict(_inner(extractor).named_parameters())
     count = 0
     for name, stage in stage_of_params(extractor).items():

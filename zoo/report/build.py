@@ -11,7 +11,7 @@ from . import plots, roofline, style, tables
 from .accuracy import accuracy_points, accuracy_table
 from .choosing import choosing_markdown
 from .detection import detection_table
-from .detectors import detector_notes, detector_table
+from .detectors import detector_notes, detector_table, published_table
 from .html import page
 from .rows import ReportRows, load
 from .segmentation import INTRO as SEGMENTATION_INTRO
@@ -107,15 +107,17 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                  "left free) while timing. A p99 from fewer than 100 steps says how many (n=...): "
                                  "it is close to the slowest step.",
                                  tables.throughput_table(throughput, data.runs), _unless_empty(throughput, "timed rows")),
-        "detection.md": Section("Detection-style inputs: H x W sizes and feature extractors",
+        "detection.md": Section("Detection-style inputs: H x W sizes, feature extractors and whole detectors",
                                 "Counted on the meta device at each row's batch and dtype. 'features': the backbone "
                                 "as a detector's neck sees it (no pooling, no head), each map [C,H,W] with its stride "
-                                f"(input height / map height). {tables.CONVENTION} Training memory: fp32 weights, "
+                                "(input height / map height); 'detector: <name>': the whole detector on the backbone "
+                                "(detectors.md: its parts and the published figures) "
+                                f"{tables.CONVENTION} Training memory: fp32 weights, "
                                 "gradients and optimizer state + the training step's activation peak (mixed "
                                 "precision adds autocast's weight copies). img/s: the latest timed row at the same "
                                 "input, eager and ONNX Runtime side by side.",
                                 detection_table(data.detection_cost, data.detection_timed),
-                                _unless_empty(data.detection_cost, "H x W or feature-extractor cost rows")),
+                                _unless_empty(data.detection_cost, "H x W, feature-extractor or detector cost rows")),
         "accuracy.md": Section("Accuracy beside cost",
                                "Top-1 on ImageNet-1k val at the resolution it was measured at, for a named "
                                "checkpoint (its timm tag) and that checkpoint's pretraining group. "
@@ -137,18 +139,35 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                "and Swin's windowed form 4hwC^2 + 2M^2 hwC (Liu et al. 2021, Eq. 1); the "
                                "'reference' column is computed by analysis.count.closed_form, 'ours' is counted "
                                "from results/.", textbook_table(cost)),
-        "detectors.md": Section("Whole detectors beside the published tables",
-                                "Counted on meta at batch 1, fp32: the backbone with an FPN (P2-P6, 256 channels; "
-                                "ViTDet: its own pyramid and a pooled P6), the RPN on every level and the RoI heads of "
-                                "the mmdetection configs behind Swin's and ConvNeXt's tables (Mask R-CNN: shared "
-                                "2-fc box head, 4-conv mask head; Cascade: 3 x 4conv1fc box heads and 3 mask heads), "
-                                "1000 RoIs per image through each box head and 100 through each mask head, as "
-                                "mmdetection's get_flops runs them. Published 'FLOPs' are mmcv's count: "
-                                "multiply-accumulates of conv/linear modules plus bias, norm, activation and pooling "
-                                "elements, without functional matmuls (Swin's attention QK^T and AV, 'attn GMACs'). "
-                                "RoIAlign counts 0 MACs here and there; NMS does not run.",
-                                detector_table(data.detectors),
-                                _unless_empty(data.detectors, "detector rows") + detector_notes(data.detectors)),
+        "detectors.md": TextSection("Whole detectors beside the published tables",
+                                    "Counted on meta at each row's batch and dtype (MACs per image; memory per "
+                                    "batch): the backbone with an FPN (P2-P6, 256 channels; ViTDet: its own "
+                                    "pyramid and a pooled P6), the RPN on every level and the RoI heads of the "
+                                    "detector's recipe: maskrcnn / cascade_maskrcnn = the mmdetection configs "
+                                    "behind Swin's and ConvNeXt's tables (Mask R-CNN: shared 2-fc box head, "
+                                    "4-conv mask head; Cascade: 3 x 4conv1fc box heads and 3 mask heads); "
+                                    "vitdet_maskrcnn / vitdet_cascade_maskrcnn = detectron2's ViTDet configs "
+                                    "(2-conv RPN, 4conv1fc box heads and mask head with LayerNorm; Cascade: 3 "
+                                    "class-agnostic box heads, one mask head). 1000 RoIs per image through each "
+                                    "box head and 100 through each mask head, as mmdetection's get_flops runs "
+                                    "them. Published 'FLOPs' are mmcv's count at 800 x 1280 (H x W): "
+                                    "multiply-accumulates of conv/linear modules plus bias, norm, activation and "
+                                    "pooling elements, without functional matmuls (Swin's attention QK^T and AV, "
+                                    "'attn GMACs'); at another size the figure is named with its size and no "
+                                    "ratio is given. Box and mask AP: COCO val2017 as published for the same "
+                                    "backbone, heads and the backbone's main pretraining (the longest schedule); "
+                                    "none where the heads or pretraining differ. RoIAlign counts 0 MACs here and "
+                                    "there; NMS does not run.",
+                                    "\n\n".join(
+                                        [f"NB: {n}" for n in _unless_empty(data.detectors, "detector rows")
+                                         + detector_notes(data.detectors)]
+                                        + [detector_table(data.detectors).strip(),
+                                           "### Every row of the published COCO tables",
+                                           "Each beside our batch-1 fp32 count of the same backbone and heads at "
+                                           "800 x 1280 where results/ holds one. detectron2's Swin-B/L and "
+                                           "MViTv2 rows use heads archzoo does not build "
+                                           "(detectron2_mvitv2_cascade_maskrcnn) and are never matched.",
+                                           published_table(data.detectors).strip()])),
         "segmentation.md": Section("Whole segmenters beside the published ADE20K tables", SEGMENTATION_INTRO,
                                    segmenter_table(data.segmenters),
                                    _unless_empty(data.segmenters, "segmenter rows")),

@@ -1,6 +1,6 @@
-"""The report's section for detection-style rows: H x W inputs and feature extractors, per size label, with
-each map's stride, the backbone's MACs, activation and training memory at the row's batch, and eager
-against ONNX Runtime where both were timed at the same input."""
+"""The report's section for detection-style rows: H x W inputs, feature extractors and whole detectors, per size
+label, with each map's stride, the MACs, activation and training memory at the row's batch, and eager against
+ONNX Runtime where both were timed at the same input."""
 from __future__ import annotations
 
 from ..markdown import markdown_table
@@ -25,7 +25,13 @@ def _mib(v) -> str | None:
 
 def _same_input(row: dict) -> tuple:
     s = row["settings"]
-    return row["model"], row["img_h"], row["img_w"], row["batch_size"], s["dtype"], bool(s.get("features"))
+    return row["model"], row["img_h"], row["img_w"], row["batch_size"], s["dtype"], bool(s.get("features")), \
+        s.get("detector")
+
+
+def _as(row: dict) -> str:
+    s = row["settings"]
+    return f"detector: {s['detector']}" if s.get("detector") else "features" if s.get("features") else "classifier"
 
 
 def detection_table(cost: list[dict], timed: list[dict]) -> str:
@@ -40,7 +46,7 @@ def detection_table(cost: list[dict], timed: list[dict]) -> str:
         eager, ort = backends.get("eager"), backends.get("onnxruntime")
         train = r.get("train_serve_bytes")
         rows.append([row_size(r).label, r["model"], r["batch_size"], r["settings"]["dtype"],
-                     "features" if r["settings"].get("features") else "classifier", _maps(r),
+                     _as(r), _maps(r),
                      f"{r['macs'] / 1e9:,.2f}", _mib(r.get("act_peak_bytes")), _mib(r.get("train_act_peak_bytes")),
                      None if train is None else f"{_mib(train)} ({r.get('train_optimizer')})",
                      None if eager is None else f"{eager:.2f}", None if ort is None else f"{ort:.2f}",

@@ -3,8 +3,9 @@
 Cost and memory are counted, not timed, so they must come out the same on any machine: every
 registry model at 224, 384, its native resolution and every resolution an accuracy entry of it
 was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples, and the
-whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN at 1024), and
-the UperNets of the published ADE20K tables (ImageNet-1K, 512 crop) at 512 x 2048.
+whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN and Cascade
+Mask R-CNN with detectron2's ViTDet heads at 1024), each with the published AP of its recipe, and the UperNets
+of the published ADE20K tables (ImageNet-1K, 512 crop) at 512 x 2048.
 `check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
 file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
 PNG bytes aside) and each PNG's presence.
@@ -32,7 +33,7 @@ EXTRA = {"vit_b16": (512, 1024)}
 MEASURED = ("params", "trainable_params", "params_by_component", "tokens", "macs", "attn_macs",
             "macs_by_component", "act_peak_bytes", "train_macs", "train_act_peak_bytes", "weight_bytes",
             "uncounted_ops", "backbone_macs", "bytes_moved", "non_mac_flops",
-            "arithmetic_intensity_by_component")
+            "arithmetic_intensity_by_component", "box_ap", "mask_ap")
 
 
 def deterministic_tasks() -> list[Task]:
@@ -47,7 +48,8 @@ def deterministic_tasks() -> list[Task]:
               for model, detector in sorted(PUBLISHED)]
     tasks += [Task("cost", r.model, r.flops_size, 1, "fp32", train=True, segmenter=r.segmenter)
               for r in ADE20K if r.pretraining == "in1k"]
-    return tasks + [Task("cost", "vitdet_b16", 1024, 1, "fp32", train=True, detector="maskrcnn")]
+    return tasks + [Task("cost", "vitdet_b16", 1024, 1, "fp32", train=True, detector=detector)
+                    for detector in ("vitdet_maskrcnn", "vitdet_cascade_maskrcnn")]
 
 
 DETERMINISTIC_SETTINGS = Task("cost", "any", Size(224, 224), 1, "fp32", train=True).settings

@@ -24,8 +24,8 @@ class ReportRows:
     detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
     segmenters: list[dict] = field(default_factory=list)  # latest whole-segmenter cost rows (--segmenter)
     answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.answers)
-    detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes or of feature
-    detection_timed: list = field(default_factory=list)   # extractors (the detection section)
+    detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes, of feature
+    detection_timed: list = field(default_factory=list)   # extractors or of detectors (the detection section)
 
     @property
     def square_cost(self) -> list[dict]:
@@ -60,9 +60,11 @@ def task_head(row: dict) -> bool:
 
 
 def detection_row(row: dict) -> bool:
-    """A measured row at an H x W size or of a feature extractor: the report's detection section."""
-    return is_measured(row) and not task_head(row) and \
-        (row.get("img_size") is None or bool(row["settings"].get("features")))
+    """A measured row at an H x W size, of a feature extractor or of a whole detector: the report's detection
+    section (detectors.md shows detector rows again, beside the published tables; segmenters have their own)."""
+    s = row["settings"]
+    return is_measured(row) and not s.get("segmenter") and \
+        (row.get("img_size") is None or bool(s.get("features")) or bool(s.get("detector")))
 
 
 def _filled(rows: list[dict], kind: str) -> list[dict]:

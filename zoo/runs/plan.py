@@ -13,6 +13,7 @@ from analysis.timing.fingerprint import available_cores
 from analysis.vocab import DEVICES, DTYPE_NAMES, resolve_device
 
 from ..errors import UsageError, ZooError
+from ..models.detectors.specs import resolve_detector
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
 from .safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
 from .tasks import Task, skipped_row
@@ -48,6 +49,12 @@ def positive_int(item: str, what: str, limit: int) -> int:
 def non_negative_int(item: str, what: str, limit: int) -> int:
     """0 or a positive int up to `limit`, or a UsageError naming the option."""
     return 0 if item.strip() == "0" else positive_int(item.strip(), what, limit)
+
+
+def frozen_stages_option(item: str) -> int | None:
+    """--frozen-stages as mmdetection reads frozen_stages: -1 freezes nothing (None: the rows of no freezing),
+    0 the stem only, K the stem and stages 1..K."""
+    return None if item.strip() == "-1" else non_negative_int(item, "frozen-stages", 16)
 
 
 def finite_number(text, what: str) -> float:
@@ -216,7 +223,10 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
                 check_timm_size(model, size, built["features"])
     tasks, skipped = [], []
     count = bool({"cost", "memory", "train"} & set(metrics))
+    asked_detector = built["detector"]
     for model in models:
+        if asked_detector is not None:      # the name as this backbone means it (its own recipe for vitdet_*)
+            built["detector"] = resolve_detector(model, asked_detector)
         for img_size in resolutions or [get_spec(model).native]:
             if not accepts[model, img_size]:
                 kind = "cost" if count else "throughput"

@@ -72,7 +72,8 @@ class CountedFields:
     backbone_share: Optional[float] = _f("detector and segmenter rows: backbone_macs / macs", "fraction")
     backbone_params: Optional[int] = _f("detector and segmenter rows: the backbone's parameters")
     detector_rois: Optional[dict] = _f("detector rows: RoIs per image through each box head and each mask head, "
-                                       "and the number of stages", "RoIs per image")
+                                       "the number of stages, and mask_heads where fewer than the stages "
+                                       "(detectron2's cascade: one)", "RoIs per image")
     detector_config: Optional[str] = _f("detector rows: the published config its heads follow")
     detector_uncounted: Optional[dict] = _f("detector rows: what runs without MACs: RoIAlign's bilinear cost at "
                                             "2x2 samples per bin (MACs per image), NMS")
@@ -87,6 +88,14 @@ class CountedFields:
     miou_ms: Optional[float] = _f("segmenter rows: published ADE20K val mIoU, multi-scale + flip", "%")
     seg_published: Optional[dict] = _f("segmenter rows: the published row matched (repository@commit, file, row; "
                                        "recipe; params_m, gflops at flops_size and their convention)")
+    box_ap: Optional[float] = _f("detector rows: COCO val2017 box AP published for this recipe (task_published)", "%")
+    mask_ap: Optional[float] = _f("detector rows: COCO val2017 mask AP published for this recipe (task_published)", "%")
+    task_published: Optional[dict] = _f("detector rows: the published row box_ap and mask_ap come from: detector, "
+                                        "schedule, epochs, pretraining, params/GFLOPs at flops_size, eval_size, "
+                                        "config, source (repo@commit file:line), other_rows of the same heads")
+    task_recipe: Optional[str] = _f("detector rows: that published row in one line (name, heads, schedule, "
+                                    "pretraining: source)")
+    task_unmatched: Optional[str] = _f("detector rows without box_ap: why no published row is this recipe's")
 
 
 @dataclass

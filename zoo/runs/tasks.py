@@ -153,5 +153,10 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
 
 def _cost(task: Task) -> dict:
-    return counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
-                   frozen_stages=task.frozen_stages, detector=task.detector, segmenter=task.segmenter)
+    record = counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
+                     frozen_stages=task.frozen_stages, detector=task.detector, segmenter=task.segmenter)
+    if task.detector is not None:     # the published task figures: data, looked up fresh (never cached)
+        from ..models.detectors.published import task_fields
+
+        record = {**record, **task_fields(task.model, task.detector)}
+    return record

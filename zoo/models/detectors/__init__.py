@@ -4,7 +4,7 @@ lazy_loader): the data modules need neither torch nor torchvision."""
 import lazy_loader
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={  # submodule: the names it defines
-    "specs": ["CONVNEXT_CONFIGS", "DETECTORS", "DetectorSpec"],
+    "specs": ["ALIASES", "CONVNEXT_CONFIGS", "DETECTOR_NAMES", "DETECTORS", "DetectorSpec", "resolve_detector"],
     "two_stage": ["PARTS", "PYRAMID_STRIDES", "TwoStageDetector", "create_detector", "detector_fields",
                   "roi_align_macs_2x2"],
 })

@@ -1,14 +1,21 @@
 """The parts a two-stage detector adds to a backbone, as mmdetection 2.x builds them for the configs
 behind Swin's and ConvNeXt's detection tables (configs/_base_/models/{mask,cascade_mask}_rcnn_*_fpn.py
 in facebookresearch/ConvNeXt object_detection and SwinTransformer/Swin-Transformer-Object-Detection):
-FPN (mmdet.models.necks.FPN), RPNHead, Shared2FCBBoxHead / ConvFCBBoxHead (4 conv, 1 fc), FCNMaskHead.
-Convolutions followed by a norm have no bias (mmcv's ConvModule bias="auto"); all others have one.
+FPN (mmdet.models.necks.FPN), RPNHead, Shared2FCBBoxHead / ConvFCBBoxHead (4 conv, 1 fc), FCNMaskHead;
+and as detectron2 builds them for ViTDet (configs/common/models/mask_rcnn_vitdet.py): StandardRPNHead
+with 2 convs, FastRCNNConvFCHead 4conv1fc and MaskRCNNConvUpsampleHead with channel LayerNorm ("LN").
+Convolutions followed by a norm have no bias (mmcv's ConvModule bias="auto", detectron2's
+bias=not conv_norm); all others have one.
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from ..vitdet import LayerNorm2d
+
+LN_EPS = 1e-6      # detectron2.layers.LayerNorm's default
 
 
 class FPN(nn.Module):
@@ -48,36 +55,43 @@ class LastLevelMaxPool(nn.Module):
 
 
 class RPNHead(nn.Module):
-    """Shared over levels: 3x3 conv + ReLU, then 1x1 objectness (one sigmoid per anchor) and 1x1 deltas
+    """Shared over levels: `convs` 3x3 conv + ReLU (mmdet's RPNHead 1; detectron2's StandardRPNHead with
+    conv_dims=[-1, -1], ViTDet's, 2), then 1x1 objectness (one sigmoid per anchor) and 1x1 deltas
     (3 anchors: ratios 0.5, 1, 2 at one scale)."""
 
-    def __init__(self, channels: int = 256, anchors: int = 3):
+    def __init__(self, channels: int = 256, anchors: int = 3, convs: int = 1):
         super().__init__()
-        self.rpn_conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.rpn_conv = nn.Sequential(*[m for _ in range(convs) for m in (nn.Conv2d(channels, channels, 3, padding=1),
+                                                                          nn.ReLU())])
         self.rpn_cls = nn.Conv2d(channels, anchors, 1)
         self.rpn_reg = nn.Conv2d(channels, 4 * anchors, 1)
 
     def forward(self, maps: list[torch.Tensor]) -> list[torch.Tensor]:
         outs = []
         for m in maps:
-            m = F.relu(self.rpn_conv(m))
+            m = self.rpn_conv(m)
             outs += [self.rpn_cls(m), self.rpn_reg(m)]     # (B, 3, H_i, W_i), (B, 12, H_i, W_i)
         return outs
 
 
-def conv_bn_relu(channels: int) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(channels, channels, 3, padding=1, bias=False), nn.BatchNorm2d(channels),
-                         nn.ReLU())
+NORMS = {"bn": nn.BatchNorm2d, "ln": lambda c: LayerNorm2d(c, eps=LN_EPS)}   # mmdet's SyncBN; detectron2's "LN"
+
+
+def conv_norm_relu(channels: int, norm: str | None) -> nn.Sequential:
+    """3x3 conv (no bias before a norm), the norm, ReLU."""
+    layers = [nn.Conv2d(channels, channels, 3, padding=1, bias=norm is None)]
+    return nn.Sequential(*layers, *([NORMS[norm](channels)] if norm else []), nn.ReLU())
 
 
 class BoxHead(nn.Module):
-    """mmdet ConvFCBBoxHead: `convs` 3x3 conv-BN-ReLU (0 for Shared2FCBBoxHead), `fcs` fc-ReLU layers of
-    1024, then fc_cls (classes + background) and fc_reg (4 per class, or 4 when class-agnostic)."""
+    """mmdet ConvFCBBoxHead / detectron2 FastRCNNConvFCHead + FastRCNNOutputLayers: `convs` 3x3 conv-norm-ReLU
+    (0 for Shared2FCBBoxHead; BN in mmdet's 4conv1fc, LN in ViTDet's), `fcs` fc-ReLU layers of 1024, then fc_cls
+    (classes + background) and fc_reg (4 per class, or 4 when class-agnostic)."""
 
     def __init__(self, convs: int, fcs: int, channels: int = 256, roi_size: int = 7, fc_dim: int = 1024,
-                 num_classes: int = 80, class_agnostic: bool = False):
+                 num_classes: int = 80, class_agnostic: bool = False, norm: str | None = "bn"):
         super().__init__()
-        self.shared_convs = nn.Sequential(*[conv_bn_relu(channels) for _ in range(convs)])
+        self.shared_convs = nn.Sequential(*[conv_norm_relu(channels, norm) for _ in range(convs)])
         dims = [channels * roi_size * roi_size] + [fc_dim] * fcs
         self.shared_fcs = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
         self.fc_cls = nn.Linear(fc_dim, num_classes + 1)
@@ -91,12 +105,12 @@ class BoxHead(nn.Module):
 
 
 class MaskHead(nn.Module):
-    """mmdet FCNMaskHead: 4 x (3x3 conv + ReLU), a 2x2 stride-2 deconvolution + ReLU, 1x1 logits per class."""
+    """mmdet FCNMaskHead / detectron2 MaskRCNNConvUpsampleHead: 4 x (3x3 conv, `norm` (none in mmdet's, LN in
+    ViTDet's), ReLU), a 2x2 stride-2 deconvolution + ReLU, 1x1 logits per class."""
 
-    def __init__(self, channels: int = 256, convs: int = 4, num_classes: int = 80):
+    def __init__(self, channels: int = 256, convs: int = 4, num_classes: int = 80, norm: str | None = None):
         super().__init__()
-        self.convs = nn.Sequential(*[m for _ in range(convs) for m in (nn.Conv2d(channels, channels, 3, padding=1),
-                                                                        nn.ReLU())])
+        self.convs = nn.Sequential(*[conv_norm_relu(channels, norm) for _ in range(convs)])
         self.upsample = nn.ConvTranspose2d(channels, channels, 2, stride=2)
         self.conv_logits = nn.Conv2d(channels, num_classes, 1)
 

@@ -1,7 +1,9 @@
 """Whole two-stage detectors on a zoo backbone, for counting: Mask R-CNN and Cascade Mask R-CNN as the
-configs behind Swin's and ConvNeXt's published detection tables define them (heads.py), with fixed RoI
-counts as mmdetection's get_flops (`forward_dummy`) runs them: 1000 proposals through every box head,
-the first 100 through every mask head.
+configs behind Swin's and ConvNeXt's published detection tables define them, and as detectron2's ViTDet
+configs do (heads.py, specs.py), with fixed RoI counts as mmdetection's get_flops (`forward_dummy`) runs
+them: 1000 proposals through every box head, the first 100 through every mask head (detectron2's
+inference: post_nms_topk 1000 proposals, at most 100 detections through its one mask head).
+The neck: ViTDet's own simple pyramid (+ pooled P6) on a ViTDet backbone, mmdet's FPN on any other.
 
 NB: proposal selection, NMS and box decoding are not run (data-dependent; no MACs by our convention);
 every RoI is pooled from the finest level (RoIAlign's output, hence the heads' cost, does not depend on
@@ -20,7 +22,7 @@ from ..spec import Size
 from ..stages import feature_layout, freeze_stages
 from ..vitdet import ViTDet
 from .heads import FPN, BoxHead, LastLevelMaxPool, MaskHead, RPNHead
-from .specs import DETECTORS, DetectorSpec
+from .specs import ALIASES, DETECTOR_NAMES, DETECTORS, DetectorSpec
 
 PYRAMID_STRIDES = [4, 8, 16, 32]
 
@@ -33,10 +35,12 @@ class TwoStageDetector(nn.Module):
         self.spec = spec
         self.backbone = backbone
         self.neck = LastLevelMaxPool() if isinstance(backbone, ViTDet) else FPN(channels)
-        self.rpn = RPNHead()
-        self.box_heads = nn.ModuleList(BoxHead(spec.box_convs, spec.box_fcs, num_classes=spec.num_classes)
+        self.rpn = RPNHead(convs=spec.rpn_convs)
+        self.box_heads = nn.ModuleList(BoxHead(spec.box_convs, spec.box_fcs, num_classes=spec.num_classes,
+                                               class_agnostic=spec.class_agnostic, norm=spec.norm)
                                        for _ in range(spec.stages))
-        self.mask_heads = nn.ModuleList(MaskHead(num_classes=spec.num_classes) for _ in range(spec.stages))
+        self.mask_heads = nn.ModuleList(MaskHead(num_classes=spec.num_classes, norm=spec.mask_norm)
+                                        for _ in range(spec.mask_head_count))
 
     def _rois(self, batch: int, per_image: int, like: torch.Tensor) -> torch.Tensor:
         """(batch * per_image, 5): image index, then a fixed 64 x 64 px box (values do not change the cost)."""
@@ -50,17 +54,21 @@ class TwoStageDetector(nn.Module):
         finest, scale = levels[0], 1.0 / PYRAMID_STRIDES[0]
         box_rois = self._rois(x.shape[0], self.spec.proposals, finest)
         mask_rois = self._rois(x.shape[0], self.spec.mask_rois, finest)
-        for box_head, mask_head in zip(self.box_heads, self.mask_heads):
+        first_mask_stage = len(self.box_heads) - len(self.mask_heads)     # mask heads follow the last stages
+        for stage, box_head in enumerate(self.box_heads):
             outs += box_head(roi_align(finest, box_rois, self.spec.box_roi, scale, 0, True))    # (B*1000, 256, 7, 7)
-            outs.append(mask_head(roi_align(finest, mask_rois, self.spec.mask_roi, scale, 0, True)))  # (B*100, 256, 14, 14)
+            if stage >= first_mask_stage:      # NB: the pooled RoIs stay unnamed, so freed once the head has read them
+                mask_head = self.mask_heads[stage - first_mask_stage]                # on (B*100, 256, 14, 14)
+                outs.append(mask_head(roi_align(finest, mask_rois, self.spec.mask_roi, scale, 0, True)))
         return outs
 
 
 def create_detector(model: str, detector: str, img_size: Size, device=None, dtype=None,
                     frozen_stages: int | None = None) -> TwoStageDetector:
     """`detector` (a DETECTORS name) on the registry backbone `model` at `img_size`."""
+    detector = ALIASES.get(detector, detector)
     if detector not in DETECTORS:
-        raise ZooError(f"unknown detector {detector!r}; expected one of {', '.join(DETECTORS)}")
+        raise ZooError(f"unknown detector {detector!r}; expected one of {', '.join(DETECTOR_NAMES)}")
     backbone = create_model(model, img_size=img_size, device=device, dtype=dtype, features=True)
     strides, _ = feature_layout(backbone)
     if strides != PYRAMID_STRIDES:
@@ -78,7 +86,8 @@ def create_detector(model: str, detector: str, img_size: Size, device=None, dtyp
 def roi_align_macs_2x2(spec: DetectorSpec) -> int:
     """Per image: RoIAlign's bilinear multiply-adds if each bin took 2 x 2 samples (4 neighbours each):
     16 per pooled element; with mmdet's sampling_ratio=0 the count depends on each RoI's size."""
-    elements = spec.stages * 256 * (spec.proposals * spec.box_roi ** 2 + spec.mask_rois * spec.mask_roi ** 2)
+    elements = 256 * (spec.stages * spec.proposals * spec.box_roi ** 2 + spec.mask_head_count * spec.mask_rois
+                      * spec.mask_roi ** 2)
     return 16 * elements
 
 
@@ -96,7 +105,8 @@ def detector_fields(macs_by_module: dict[str, int], net: TwoStageDetector) -> di
         "backbone_macs": macs["backbone"],
         "backbone_share": macs["backbone"] / total if total else 0.0,
         "backbone_params": sum(p.numel() for p in net.backbone.parameters()),
-        "detector_rois": {"box_head": spec.proposals, "mask_head": spec.mask_rois, "stages": spec.stages},
+        "detector_rois": {"box_head": spec.proposals, "mask_head": spec.mask_rois, "stages": spec.stages,
+                          **({"mask_heads": spec.mask_head_count} if spec.mask_heads is not None else {})},
         "detector_config": spec.config,
         "detector_uncounted": {"roi_align_macs_2x2": roi_align_macs_2x2(spec),
                                "nms": "not run (fixed RoI counts, as mmdet's forward_dummy)"},
