@@ -170,10 +170,11 @@ def _accuracy(model: str, img_size: Size, groups: list[str] | None, weights: str
     entry = checkpoint_at(model, img_size, weights, groups)
     if groups is None or entry is not None:
         return entry, None
-    has = checkpoint_groups(model) or [pretraining_of(model)]
+    has = checkpoint_groups(model)      # of the checkpoints timm can load, never of a card without weights
     if set(has) & set(groups):
         return None, None          # no accuracy at this size, but it has checkpoints of those groups
-    return None, f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(g or 'unknown' for g in has)})"
+    return None, (f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(has)})" if has else
+                  f"no {','.join(groups)} checkpoint (timm has no evaluated checkpoint of it)")
 
 
 def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default", groups=None) -> dict:
