@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, roofline, style, tables
-from .accuracy import accuracy_points, accuracy_table
+from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
 from .detectors import detector_notes, detector_table
@@ -33,10 +33,12 @@ class Section:
     intro: str
     table: str
     notes: list[str] = field(default_factory=list)      # what was left out, and why
+    footnotes: list[str] = field(default_factory=list)  # long sources, cited from the table's cells as [n]
 
     def markdown(self) -> str:
         notes = "".join(f"\nNB: {n}\n" for n in self.notes)
-        return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}"
+        cited = "".join(f"\n[{i}] {text}\n" for i, text in enumerate(self.footnotes, 1))
+        return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}{cited}"
 
 
 @dataclass
@@ -55,7 +57,8 @@ ACCURACY_POLICY = {  # what each --weights column is
     "default": "default: timm's own evaluation (one pipeline, results-imagenet.csv at aa4b585) of the checkpoint "
                "timm.create_model(arch, pretrained=True) loads for that size: timm's default tag when evaluated "
                "there, else the first tag in timm's pretrained order evaluated there.",
-    "paper": "paper: the authors' checkpoint as their paper or repository reports it (source column; 'not in "
+    "paper": "published (--weights paper): the authors' number for their checkpoint, from a table of their "
+             "paper or, for a re-release, their repository; the source column says which and cites it ('not in "
              "timm' where timm does not ship those weights).",
     "best": "best: timm's most accurate evaluated checkpoint at that size.",
 }
@@ -125,7 +128,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                "comparable.", accuracy_table(points, weights),
                                accuracy_notes + _unless_empty(points, "model with accuracy at a counted size")
                                + ([f"checkpoints chosen among pretraining {', '.join(pretraining)} only"]
-                                  if pretraining else [])),
+                                  if pretraining else []), citations(points)),
         "textbook.md": Section("Textbook check: the ViT-B/16 worked figures",
                                "Reference figures from the closed forms of the ViT paper (Dosovitskiy et al. 2021, "
                                "Sec. 3.1, Eq. 1-4: N = HW/P^2 tokens; per layer 3Nd^2 qkv + N^2 d QK^T + N^2 d AV "
@@ -160,8 +163,10 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
         "choosing.md": TextSection("Choosing a backbone",
                                    "Worked questions answered by `python -m zoo.select` (counted constraints and "
                                    "published accuracy only, so the same on any machine; a measured latency "
-                                   "question is in the README with its machine). Every registry model is a "
-                                   "candidate; each excluded one names the first constraint it broke.",
+                                   "question is in the README with its machine). Each question searches the "
+                                   "registry's models only (the default --models all; a timm:<name> "
+                                   "model joins with --models); each excluded one names the first constraint it "
+                                   "broke. A distilled checkpoint counts its teacher's pretraining.",
                                    choosing_markdown(data.answers)),
         "roofline.md": Section("Roofline and MACs-only latency against measured",
                                "Timed eager inference rows with a roofline estimate (sum over ops of max(FLOPs / "
