@@ -20,7 +20,22 @@ window.addEventListener('load', () => {
   }
   const summary = document.getElementById('summary');
   const first = summary ? summary.querySelector('table') : null;
-  const result = {tables: document.querySelectorAll('table').length,
+  // filter the first filterable table by the first family it lists, then sort it by its third column
+  let filter_ok = null, sort_ok = null;
+  const box = document.querySelector('.filters');
+  if (box) {
+    const t = document.getElementById(box.dataset.for), pick = box.querySelector('select[name=family]');
+    pick.value = pick.options[1].value; box.dispatchEvent(new Event('change'));
+    const shown = [...t.tBodies[0].rows].filter(r => !r.hidden);
+    filter_ok = shown.length > 0 && shown.length < t.tBodies[0].rows.length
+                && shown.every(r => r.dataset.family === pick.value);
+    pick.value = ''; box.dispatchEvent(new Event('change'));
+    t.querySelectorAll('th')[2].click();
+    const values = [...t.tBodies[0].rows].map(r => parseFloat(r.cells[2].textContent.replace(/,/g, '')))
+                                         .filter(v => !isNaN(v));
+    sort_ok = values.length > 1 && values.every((v, i) => i === 0 || values[i - 1] <= v);
+  }
+  const result = {filter_ok, sort_ok, tables: document.querySelectorAll('table').length,
                   rows: document.querySelectorAll('tbody tr').length,
                   images: document.images.length, broken, errors: window.__errors,
                   overflowing: overflowing.slice(0, 20), page_width: document.documentElement.scrollWidth,

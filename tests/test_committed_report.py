@@ -51,4 +51,5 @@ def test_the_committed_page_opens_on_a_summary_and_fits_a_1400_px_window(tmp_pat
     assert probe["summary_top"] < WINDOW[1] and probe["summary_table_bottom"] < WINDOW[1]
     assert probe["toc_links"] >= len(MARKDOWN_FILES) + 1            # every section and the summary
     assert probe["sortable"] >= 2 and probe["filters"] >= 3 and probe["broken"] == 0
+    assert probe["filter_ok"] and probe["sort_ok"]       # a family filter keeps only its rows; a click sorts
     assert probe["errors"] == [] and console_errors == []
