@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 
 PRETRAINING: dict[str, str] = {
-    "in1k": "ImageNet-1k images only, and so did every teacher it learned from (distillation targets, "
-            "tokenizers); self-supervised on those images included",
+    "in1k": "ImageNet-1k images only, for the weights and for every teacher they learned from (distillation "
+            "targets, tokenizers); self-supervised on those images included",
     "in21k": "supervised on ImageNet-21k (= ImageNet-22k, one dataset under two names) or on ImageNet-12k "
              "(timm's 11,821-class subset of it: tags in12k), then ImageNet-1k; or distilled from a teacher "
              "that was (a student takes its teacher's group when its own data is ImageNet-1k)",
