@@ -63,12 +63,19 @@ def answer_lines(answers: list | None) -> list[str]:
     """Each worked question with the first model of its shortlist (or that none qualified)."""
     lines = []
     for item in answers or []:
-        shortlist = item["answer"].get("shortlist") or []
-        if not shortlist:
-            lines.append(f"{item['question']}: no model qualifies")
-            continue
-        best = shortlist[0]
-        top1 = f"top-1 {best['top1']:.2f}% ({best.get('weights_short')}, {best.get('pretraining')})" \
-            if best.get("top1") is not None else "no top-1"
-        lines.append(f"{item['question']}: {best['model']}, {top1}, {best['gmacs']:.2f} GMACs")
+        try:
+            lines.append(_answer_line(item))
+        except (KeyError, TypeError, ValueError, AttributeError):      # a hand-edited answers.json
+            lines.append("an unreadable stored answer (rewrite them with `python -m zoo.select --answers`)")
     return lines
+
+
+def _answer_line(item: dict) -> str:
+    shortlist = item["answer"].get("shortlist") or []
+    if not shortlist:
+        return f"{item['question']}: no model qualifies"
+    best = shortlist[0]
+    top1 = f"top-1 {best['top1']:g}% ({best.get('weights_short')}, {best.get('pretraining')})" \
+        if best.get("top1") is not None else "no top-1"
+    gmacs = f", {best['gmacs']:.2f} GMACs" if best.get("gmacs") is not None else ""
+    return f"{item['question']}: {best['model']}, {top1}{gmacs}"
