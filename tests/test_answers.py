@@ -98,6 +98,7 @@ def test_the_committed_first_question_answers_an_imagenet_1k_only_model():
     assert (best["model"], best["top1"], best["top1_weights"], best["pretraining"]) == \
         ("convnext_t", 82.066, "convnext_tiny.fb_in1k", "in1k")
     excluded = {e["model"]: e["reason"] for e in first["answer"]["excluded"]}
-    assert excluded["bit_r50x1"] == "no in1k checkpoint (its checkpoints: in21k)"
+    assert excluded["bit_r50x1"] == "no in1k checkpoint (its checkpoints: in21k; goog_distilled_in1k is in21k by " \
+                                    "its teacher BiT-M-R152x2)"
     assert excluded["vit_h14"] == "no in1k checkpoint (timm has no evaluated checkpoint of it)"
     assert answer_lines([first])[0].endswith(": convnext_t, top-1 82.066% (fb_in1k, in1k), 4.46 GMACs")

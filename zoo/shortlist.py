@@ -8,7 +8,7 @@ from typing import Optional, Union
 
 from .errors import UsageError
 from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of,
-                              short_weights, weights_option)
+                              short_weights, teacher_groups, weights_option)
 from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
@@ -173,7 +173,8 @@ def _accuracy(model: str, img_size: Size, groups: list[str] | None, weights: str
     has = checkpoint_groups(model)      # of the checkpoints timm can load, never of a card without weights
     if set(has) & set(groups):
         return None, None          # no accuracy at this size, but it has checkpoints of those groups
-    return None, (f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(has)})" if has else
+    taught = "".join(f"; {t}" for t in teacher_groups(model))          # where a teacher decided the group
+    return None, (f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(has)}{taught})" if has else
                   f"no {','.join(groups)} checkpoint (timm has no evaluated checkpoint of it)")
 
 

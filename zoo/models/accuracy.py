@@ -178,6 +178,17 @@ def pretraining_groups(model: str) -> list[str]:
     return list(dict.fromkeys(e.pretraining for e in _entries(model) if e.weights))
 
 
+def teacher_groups(model: str) -> list[str]:
+    """'<tag> is <group> by its teacher <name>' for each checkpoint of the model whose group its teacher decided."""
+    found = []
+    for row in timm_table():
+        if row["pretraining_from"] == "teacher" and row["model_tag"] in set(weight_order(model)):
+            teacher = teacher_of(row["model_tag"])
+            found.append(f"{short_weights(row['model_tag']).partition(' (')[0]} is {row['pretraining']} by its "
+                         f"teacher {teacher.name}")
+    return list(dict.fromkeys(found))
+
+
 def weights_option(text: str | None) -> str:
     """--weights: one of WEIGHT_POLICIES (default: default)."""
     if text is None:
@@ -218,5 +229,6 @@ def pareto_front(points: list[dict], x_key: str, y_key: str = "top1", lower_x_is
 
 
 __all__ = ["PRETRAINING", "SHIFTED", "WEIGHT_POLICIES", "AccuracyEntry", "accuracy_at", "accuracy_entries",
-           "checkpoint_at", "pareto_front", "pretraining_groups", "pretraining_of", "short_weights", "timm_archs",
+           "checkpoint_at", "pareto_front", "pretraining_groups", "pretraining_of", "short_weights", "teacher_groups",
+           "timm_archs",
            "timm_table", "timm_tag_order", "top1_at", "weight_order", "weights_option", "pretraining_option"]
