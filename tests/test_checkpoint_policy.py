@@ -195,3 +195,12 @@ def test_report_weights_option(flags, tmp_path, capsys):
 
     code, out, err = run(report, capsys, "--results", str(tmp_path), *flags)
     assert code == 2 and len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_the_published_column_says_whose_number_it_is():
+    # KaimingHe/deep-residual-networks README: ResNet-50 1-crop top-1 error 24.7% -> 75.3, a repository number
+    points, _ = accuracy_points([cost_row("resnet50", 224)], [], "paper")
+    header, _, line = accuracy_table(points, "paper").splitlines()[:3]
+    assert "top-1 % (published)" in header and "(paper)" not in header
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[3:5] == ["75.30", "not in timm (repository)"]

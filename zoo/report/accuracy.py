@@ -90,12 +90,20 @@ def _ordered(points: list[dict]) -> list[dict]:
     return sorted(points, key=lambda p: (p["pretraining"] or p["other_pretraining"] or "", p["gmacs"], p["model"]))
 
 
+def _weights_cell(point: dict, weights: str) -> str | None:
+    """The shown checkpoint; under --weights paper it says whose number it is (paper, repository, or timm's
+    evaluation where the authors published none at that size)."""
+    if weights != "paper" or point["weights_short"] is None:
+        return point["weights_short"]
+    return f"{point['weights_short']} ({point['source']})"
+
+
 def accuracy_table(points: list[dict], weights: str = "default") -> str:
     """One row per point; the five shifted test sets one column each; the other policy's source as
     'repository [n]', n its place in citations(points) (the footnotes under the table)."""
     this, other = POLICY_LABEL[weights], POLICY_LABEL[_other_policy(weights)]
     number = {c: i + 1 for i, c in enumerate(citations(points))}
-    rows = [[p["model"], p["img_size"], f"{p['gmacs']:.2f}", _f(p["top1"]), p["weights_short"], p["pretraining"],
+    rows = [[p["model"], p["img_size"], f"{p['gmacs']:.2f}", _f(p["top1"]), _weights_cell(p, weights), p["pretraining"],
              *(_f(v) for v in p["shifted"]), _f(p["other_top1"]), p["other_weights"], p["other_pretraining"],
              f"{p['imgs_per_s']:.2f}" if p["imgs_per_s"] else None, "yes" if p["pareto_gmacs"] else "",
              p["other_source"] and f"{p['other_source']} [{number[p['other_citation']]}]"]
