@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..models.pretraining import PRETRAINING
 from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, roofline, style, summary, tables
 from .accuracy import accuracy_points, accuracy_table, citations
@@ -232,7 +233,7 @@ CAPTIONS = dict(zip(PLOT_FILES, (
 
 def summary_of(data: ReportRows) -> dict:
     three, note = summary.default_three(data)
-    return {"three": three, "three_note": note, "answers": summary.answer_lines(data.answers),
+    return {"three": three, "three_note": note, "answers": summary.answer_lines(data.answers), "groups": PRETRAINING,
             "built": "Built from results/ alone by `python -m zoo.report`: counts on the meta device (MACs; FLOPs = "
                      "2 x MACs), published and timm-evaluated accuracy, and timings that each name their machine. "
                      "Long tables sort by a click on a heading and filter by family, size and pretraining."}

@@ -144,7 +144,8 @@ def section_html(name: str, section, figures: list[str], facets: dict) -> str:
 
 
 def summary_html(summary: dict, sections: dict, pareto: list[str]) -> str:
-    """summary: {"three": markdown table, "three_note": str, "answers": [str], "built": str}."""
+    """summary: {"three": markdown table, "three_note": str, "answers": [str], "built": str, "groups": {word:
+    meaning}}."""
     held = []
     for name, s in sections.items():
         n = row_count(s)
@@ -158,7 +159,16 @@ def summary_html(summary: dict, sections: dict, pareto: list[str]) -> str:
             f'{table_html(summary["three"])}'
             f'<h3>Worked answers (<a href="#choosing">how</a>)</h3><ul>{answers}</ul>'
             f'<h3>Accuracy against cost: Pareto fronts per pretraining group</h3><div class="pair">{"".join(pareto)}</div>'
-            f'<h3>What each section holds</h3><ul>{"".join(held)}</ul></section>')
+            f'<h3>What each section holds</h3><ul>{"".join(held)}</ul>{_groups(summary.get("groups", {}))}</section>')
+
+
+def _groups(groups: dict[str, str]) -> str:
+    """The pretraining groups the tables filter by, folded: each word and what it means."""
+    if not groups:
+        return ""
+    items = "".join(f"<dt><b>{html.escape(k)}</b></dt><dd>{html.escape(v)}</dd>" for k, v in groups.items())
+    return f"<details><summary>The pretraining groups (what the filters and Pareto fronts group by)</summary>" \
+           f"<dl>{items}</dl></details>"
 
 
 def page(title: str, sections: dict, plots: dict[str, tuple[Path, str, bool]], placement: dict[str, tuple],
