@@ -236,5 +236,46 @@ def test_the_script_regenerates_the_packaged_table():
     assert {by_tag[f"eva_large_patch14_{s}.in22k_ft_{t}"] for s in (196, 336) for t in ("in1k", "in22k_in1k")} \
         == {"in21k-selfsup"}
     assert by_tag["beitv2_large_patch16_224.in1k_ft_in22k_in1k"] == "in21k"
-    assert by_tag["beitv2_large_patch16_224.in1k_ft_in1k"] == "in1k"
+    # BEiT v2 in1k_ft_in1k: MIM on ImageNet-1k toward a tokenizer distilled from CLIP ViT-B/16 (microsoft/unilm
+    # beit2/TOKENIZER.md): its teacher's group, not ImageNet-1k-only
+    assert by_tag["beitv2_large_patch16_224.in1k_ft_in1k"] == "image-text"
+    # BiT-R50x1 goog_distilled_in1k: distilled from BiT-M-R152x2, pre-trained on ImageNet-21k (google-research/
+    # big_transfer README.md, 'Distilled models'); timm's metadata says in1k-dist
+    assert by_tag["resnetv2_50x1_bit.goog_distilled_in1k"] == "in21k"
+    # DeiT's students: a RegNetY-16GF teacher trained on ImageNet-1k, so still in1k
+    assert by_tag["deit_base_distilled_patch16_224.fb_in1k"] == "in1k"
+    # ConvNeXt-V2 fcmae_ft_in22k_in1k: FCMAE on ImageNet-1k (the ConvNeXt-V2 README's only FCMAE weights), then
+    # supervised ImageNet-22k: in21k by the BEiT v2 rule, as beitv2 in1k_ft_in22k_in1k above
+    assert {g for t, g in by_tag.items() if ".fcmae_ft_in22k_in1k" in t} == {"in21k"}
+    # the rows whose group their teacher decided: exactly these two
+    students = {r["model_tag"] for r in rebuilt if r["pretraining_from"] == "teacher"}
+    assert students == {"beitv2_large_patch16_224.in1k_ft_in1k", "resnetv2_50x1_bit.goog_distilled_in1k"}
     assert script.tag_pretraining("vit_base_patch16_clip_224.openai_ft_in1k") == "image-text"
+
+
+def test_a_students_group_is_its_teachers_and_shown_beside_its_weights():
+    from zoo.models.accuracy import checkpoint_at, pretraining_groups, pretraining_of
+
+    # results-imagenet.csv: resnetv2_50x1_bit.goog_distilled_in1k 224 -> 82.820; its teacher BiT-M-R152x2 is
+    # ImageNet-21k pre-trained (google-research/big_transfer README.md), so it is no ImageNet-1k-only answer
+    assert checkpoint_at("bit_r50x1", 224, "default", ["in1k"]) is None
+    shown = checkpoint_at("bit_r50x1", 224)
+    assert (shown["top1"], shown["pretraining"]) == (82.82, "in21k")
+    assert shown["weights_short"] == "goog_distilled_in1k (teacher BiT-M-R152x2, in21k)"
+    assert "big_transfer" in shown["note"]
+    # DeiT's distilled students keep their plain tag: the teacher saw ImageNet-1k only
+    assert checkpoint_at("deit_s_distilled", 224)["weights_short"] == "fb_in1k"
+    # vit_h14's only card entry (ViT Table 2, JFT-300M) has no weights timm can load: no group at all
+    assert pretraining_groups("vit_h14") == [] and pretraining_of("vit_h14") is None
+    assert pretraining_of("vit_h14", 224) is None
+    # vit_r50_b16: timm's weights are ImageNet-21k ones; the paper's JFT-300M hybrid names no group
+    assert pretraining_groups("vit_r50_b16") == ["in21k"]
+
+
+def test_paper_policy_prefers_the_papers_table_and_says_repository_for_a_re_release():
+    # vit_b16 at 224: only the repository's 'expected to achieve 81.2%' (VIT_README), labelled so
+    at_224 = top1_at("vit_b16", 224, weights="paper")
+    assert (at_224["top1"], at_224["source"]) == (81.2, "repository")
+    # at 384 the paper's Table 5 (83.97) comes before AugReg's repository number (85.49)
+    at_384 = top1_at("vit_b16", 384, weights="paper")
+    assert (at_384["top1"], at_384["source"]) == (83.97, "paper")

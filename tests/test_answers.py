@@ -82,3 +82,23 @@ def test_the_committed_reports_build_without_building_a_model(tmp_path, monkeypa
     root = pathlib.Path(__file__).resolve().parents[1]
     build_reports(root, tmp_path)
     assert (tmp_path / "choosing.md").read_text() == (root / "reports" / "choosing.md").read_text()
+
+
+def test_the_committed_first_question_answers_an_imagenet_1k_only_model():
+    import pathlib
+
+    from zoo.report.summary import answer_lines
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    first = load_answers(root)[0]
+    assert "registry" in first["question"]                        # it says where it searches
+    best = first["answer"]["shortlist"][0]
+    # results-imagenet.csv: convnext_tiny.fb_in1k at 224 -> 82.066; bit_r50x1's goog_distilled_in1k (82.820) was
+    # distilled from BiT-M-R152x2, ImageNet-21k pre-trained (google-research/big_transfer README): excluded
+    assert (best["model"], best["top1"], best["top1_weights"], best["pretraining"]) == \
+        ("convnext_t", 82.066, "convnext_tiny.fb_in1k", "in1k")
+    excluded = {e["model"]: e["reason"] for e in first["answer"]["excluded"]}
+    assert excluded["bit_r50x1"] == "no in1k checkpoint (its checkpoints: in21k; goog_distilled_in1k is in21k by " \
+                                    "its teacher BiT-M-R152x2)"
+    assert excluded["vit_h14"] == "no in1k checkpoint (timm has no evaluated checkpoint of it)"
+    assert answer_lines([first])[0].endswith(": convnext_t, top-1 82.066% (fb_in1k, in1k), 4.46 GMACs")

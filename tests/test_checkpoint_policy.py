@@ -120,15 +120,21 @@ def test_report_shows_default_and_paper_side_by_side_with_the_shifted_sets():
     points, _ = accuracy_points([cost_row("convnext_t", 224), cost_row("resnet50", 224)], [])
     table = accuracy_table(points)
     header = table.splitlines()[0]
-    assert "top-1 % (default)" in header and "top-1 % (paper)" in header
-    assert "ReaL / IN-V2 / Sketch / IN-R / IN-A" in header
+    # the paper policy's column is 'published': each cell says paper or repository (issue 35)
+    assert "top-1 % (default)" in header and "top-1 % (published)" in header and "(paper)" not in header
+    assert "| ReaL % (default) | IN-V2 % (default) | Sketch % (default) | IN-R % (default) | IN-A % (default) |" \
+        in header                                                        # one figure per cell, never stacked
     line = next(l for l in table.splitlines() if l.startswith("| convnext_t "))
     cells = [c.strip() for c in line.strip("|").split("|")]
     # results-imagenet{,-real,v2-matched-frequency,-sketch,-r,-a}.csv rows of convnext_tiny.in12k_ft_in1k at 224
     row = packaged_rows()[("convnext_tiny.in12k_ft_in1k", 224)]
-    shifted = " / ".join(f"{float(row[k]):.2f}" for k in ("real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a"))
-    assert cells[3:8] == ["84.19", "in12k_ft_in1k", "in21k", shifted, "82.10"]    # ConvNeXt README: 82.1
-    assert cells[8] == "fb_in1k (repository)"
+    shifted = [f"{float(row[k]):.2f}" for k in ("real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a")]
+    assert cells[3:12] == ["84.19", "in12k_ft_in1k", "in21k", *shifted, "82.10"]    # ConvNeXt README: 82.1
+    assert cells[12] == "fb_in1k (repository)"
+    # the long citation is a footnote: the cell says 'repository [n]', citations(points)[n - 1] is the README
+    from zoo.report.accuracy import citations
+    number = int(cells[-1].removeprefix("repository [").removesuffix("]"))
+    assert citations(points)[number - 1].startswith("facebookresearch/ConvNeXt README.md")
     resnet = next(l for l in table.splitlines() if l.startswith("| resnet50 "))
     assert "| 80.38 | a1_in1k |" in resnet and "75.30 | not in timm (repository)" in resnet
 
@@ -189,3 +195,12 @@ def test_report_weights_option(flags, tmp_path, capsys):
 
     code, out, err = run(report, capsys, "--results", str(tmp_path), *flags)
     assert code == 2 and len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_the_published_column_says_whose_number_it_is():
+    # KaimingHe/deep-residual-networks README: ResNet-50 1-crop top-1 error 24.7% -> 75.3, a repository number
+    points, _ = accuracy_points([cost_row("resnet50", 224)], [], "paper")
+    header, _, line = accuracy_table(points, "paper").splitlines()[:3]
+    assert "top-1 % (published)" in header and "(paper)" not in header
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[3:5] == ["75.30", "not in timm (repository)"]

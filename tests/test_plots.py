@@ -116,3 +116,24 @@ def test_the_page_shows_the_same_key(committed):
     for family in style.FAMILIES:
         look = style.FAMILY_STYLE[family]
         assert f'<span style="color:{look["color"]}">{style._GLYPHS[look["marker"]]}</span> {family}' in page
+
+
+def _timed(model, backend, imgs, machine="Test CPU", **settings):
+    return {"model": model, "img_size": 224, "batch_size": 1, "imgs_per_s": imgs, "family": "deit",
+            "settings": {"dtype": "fp32", "backend": backend, **settings},
+            "env": {"cpu_model": machine, "gpu_name": None}, "threads": 2}
+
+
+def test_eager_against_onnx_runtime_pairs_rows_and_tolerates_missing_ones(tmp_path):
+    from zoo.report.rows import machine_name
+
+    rows = [_timed("deit_ti", "eager", 50.0), _timed("deit_ti", "onnxruntime", 80.0),
+            _timed("swin_t", "eager", 10.0),                         # no ONNX Runtime partner: left out
+            _timed("resnet50", "onnxruntime", 30.0, train=True)]     # a training step: not inference
+    assert len({machine_name(r) for r in rows}) == 1
+    drawn = plots.eager_vs_onnxruntime(rows, tmp_path / "pair.png")
+    assert drawn == [{"model": "deit_ti", "res": 224, "batch": 1, "dtype": "fp32", "eager img/s": 50.0,
+                      "onnxruntime img/s": 80.0}]
+    # with no pair (or no rows at all) the figure says so and the page leaves it off
+    assert plots.eager_vs_onnxruntime(rows[2:], tmp_path / "none.png") == []
+    assert plots.eager_vs_onnxruntime([], tmp_path / "empty.png") == [] and (tmp_path / "empty.png").is_file()

@@ -1,10 +1,9 @@
 """zoo.report: built from results/ alone, --check catches stale rows and every stale file, the page renders."""
 import json
-import re
 import shutil
-import subprocess
 
 import pytest
+from page_probe import CHROMIUM, probe_page
 
 from zoo.report import build_reports, check, refresh
 from zoo.report import deterministic
@@ -140,39 +139,20 @@ def test_noisy_rows_are_marked_and_left_out_of_fits(small_results):
     assert f"{math.log(5) / math.log(384 / 224):.2f}" in row
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-PROBE = """<script>
-window.__errors = [];
-window.addEventListener('error', e => window.__errors.push(String(e.message || e.target.src)), true);
-window.addEventListener('load', () => {
-  const broken = [...document.images].filter(i => !i.complete || i.naturalWidth === 0).length;
-  const result = {tables: document.querySelectorAll('table').length,
-                  rows: document.querySelectorAll('tbody tr').length,
-                  images: document.images.length, broken, errors: window.__errors};
-  const out = document.createElement('pre'); out.id = 'probe'; out.textContent = JSON.stringify(result);
-  document.body.appendChild(out);
-});
-</script>"""
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
 def test_html_page_renders_every_table_and_image_without_console_errors(small_results, tmp_path):
+    from zoo.report.build import PLACEMENT, sections
+    from zoo.report.rows import load
+
     build_reports(small_results)
-    page = (small_results / "reports" / HTML_FILE).read_text()
-    probed = tmp_path / "probed.html"
-    probed.write_text(page.replace("<head>", "<head>" + PROBE, 1))
-    result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()],
-        capture_output=True, text=True, timeout=120)
-    found = re.search(r'<pre id="probe">(.*?)</pre>', result.stdout)
-    assert found, result.stderr[-2000:]
-    probe = json.loads(found.group(1).replace("&quot;", '"'))
-    # one table per markdown file, the worked questions' shortlists as tables of their own, and detectors.md's
-    # second table (every row of the published COCO tables)
-    from zoo.answers import QUESTIONS
-    assert probe["tables"] == len(MARKDOWN_FILES) - 1 + len(QUESTIONS) + 1 and probe["rows"] > 0
-    assert probe["images"] == len(PLOT_FILES) and probe["broken"] == 0 and probe["errors"] == []
-    console_errors = [line for line in result.stderr.splitlines() if "CONSOLE" in line and "rror" in line]
-    assert console_errors == []
+    probe, console_errors = probe_page(small_results / "reports" / HTML_FILE, tmp_path)
+    # the summary's table, one per section that has rows (an empty one is left out with a line), and the
+    # worked questions' shortlists as tables of their own
+    shown = [s for s in sections(load(small_results)).values() if hasattr(s, "table") and not s.left_out]
+    from zoo.answers import load_answers
+    assert probe["tables"] == 1 + len(shown) + len(load_answers(small_results) or []) and probe["rows"] > 0
+    plotted = json.loads((small_results / "reports" / PLOT_DATA_FILE).read_text())
+    # a plot with data sits beside each table it summarises (the Pareto plots in the summary as well)
+    assert probe["images"] == sum(len(PLACEMENT[name]) for name in PLOT_FILES if plotted[name])
+    assert probe["broken"] == 0 and probe["errors"] == [] and console_errors == []
+    assert probe["overflowing"] == [] and probe["summary_top"] < 900

@@ -13,11 +13,14 @@ from pathlib import Path
 
 ANSWERS_FILE = "answers.json"
 QUESTIONS = [  # (question, zoo.select options: each a Query field and the --flag of the same name)
-    ("The most accurate ImageNet-1k-only backbone under 5 GMACs at 224 px",
+    ("Among the registry's models: the most accurate ImageNet-1k-only backbone (its teachers included) under "
+     "5 GMACs at 224 px",
      {"resolution": "224", "max_gmacs": "5", "pretraining": "in1k"}),
-    ("The most robust to distribution shift (ImageNetV2 top-1) under 20 GMACs at 384 px",
+    ("Among the registry's models: the most robust to distribution shift (ImageNetV2 top-1) under 20 GMACs "
+     "at 384 px",
      {"resolution": "384", "max_gmacs": "20", "rank": "imagenet_v2"}),
-    ("What serves at batch 32 in 1 GiB (fp32 weights + activations) at 224 px, ranked by top-1",
+    ("Among the registry's models: what serves at batch 32 in 1 GiB (fp32 weights + activations) at 224 px, "
+     "ranked by top-1",
      {"resolution": "224", "max_serve_mib": "1024", "batch_size": "32"}),
 ]
 

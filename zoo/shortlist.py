@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from .errors import UsageError
-from .models.accuracy import accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of, short_weights
+from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of,
+                              short_weights, teacher_groups)
 from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.registry import TIMM_PREFIX, get_spec
 from .models.spec import Size
@@ -200,10 +201,12 @@ def _accuracy(model: str, img_size: Size, groups: list[str] | None, weights: str
     entry = checkpoint_at(model, img_size, weights, groups)
     if groups is None or entry is not None:
         return entry, None
-    has = checkpoint_groups(model) or [pretraining_of(model)]
+    has = checkpoint_groups(model)      # of the checkpoints timm can load, never of a card without weights
     if set(has) & set(groups):
         return None, None          # no accuracy at this size, but it has checkpoints of those groups
-    return None, f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(g or 'unknown' for g in has)})"
+    taught = "".join(f"; {t}" for t in teacher_groups(model))          # where a teacher decided the group
+    return None, (f"no {','.join(groups)} checkpoint (its checkpoints: {', '.join(has)}{taught})" if has else
+                  f"no {','.join(groups)} checkpoint (timm has no evaluated checkpoint of it)")
 
 
 def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default", groups=None) -> dict:

@@ -10,7 +10,8 @@ from importlib import resources
 from typing import Iterable
 
 from ..errors import UnknownModelError, UsageError
-from .cards import CARDS, PRETRAINING, TIMM_ARCHS, AccuracyEntry
+from .cards import CARDS, TIMM_ARCHS, AccuracyEntry
+from .pretraining import PRETRAINING, teacher_of, weights_text
 from .registry import TIMM_PREFIX, get_spec
 from .tag_order import timm_tag_order
 
@@ -37,12 +38,19 @@ def timm_table() -> tuple[dict, ...]:
     return tuple(rows)
 
 
+def _group_note(row: dict) -> str:
+    if row["pretraining_from"] == "teacher":
+        teacher = teacher_of(row["model_tag"])
+        return f"pretraining from its {teacher.text()} ({teacher.citation})"
+    return f"pretraining from timm's {row['pretraining_from']}"
+
+
 def _timm_entry(row: dict) -> AccuracyEntry:
     return AccuracyEntry(top1=row["top1"], top5=row["top5"], img_size=row["img_size"], pretraining=row["pretraining"],
                          crops="single", source="timm", citation=TIMM_CITATION, weights=row["model_tag"],
                          real=row["real"], imagenet_v2=row["imagenet_v2"], sketch=row["sketch"],
                          imagenet_r=row["imagenet_r"], imagenet_a=row["imagenet_a"], crop_pct=row["crop_pct"],
-                         note=f"timm's evaluation; pretraining from timm's {row['pretraining_from']}")
+                         note=f"timm's evaluation; {_group_note(row)}")
 
 
 def timm_archs(model: str) -> tuple[tuple[str, ...], str | None]:
@@ -93,8 +101,9 @@ def accuracy_at(model: str, img_size: int) -> list[dict]:
 
 
 def short_weights(weights: str | None) -> str:
-    """A checkpoint's short form for tables: its timm tag ('in12k_ft_in1k'), or 'not in timm'."""
-    return NOT_IN_TIMM if not weights else weights.partition(".")[2] or weights
+    """A checkpoint's short form for tables: its timm tag ('in12k_ft_in1k'), or 'not in timm'; a teacher
+    outside ImageNet-1k is named beside it ('goog_distilled_in1k (teacher BiT-M-R152x2, in21k)')."""
+    return NOT_IN_TIMM if not weights else weights_text(weights.partition(".")[2] or weights, weights)
 
 
 def checkpoint_at(model: str, img_size: int, weights: str = "default",
@@ -121,7 +130,8 @@ def checkpoint_at(model: str, img_size: int, weights: str = "default",
     chosen = None
     if weights == "paper":
         card_weights = [e.weights for e in CARDS.get(model, []) if e.weights]
-        chosen = next((e for e in shown if e.source != "timm"), None) or next(
+        chosen = next((e for e in shown if e.source == "paper"), None) or next(
+            (e for e in shown if e.source == "repository"), None) or next(
             (e for w in card_weights for e in evaluated if e.weights == w), None)
     elif weights == "best":
         chosen = max(evaluated, key=lambda e: e.top1, default=None)   # ties: the earlier in timm's order
@@ -144,7 +154,8 @@ def top1_at(model: str, img_size: int, pretraining: Iterable[str] | None = None,
 def pretraining_of(model: str, img_size: int | None = None, weights: str = "default",
                    pretraining: Iterable[str] | None = None) -> str | None:
     """The group of checkpoint_at(model, img_size, weights, pretraining) when there is one, else of the checkpoint
-    the policy picks at any size (paper: the card's first entry), else of the card's first entry."""
+    the policy picks at any size, among checkpoints timm can load only (a card entry without timm weights
+    names no group: vit_h14 has none), else None."""
     if img_size is not None:
         found = checkpoint_at(model, img_size, weights, pretraining)
         if found:
@@ -153,15 +164,29 @@ def pretraining_of(model: str, img_size: int | None = None, weights: str = "defa
         entries = [e for e in _entries(model) if pretraining is None or e.pretraining in set(pretraining)]
     except UnknownModelError:
         return None
-    card = [e for e in entries if e.source != "timm"]
-    evaluated = [e for e in entries if e.source == "timm"]
+    loadable = [e for e in entries if e.weights]     # a card entry timm cannot load names no group
+    card = [e for e in loadable if e.source != "timm"]
+    evaluated = [e for e in loadable if e.source == "timm"]
     first = (card if weights == "paper" else []) + evaluated + card
     return first[0].pretraining if first else None
 
 
 def pretraining_groups(model: str) -> list[str]:
-    """Every group some checkpoint of the model (card or timm) belongs to, in first-seen order."""
-    return list(dict.fromkeys(e.pretraining for e in _entries(model)))
+    """Every group some checkpoint timm can load for the model (a timm evaluation, or a card entry naming timm
+    weights) belongs to, in first-seen order; a card whose weights cannot be downloaded (vit_h14's JFT-300M
+    entry) names none."""
+    return list(dict.fromkeys(e.pretraining for e in _entries(model) if e.weights))
+
+
+def teacher_groups(model: str) -> list[str]:
+    """'<tag> is <group> by its teacher <name>' for each checkpoint of the model whose group its teacher decided."""
+    found = []
+    for row in timm_table():
+        if row["pretraining_from"] == "teacher" and row["model_tag"] in set(weight_order(model)):
+            teacher = teacher_of(row["model_tag"])
+            found.append(f"{short_weights(row['model_tag']).partition(' (')[0]} is {row['pretraining']} by its "
+                         f"teacher {teacher.name}")
+    return list(dict.fromkeys(found))
 
 
 def weights_option(text: str | None) -> str:
@@ -204,5 +229,6 @@ def pareto_front(points: list[dict], x_key: str, y_key: str = "top1", lower_x_is
 
 
 __all__ = ["PRETRAINING", "SHIFTED", "WEIGHT_POLICIES", "AccuracyEntry", "accuracy_at", "accuracy_entries",
-           "checkpoint_at", "pareto_front", "pretraining_groups", "pretraining_of", "short_weights", "timm_archs",
+           "checkpoint_at", "pareto_front", "pretraining_groups", "pretraining_of", "short_weights", "teacher_groups",
+           "timm_archs",
            "timm_table", "timm_tag_order", "top1_at", "weight_order", "weights_option", "pretraining_option"]

@@ -9,21 +9,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-# The pretraining vocabulary: what data the weights saw before (or besides) ImageNet-1k fine-tuning.
-# Kept small on purpose: Pareto fronts and --pretraining filters group by it.
-PRETRAINING: dict[str, str] = {
-    "in1k": "ImageNet-1k images only (self-supervised on them, or distilled on them from any teacher, included)",
-    "in21k": "supervised on ImageNet-21k (= ImageNet-22k, one dataset under two names) or on ImageNet-12k "
-             "(timm's 11,821-class subset of it: tags in12k), then ImageNet-1k",
-    "in21k-selfsup": "self-supervised (masked image modelling) on ImageNet-21k, sometimes then supervised on it, "
-                     "then ImageNet-1k (BEiT, EVA-02)",
-    "jft300m": "supervised on Google's JFT-300M (not public), then ImageNet-1k",
-    "jft300m-unlabelled": "Noisy Student: ImageNet-1k labels plus pseudo-labelled, unlabelled JFT-300M images",
-    "image-text": "contrastive image-text pre-training (CLIP/SigLIP on LAION-2B, OpenAI WIT, WebLI, ...), "
-                  "then ImageNet-1k",
-    "web-weak": "weakly or semi-supervised web images (Instagram hashtags, SWAG, YFCC100M), then ImageNet-1k",
-    "other": "anything else (e.g. masked image modelling on merged multi-dataset collections)",
-}
+from .pretraining import PRETRAINING
+
+# The pretraining vocabulary (what data the weights, or a teacher they learned from, saw besides ImageNet-1k)
+# is defined once, in zoo.models.pretraining.
 CROPS = ("single", "10-crop")
 SOURCES = ("paper", "repository", "timm")   # a paper table; the authors' repository; timm's evaluation
 

@@ -13,16 +13,18 @@ from ..models.accuracy import SHIFTED, checkpoint_at, pareto_front
 from .rows import machine_name, main_machine
 from .tables import spec_or_none
 
-SHIFTED_HEADER = "ReaL / IN-V2 / Sketch / IN-R / IN-A %"
+SHIFTED_HEADERS = ("ReaL %", "IN-V2 %", "Sketch %", "IN-R %", "IN-A %")     # one column each, in SHIFTED order
+# What a column of each --weights policy is called: `paper` shows the authors' number, from a paper table or,
+# for a re-release, their repository; the cell says which, so the column is not called "paper".
+POLICY_LABEL = {"default": "default", "paper": "published", "best": "best"}
 
 
-def _shifted(entry: dict | None) -> str | None:
+def _shifted(entry: dict | None) -> list[float | None]:
     """The five shifted test sets of the entry's checkpoint (timm's evaluation where the entry is a card's)."""
     if entry is None:
-        return None
+        return [None] * len(SHIFTED)
     robust = entry if entry["source"] == "timm" else entry.get("timm_eval") or entry
-    values = [robust.get(k) for k in SHIFTED]
-    return None if all(v is None for v in values) else " / ".join("-" if v is None else f"{v:.2f}" for v in values)
+    return [robust.get(k) for k in SHIFTED]
 
 
 def _other_policy(weights: str) -> str:
@@ -55,7 +57,7 @@ def accuracy_points(cost: list[dict], throughput: list[dict], weights: str = "de
                        "other_top1": other and other["top1"],
                        "other_weights": other and f"{other['weights_short']} ({other['source']})",
                        "other_pretraining": other and other["pretraining"],
-                       "other_source": other and f"{other['source']}: {other['citation']}",
+                       "other_source": other and other["source"], "other_citation": other and other["citation"],
                        "gmacs": r["macs"] / 1e9, "imgs_per_s": speed.get((r["model"], r["img_size"]))})
     shown_models = {p["model"] for p in points}
     for r in cost:
@@ -79,15 +81,34 @@ def _f(value) -> str | None:
     return None if value is None else f"{value:.2f}"
 
 
+def citations(points: list[dict]) -> list[str]:
+    """The other column's sources, each once, in first-use order: accuracy_table's cells cite them as [n]."""
+    return list(dict.fromkeys(p["other_citation"] for p in _ordered(points) if p.get("other_citation")))
+
+
+def _ordered(points: list[dict]) -> list[dict]:
+    return sorted(points, key=lambda p: (p["pretraining"] or p["other_pretraining"] or "", p["gmacs"], p["model"]))
+
+
+def _weights_cell(point: dict, weights: str) -> str | None:
+    """The shown checkpoint; under --weights paper it says whose number it is (paper, repository, or timm's
+    evaluation where the authors published none at that size)."""
+    if weights != "paper" or point["weights_short"] is None:
+        return point["weights_short"]
+    return f"{point['weights_short']} ({point['source']})"
+
+
 def accuracy_table(points: list[dict], weights: str = "default") -> str:
-    other = _other_policy(weights)
-    rows = [[p["model"], p["img_size"], f"{p['gmacs']:.2f}", _f(p["top1"]), p["weights_short"], p["pretraining"],
-             p["shifted"], _f(p["other_top1"]), p["other_weights"], p["other_pretraining"],
+    """One row per point; the five shifted test sets one column each; the other policy's source as
+    'repository [n]', n its place in citations(points) (the footnotes under the table)."""
+    this, other = POLICY_LABEL[weights], POLICY_LABEL[_other_policy(weights)]
+    number = {c: i + 1 for i, c in enumerate(citations(points))}
+    rows = [[p["model"], p["img_size"], f"{p['gmacs']:.2f}", _f(p["top1"]), _weights_cell(p, weights), p["pretraining"],
+             *(_f(v) for v in p["shifted"]), _f(p["other_top1"]), p["other_weights"], p["other_pretraining"],
              f"{p['imgs_per_s']:.2f}" if p["imgs_per_s"] else None, "yes" if p["pareto_gmacs"] else "",
-             p["other_source"]]
-            for p in sorted(points, key=lambda p: (p["pretraining"] or p["other_pretraining"] or "", p["gmacs"],
-                                                   p["model"]))]
-    return markdown_table(["model", "res (px)", "GMACs / image at that res", f"top-1 % ({weights})", "weights",
-                           "pretraining", f"{SHIFTED_HEADER} ({weights})", f"top-1 % ({other})",
+             p["other_source"] and f"{p['other_source']} [{number[p['other_citation']]}]"]
+            for p in _ordered(points)]
+    return markdown_table(["model", "res (px)", "GMACs / image at that res", f"top-1 % ({this})", "weights",
+                           "pretraining", *(f"{h} ({this})" for h in SHIFTED_HEADERS), f"top-1 % ({other})",
                            f"weights ({other})", f"pretraining ({other})", "img/s (batch 1)",
                            "Pareto (GMACs, within its pretraining group)", f"source ({other})"], rows)

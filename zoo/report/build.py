@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..models.pretraining import PRETRAINING
 from ..runs.safe_io import strict_dumps, write_atomic
-from . import plots, roofline, style, tables
-from .accuracy import accuracy_points, accuracy_table
+from . import plots, roofline, style, summary, tables
+from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
 from .detectors import detector_notes, detector_table, published_table
@@ -23,7 +24,11 @@ MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "thr
                   "not_measured.md", "choosing.md", "roofline.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png",
-              "roofline_vs_measured.png")
+              "roofline_vs_measured.png", "eager_vs_onnxruntime.png")
+# where each plot sits on the page: beside the table it summarises (and the Pareto plots in the summary too)
+PLACEMENT = dict(zip(PLOT_FILES, (("cost.md",), ("attention.md",), ("throughput.md",), ("components.md",),
+                                  ("summary", "accuracy.md"), ("summary", "accuracy.md"), ("roofline.md",),
+                                  ("throughput.md",))))
 PLOT_DATA_FILE = "plots.json"
 STYLE_KEY = "style"            # in plots.json, beside each plot's data
 HTML_FILE = "index.html"
@@ -36,10 +41,32 @@ class Section:
     intro: str
     table: str
     notes: list[str] = field(default_factory=list)      # what was left out, and why
+    footnotes: list[str] = field(default_factory=list)  # long sources, cited from the table's cells as [n]
+    when_empty: str = ""      # the one line shown for no rows where none is good news (nothing failed)
+
+    @property
+    def left_out(self) -> str | None:
+        """Why the section shows no table: it has no rows (its first note says why). The page and the markdown
+        then hold one line instead of an empty table."""
+        if len(self.table.strip().splitlines()) > 2:
+            return None
+        return next((n for n in self.notes if n.startswith("no ")), "no rows for this table in results/")
+
+    @property
+    def empty_line(self) -> str | None:
+        """The one line the section shows instead of a table without rows, or None when it has rows."""
+        if self.left_out is None:
+            return None
+        if self.when_empty:
+            return self.when_empty + "".join(f" NB: {n}" for n in self.notes)
+        return f"Left out: {self.left_out}"
 
     def markdown(self) -> str:
+        if self.empty_line:
+            return f"# {self.heading}\n\n{self.empty_line}\n"
         notes = "".join(f"\nNB: {n}\n" for n in self.notes)
-        return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}"
+        cited = "".join(f"\n[{i}] {text}\n" for i, text in enumerate(self.footnotes, 1))
+        return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}{cited}"
 
 
 @dataclass
@@ -58,7 +85,8 @@ ACCURACY_POLICY = {  # what each --weights column is
     "default": "default: timm's own evaluation (one pipeline, results-imagenet.csv at aa4b585) of the checkpoint "
                "timm.create_model(arch, pretrained=True) loads for that size: timm's default tag when evaluated "
                "there, else the first tag in timm's pretrained order evaluated there.",
-    "paper": "paper: the authors' checkpoint as their paper or repository reports it (source column; 'not in "
+    "paper": "published (--weights paper): the authors' number for their checkpoint, from a table of their "
+             "paper or, for a re-release, their repository; the source column says which and cites it ('not in "
              "timm' where timm does not ship those weights).",
     "best": "best: timm's most accurate evaluated checkpoint at that size.",
 }
@@ -130,7 +158,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                "comparable.", accuracy_table(points, weights),
                                accuracy_notes + _unless_empty(points, "model with accuracy at a counted size")
                                + ([f"checkpoints chosen among pretraining {', '.join(pretraining)} only"]
-                                  if pretraining else [])),
+                                  if pretraining else []), citations(points)),
         "textbook.md": Section("Textbook check: the ViT-B/16 worked figures",
                                "Reference figures from the closed forms of the ViT paper (Dosovitskiy et al. 2021, "
                                "Sec. 3.1, Eq. 1-4: N = HW/P^2 tokens; per layer 3Nd^2 qkv + N^2 d QK^T + N^2 d AV "
@@ -181,12 +209,16 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                      f"without the fields the tables compute with are in results/ but not in "
                                      f"these tables (detection.md shows the measured H x W and feature-extractor "
                                      f"ones; zoo.load_frame reads them all)"]
-                                    if data.left_out else [])),
+                                    if data.left_out else []),
+                                   when_empty="Every measurement in results/ ran: none was skipped by a size rule "
+                                              "or failed."),
         "choosing.md": TextSection("Choosing a backbone",
                                    "Worked questions answered by `python -m zoo.select` (counted constraints and "
                                    "published accuracy only, so the same on any machine; a measured latency "
-                                   "question is in the README with its machine). Every registry model is a "
-                                   "candidate; each excluded one names the first constraint it broke.",
+                                   "question is in the README with its machine). Each question searches the "
+                                   "registry's models only (the default --models all; a timm:<name> "
+                                   "model joins with --models); each excluded one names the first constraint it "
+                                   "broke. A distilled checkpoint counts its teacher's pretraining.",
                                    choosing_markdown(data.answers)),
         "roofline.md": Section("Roofline and MACs-only latency against measured",
                                "Timed eager inference rows with a roofline estimate (sum over ops of max(FLOPs / "
@@ -212,8 +244,24 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
              plots.component_shares(cost, out / PLOT_FILES[3], size),
              plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
              plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1"),
-             roofline.plot(roofline.frame(data.throughput), out / PLOT_FILES[6])]
+             roofline.plot(roofline.frame(data.throughput), out / PLOT_FILES[6]),
+             plots.eager_vs_onnxruntime(data.throughput, out / PLOT_FILES[7])]
     return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN.get(name) for name in PLOT_FILES}}
+
+
+CAPTIONS = dict(zip(PLOT_FILES, (
+    "GMACs per image against input side", "attention's share of MACs against tokens",
+    "throughput against input side (fp32, batch 1)", "MACs per component", "top-1 against GMACs (Pareto per "
+    "pretraining group)", "top-1 against measured img/s at batch 1 (Pareto per pretraining group)",
+    "roofline and MACs-only latency against measured", "eager PyTorch against ONNX Runtime, per model")))
+
+
+def summary_of(data: ReportRows) -> dict:
+    three, note = summary.default_three(data)
+    return {"three": three, "three_note": note, "answers": summary.answer_lines(data.answers), "groups": PRETRAINING,
+            "built": "Built from results/ alone by `python -m zoo.report`: counts on the meta device (MACs; FLOPs = "
+                     "2 x MACs), published and timm-evaluated accuracy, and timings that each name their machine. "
+                     "Long tables sort by a click on a heading and filter by family, size and pretraining."}
 
 
 def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None, weights: str = "default",
@@ -228,6 +276,7 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
         written.append(out / name)
     plotted = draw(data, out, weights, pretraining)
     write_atomic(out / PLOT_DATA_FILE, strict_dumps(plotted, indent=1, sort_keys=True) + "\n")
-    write_atomic(out / HTML_FILE, page("archzoo report", list(content.values()), [out / p for p in PLOT_FILES],
-                                       style.family_key_html()))
+    shown = {name: (out / name, CAPTIONS[name], bool(plotted[name])) for name in PLOT_FILES}
+    write_atomic(out / HTML_FILE, page("archzoo report", content, shown, PLACEMENT, summary_of(data),
+                                       summary.facets(data), style.family_key_html()))
     return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

@@ -1,4 +1,7 @@
-"""One self-contained HTML page: every markdown table as an HTML table, its notes, every plot inlined."""
+"""One self-contained HTML page (index.html): a summary and a table of contents first, then every section with
+its plots beside its table; long tables sort by a click on a heading and filter by family, size and
+pretraining (plain HTML and CSS, one small inlined script, every plot inlined). Nothing is wider than a
+1400 px window: cells wrap, long sources are footnotes."""
 from __future__ import annotations
 
 import base64
@@ -6,11 +9,39 @@ import html
 import re
 from pathlib import Path
 
-STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1500px}table{border-collapse:collapse;"
-         "margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}"
-         "td:first-child,th:first-child{text-align:left;white-space:nowrap}img{max-width:100%;border:1px solid #eee}"
-         ".note{color:#8a4b00}")
+WINDOW_PX = 1400        # the widest window the page is laid out for without a horizontal scroll bar
+WIDE_COLUMNS = 9        # a table with more columns takes the whole width: its plots sit above it, not beside
+BREAKS = re.compile(r"([_/])")    # where a long tag or path may wrap inside a cell
+STYLE = ("*{box-sizing:border-box}body{font-family:system-ui,sans-serif;font-size:14px;margin:0 auto;padding:0 14px;"
+         "max-width:1380px}h1{margin:.4em 0 .2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}"
+         "nav.toc{font-size:13px;display:flex;flex-wrap:wrap;gap:2px 16px}nav.toc a{white-space:nowrap}"
+         "table{border-collapse:collapse;margin:.4em 0;font-size:12px;max-width:100%}"
+         "td,th{border:1px solid #ccc;padding:2px 5px;text-align:right;overflow-wrap:break-word}"
+         "th{background:#f3f3f3;vertical-align:bottom}table.sortable th{cursor:pointer}"
+         "td:first-child,th:first-child{text-align:left}td:first-child{white-space:nowrap}img{max-width:100%;border:1px solid #eee}"
+         "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:4px}"
+         ".pair{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}.pair figure{flex:0 1 640px;margin:0}"
+         ".pair .tables{flex:1 1 560px;min-width:0;max-width:100%}.pair.wide .tables{flex-basis:100%}figcaption{font-size:12px;color:#555}"
+         ".note{color:#8a4b00}.filters{font-size:12px;margin:.3em 0}.filters select{margin:0 .8em 0 .2em}"
+         "ol.cite{font-size:12px;color:#444}#summary{background:#fafcff;border:1px solid #dde6f3;padding:0 12px 8px}")
+# Sorting: a click on a heading sorts by that column (numbers as numbers, '-' last), again reverses it.
+# Filtering: each select keeps the rows whose data-<facet> equals its value.
+SCRIPT = """
+function num(t){const v=parseFloat(t.replace(/[,%*x]/g,''));return isNaN(v)?null:v}
+document.querySelectorAll('table.sortable').forEach(t=>t.querySelectorAll('th').forEach((th,i)=>{
+ th.title='sort';th.addEventListener('click',()=>{const b=t.tBodies[0],rows=[...b.rows],up=th.dataset.up!=='1';
+ t.querySelectorAll('th').forEach(h=>delete h.dataset.up);th.dataset.up=up?'1':'0';
+ rows.sort((r,s)=>{const a=r.cells[i].textContent.trim(),c=s.cells[i].textContent.trim(),x=num(a),y=num(c);
+  if(x!==null&&y!==null)return up?x-y:y-x;if(x!==null)return -1;if(y!==null)return 1;
+  return up?a.localeCompare(c):c.localeCompare(a)});rows.forEach(r=>b.appendChild(r))})}));
+document.querySelectorAll('.filters').forEach(f=>{const t=document.getElementById(f.dataset.for);
+ f.addEventListener('change',()=>{const want={};f.querySelectorAll('select').forEach(s=>{if(s.value)want[s.name]=s.value});
+ [...t.tBodies[0].rows].forEach(r=>{r.hidden=Object.keys(want).some(k=>r.dataset[k]!==want[k])})})});
+"""
+FACETS = ("family", "size", "pretraining")
+FILTER_MIN_ROWS = 10     # shorter tables are read whole
 IMAGE_DATA = re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]*"')
+CITED = re.compile(r"\[(\d+)\]$")
 
 
 def _cells(line: str) -> list[str]:
@@ -18,13 +49,45 @@ def _cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
-def table_html(markdown: str) -> str:
+def _breakable(text: str) -> str:
+    """A long cell may wrap after _ or / (a tag, a path); a short one stays whole."""
+    return BREAKS.sub(r"\1<wbr>", html.escape(text)) if len(text) > 14 else html.escape(text)
+
+
+def _cell(text: str, cite: str) -> str:
+    """A cell; a trailing [n] links to footnote n of its section."""
+    found = CITED.search(text) if cite else None
+    if not found:
+        return _breakable(text)
+    return f'{_breakable(text[:found.start()])}<a href="#{cite}-{found[1]}">[{found[1]}]</a>'
+
+
+def table_html(markdown: str, table_id: str = "", facets: dict | None = None, cite: str = "") -> str:
+    """A markdown table as HTML. With facets (model -> {family, size, pretraining}), each row whose first cell
+    names a model carries them as data- attributes (its own pretraining cell where the table has one), and a
+    long table gets a select per facet; long tables sort by column."""
     lines = [_cells(line) for line in markdown.strip().splitlines()]
     head, body = lines[0], lines[2:]
-    out = ["<table><thead><tr>", *(f"<th>{html.escape(c)}</th>" for c in head), "</tr></thead><tbody>"]
+    group_column = head.index("pretraining") if "pretraining" in head else None
+    rows, seen = [], {f: set() for f in FACETS}
     for row in body:
-        out += ["<tr>", *(f"<td>{html.escape(c)}</td>" for c in row), "</tr>"]
-    return "".join(out + ["</tbody></table>"])
+        known = dict((facets or {}).get(row[0].rstrip(" *"), {}))
+        if known and group_column is not None and row[group_column] not in ("", "-"):
+            known["pretraining"] = row[group_column]
+        for f, v in known.items():
+            seen[f].add(v)
+        attrs = "".join(f' data-{f}="{html.escape(v)}"' for f, v in known.items())
+        rows.append(f"<tr{attrs}>" + "".join(f"<td>{_cell(c, cite)}</td>" for c in row) + "</tr>")
+    long = len(body) >= FILTER_MIN_ROWS
+    filters = ""
+    if long and table_id and any(seen.values()):
+        selects = "".join(f'{f} <select name="{f}"><option value="">all</option>'
+                          + "".join(f"<option>{html.escape(v)}</option>" for v in sorted(seen[f])) + "</select>"
+                          for f in FACETS if seen[f])
+        filters = f'<div class="filters" data-for="{table_id}">filter: {selects}</div>'
+    attrs = (f' id="{table_id}"' if table_id else "") + (' class="sortable"' if long else "")
+    return (f"{filters}<table{attrs}><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head)
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
 
 def blocks_html(markdown: str) -> str:
@@ -46,20 +109,88 @@ def blocks_html(markdown: str) -> str:
     return "".join(out)
 
 
-def page(title: str, sections, plots: list[Path], plot_key: str = "") -> str:
-    """sections: objects with heading, intro, table (markdown) and notes; plot_key: HTML shown above the plots."""
-    body = [f"<h1>{html.escape(title)}</h1>"]
-    for s in sections:
-        body += [f"<h2>{html.escape(s.heading)}</h2>", f"<p>{html.escape(s.intro)}</p>"]
-        body += [f'<p class="note">NB: {html.escape(n)}</p>' for n in s.notes]
-        body.append(table_html(s.table) if hasattr(s, "table") else blocks_html(s.text))
-    body += ["<h2>Plots</h2>", plot_key]
-    for plot in plots:
-        data = base64.b64encode(plot.read_bytes()).decode()
-        body.append(f'<figure><img alt="{plot.stem}" src="data:image/png;base64,{data}">'
-                    f"<figcaption>{plot.stem}</figcaption></figure>")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n")
+def anchor(name: str) -> str:
+    """cost.md -> cost: a section's id on the page."""
+    return name.rsplit(".", 1)[0]
+
+
+def figure(path: Path, caption: str = "") -> str:
+    data = base64.b64encode(path.read_bytes()).decode()
+    return (f'<figure><img alt="{path.stem}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{html.escape(caption or path.stem)}</figcaption></figure>")
+
+
+def row_count(section) -> int | None:
+    """Rows of a section's table (None for a text section)."""
+    return max(0, len(section.table.strip().splitlines()) - 2) if hasattr(section, "table") else None
+
+
+def section_html(name: str, section, figures: list[str], facets: dict) -> str:
+    sid = anchor(name)
+    out = [f'<section id="{sid}"><h2>{html.escape(section.heading)}</h2>']
+    if getattr(section, "empty_line", None):
+        return "".join(out + [f'<p class="note">{html.escape(section.empty_line)}</p></section>'])
+    out += [f"<p>{html.escape(section.intro)}</p>", *(f'<p class="note">NB: {html.escape(n)}</p>' for n in section.notes)]
+    body = (table_html(section.table, f"t-{sid}", facets, cite=sid) if hasattr(section, "table")
+            else blocks_html(section.text))
+    wide = hasattr(section, "table") and len(_cells(section.table.splitlines()[0])) > WIDE_COLUMNS
+    out.append(f'<div class="pair{" wide" if wide else ""}">{"".join(figures)}<div class="tables">{body}</div></div>'
+               if figures else body)
+    cited = getattr(section, "footnotes", [])
+    if cited:
+        out.append('<ol class="cite">' + "".join(f'<li id="{sid}-{i}">{html.escape(c)}</li>'
+                                                 for i, c in enumerate(cited, 1)) + "</ol>")
+    return "".join(out + ["</section>"])
+
+
+def summary_html(summary: dict, sections: dict, pareto: list[str]) -> str:
+    """summary: {"three": markdown table, "three_note": str, "answers": [str], "built": str, "groups": {word:
+    meaning}}."""
+    held = []
+    for name, s in sections.items():
+        n = row_count(s)
+        what = ("left out" if getattr(s, "left_out", None) and not s.when_empty else
+                "worked answers" if n is None else f"{n} rows")
+        first = s.intro.split(". ")[0].rstrip(".")
+        held.append(f'<li><a href="#{anchor(name)}">{html.escape(s.heading)}</a> ({what}): {html.escape(first)}.</li>')
+    answers = "".join(f"<li>{html.escape(a)}</li>" for a in summary["answers"]) or "<li>no stored answers</li>"
+    return (f'<section id="summary"><h2>Summary</h2><p>{html.escape(summary["built"])}</p>'
+            f'<h3>The default three compared</h3><p>{html.escape(summary["three_note"])}</p>'
+            f'{table_html(summary["three"])}'
+            f'<h3>Worked answers (<a href="#choosing">how</a>)</h3><ul>{answers}</ul>'
+            f'<h3>Accuracy against cost: Pareto fronts per pretraining group</h3><div class="pair">{"".join(pareto)}</div>'
+            f'<h3>What each section holds</h3><ul>{"".join(held)}</ul>{_groups(summary.get("groups", {}))}</section>')
+
+
+def _groups(groups: dict[str, str]) -> str:
+    """The pretraining groups the tables filter by, folded: each word and what it means."""
+    if not groups:
+        return ""
+    items = "".join(f"<dt><b>{html.escape(k)}</b></dt><dd>{html.escape(v)}</dd>" for k, v in groups.items())
+    return f"<details><summary>The pretraining groups (what the filters and Pareto fronts group by)</summary>" \
+           f"<dl>{items}</dl></details>"
+
+
+def page(title: str, sections: dict, plots: dict[str, tuple[Path, str, bool]], placement: dict[str, tuple],
+         summary: dict, facets: dict, plot_key: str = "") -> str:
+    """sections: markdown file name -> Section/TextSection; plots: PNG name -> (path, caption, has data);
+    placement: PNG name -> the sections it sits beside ('summary': the summary's Pareto plots)."""
+    drawn = {name: figure(path, caption) for name, (path, caption, has_data) in plots.items() if has_data}
+    beside: dict[str, list[str]] = {}
+    for name, places in placement.items():
+        for where in places if name in drawn else ():
+            beside.setdefault(where, []).append(drawn[name])
+    empty = [name for name, (_, _, has_data) in plots.items() if not has_data]
+    toc = "".join(f'<a href="#{anchor(n)}">{html.escape(s.heading)}</a>' for n, s in sections.items())
+    body = [f"<h1>{html.escape(title)}</h1>", f'<nav class="toc"><a href="#summary">Summary</a>{toc}</nav>',
+            summary_html(summary, sections, beside.get("summary", [])), plot_key]
+    body += [section_html(name, s, beside.get(name, []), facets) for name, s in sections.items()]
+    if empty:
+        body.append(f'<p class="note">Plots with nothing to draw from results/, left off the page: '
+                    f'{html.escape(", ".join(empty))}.</p>')
+    return (f"<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'>"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>{''.join(body)}"
+            f"<script>{SCRIPT}</script></body></html>\n")
 
 
 def without_images(text: str) -> str:

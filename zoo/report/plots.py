@@ -172,3 +172,37 @@ def accuracy_vs(points: list[dict], x: str, path: Path, xlabel: str) -> Plotted:
     style.save(fig, path)
     return _rounded(df[["model", "img_size", "pretraining", "crops", "top1", x, f"pareto_{x}"]]
                     .sort_values(["pretraining", "model", "img_size"]))
+
+
+def eager_vs_onnxruntime(throughput: list[dict], path: Path) -> Plotted:
+    """Per model (and input, batch, dtype) timed both ways on one machine: eager and ONNX Runtime img/s side by
+    side as bars, with the ratio written at the end. Rows without a partner in the other backend are left out."""
+    machine = main_machine(throughput)
+    title = "Eager PyTorch against ONNX Runtime (inference)"
+    speed: dict[tuple, dict[str, float]] = {}
+    for r in throughput:
+        if machine_name(r) == machine and not r["settings"].get("train") and r.get("img_size"):
+            key = (r["model"], r["img_size"], r["batch_size"], r["settings"]["dtype"])
+            speed.setdefault(key, {})[r["settings"].get("backend", "eager")] = r["imgs_per_s"]
+    rows = [{"model": m, "res": s, "batch": b, "dtype": d, "eager img/s": v["eager"], "onnxruntime img/s": v["onnxruntime"]}
+            for (m, s, b, d), v in sorted(speed.items()) if "eager" in v and "onnxruntime" in v]
+    if not rows:
+        return _empty(path, title, "no model timed under both eager and ONNX Runtime on one machine")
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.42 * len(rows)))
+    ys = range(len(rows))
+    names = [f"{r['model']} {r['res']} px, batch {r['batch']}, {r['dtype']}" for r in rows]
+    ax.barh([y + 0.2 for y in ys], [r["eager img/s"] for r in rows], height=0.4, color="#1f77b4", label="eager")
+    ax.barh([y - 0.2 for y in ys], [r["onnxruntime img/s"] for r in rows], height=0.4, color="#ff7f0e",
+            label="ONNX Runtime")
+    for y, r in zip(ys, rows):
+        ax.text(max(r["eager img/s"], r["onnxruntime img/s"]) * 1.08, y,
+                f"ORT / eager {r['onnxruntime img/s'] / r['eager img/s']:.2f}x", va="center", fontsize=7)
+    ax.set_yticks(list(ys), names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set(xscale="log", title=f"{title}\non {machine}", xlabel="images / s (mean)")
+    ax.margins(x=0.25)
+    style.plain_log_axis(ax, "x")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    style.save(fig, path)
+    return _rounded(pd.DataFrame(rows))

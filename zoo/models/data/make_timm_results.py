@@ -9,7 +9,6 @@ and labels each row's pretraining (see README.md in this folder for the rules).
 from __future__ import annotations
 
 import csv
-import re
 import sys
 from pathlib import Path
 
@@ -22,30 +21,8 @@ ROBUSTNESS = {"real": "results-imagenet-real.csv", "imagenet_v2": "results-image
               "imagenet_a": "results-imagenet-a.csv"}
 COLUMNS = ["model_tag", "img_size", "top1", "top5", "real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a",
            "param_count", "pretraining", "pretraining_from", "crop_pct"]
-# timm's model_metadata vocabulary -> ours (zoo.models.cards.PRETRAINING)
-METADATA_VOCAB = {"in1k": "in1k", "in1k-dist": "in1k", "in1k-ap": "in1k", "in1k-adv": "in1k", "in21k": "in21k",
-                  "in21k-selfsl": "in21k-selfsup", "jft300m-ns": "jft300m-unlabelled", "ig1b-wsl": "web-weak",
-                  "ig1b-swsl": "web-weak", "yfc-semisl": "web-weak"}
-# The weight tag (and for BEiT the architecture) -> pretraining, first match wins.
-TAG_RULES = [
-    ("image-text", r"clip|laion|openai|webli|siglip|dfn|metaclip|datacomp|merged2b"),
-    ("jft300m-unlabelled", r"ns_jft"),
-    ("jft300m", r"jft"),
-    ("web-weak", r"swag|ig1b|ig3b|swsl|wsl|yfcc"),
-    ("other", r"m38m|m30m|lvd\d|^beit3"),          # merged collections; BEiT-3 is multimodal
-    # masked image modelling on in21k: the first data word of a BEiT or EVA(-01) tag names the MIM data (BEiT v2
-    # in1k_ft_in22k_in1k: MIM on in1k, then supervised on in22k: in21k below), or an explicit mim/mae tag
-    ("in21k-selfsup", r"^(beit|eva_)[^.]*\.in2[12]k|\.(.*_)?(mim|mae|fcmae)_(.*_)?in2[12]k"),
-    ("in21k", r"in21k|in22k|in12k"),
-    ("in1k", r"in1k"),
-]
-
-
-def tag_pretraining(model_tag: str) -> str:
-    for group, pattern in TAG_RULES:
-        if re.search(pattern, model_tag):
-            return group
-    return "other"
+sys.path.insert(0, str(HERE.parents[2]))
+from zoo.models.pretraining import METADATA_VOCAB, label, tag_pretraining  # noqa: E402  (the rules: one place)
 
 
 def read(path: Path) -> list[dict]:
@@ -63,17 +40,16 @@ def metadata_by_tag(source: Path, evaluated: set[str]) -> dict[str, str]:
         tags_of.setdefault(model_tag.split(".")[0], []).append(model_tag)
     found = {}
     for row in read(source / "model_metadata-in1k.csv"):
-        name, label = row["model"], row["pretrain"]
+        name, pretrain = row["model"], row["pretrain"]
         target = _deprecated_models.get(name)
         if target and "." in target:
-            found[target] = label
+            found[target] = pretrain
         elif len(tags_of.get(name, [])) == 1:
-            found[tags_of[name][0]] = label
+            found[tags_of[name][0]] = pretrain
     return found
 
 
 def build(source: Path) -> list[dict]:
-    sys.path.insert(0, str(HERE.parents[2]))
     from zoo.models.cards import TIMM_ARCHS
 
     archs = sorted({a for names in TIMM_ARCHS.values() for a in names})
@@ -87,15 +63,15 @@ def build(source: Path) -> list[dict]:
     for r in kept:
         key = (r["model"], r["img_size"])
         by_tag = tag_pretraining(r["model"])
-        label = metadata.get(r["model"])
-        if label in METADATA_VOCAB and METADATA_VOCAB[label] != by_tag:
-            print(f"note: {r['model']}: metadata says {label}, the tag rule {by_tag}; keeping the metadata's",
+        meta = metadata.get(r["model"])
+        if meta in METADATA_VOCAB and METADATA_VOCAB[meta] != by_tag:
+            print(f"note: {r['model']}: metadata says {meta}, the tag rule {by_tag}; keeping the metadata's",
                   file=sys.stderr)
+        group, group_from = label(r["model"], meta)
         rows.append({"model_tag": r["model"], "img_size": r["img_size"], "top1": r["top1"], "top5": r["top5"],
                      **{col: robust[col].get(key, "") for col in ROBUSTNESS},
                      "param_count": r["param_count"].replace(",", ""),
-                     "pretraining": METADATA_VOCAB.get(label, by_tag),
-                     "pretraining_from": "metadata" if label in METADATA_VOCAB else "tag",
+                     "pretraining": group, "pretraining_from": group_from,
                      "crop_pct": r["crop_pct"]})
     return sorted(rows, key=lambda r: (r["model_tag"], int(r["img_size"])))
 

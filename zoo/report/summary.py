@@ -1,0 +1,81 @@
+"""What index.html opens on: the default three models compared, the worked answers in one line each, and the
+facets (family, size, pretraining) the page's tables filter by. Built from the same rows as the sections."""
+from __future__ import annotations
+
+from ..markdown import markdown_table
+from ..models.accuracy import checkpoint_at, pretraining_of
+from .rows import ReportRows, machine_name, main_machine
+
+DEFAULT_THREE = ("vit_b16", "swin_t", "convnext_t")      # README's first command: zoo.compare --models of these
+SUMMARY_SIZE = 224
+# size classes by parameter count (millions): what "small" means when filtering a table
+SIZE_CLASSES = ((10, "tiny (<10M)"), (40, "small (10-40M)"), (120, "base (40-120M)"), (float("inf"), "large (>120M)"))
+
+
+def size_class(params: float | None) -> str | None:
+    if params is None:
+        return None
+    return next(name for limit, name in SIZE_CLASSES if params / 1e6 < limit)
+
+
+def facets(data: ReportRows) -> dict[str, dict[str, str]]:
+    """model -> {family, size, pretraining}: the pretraining group of the checkpoint the tables show by
+    default (at its native size when one is evaluated there), '-' where it has none."""
+    found: dict[str, dict[str, str]] = {}
+    for r in sorted(data.cost, key=lambda r: (r["model"], r["img_size"] or 0)):
+        if r["model"] in found:
+            continue
+        group = pretraining_of(r["model"], r["img_size"]) if r["img_size"] else pretraining_of(r["model"])
+        found[r["model"]] = {"family": r.get("family") or "-", "size": size_class(r.get("params")) or "-",
+                             "pretraining": group or "-"}
+    return found
+
+
+def _speed(data: ReportRows, model: str, backend: str) -> float | None:
+    machine = main_machine(data.throughput)
+    times = [r["imgs_per_s"] for r in data.throughput if r["model"] == model and r["img_size"] == SUMMARY_SIZE
+             and r["batch_size"] == 1 and r["settings"]["dtype"] == "fp32" and not r["settings"].get("train")
+             and r["settings"].get("backend", "eager") == backend and machine_name(r) == machine]
+    return times[-1] if times else None
+
+
+def default_three(data: ReportRows) -> tuple[str, str]:
+    """(a markdown table of the default three at 224 px, a line naming the machine of its timings)."""
+    cost = {r["model"]: r for r in data.square_cost if r["img_size"] == SUMMARY_SIZE}
+    rows = []
+    for model in DEFAULT_THREE:
+        r, shown = cost.get(model), checkpoint_at(model, SUMMARY_SIZE)
+        eager, ort = _speed(data, model, "eager"), _speed(data, model, "onnxruntime")
+        rows.append([model, r and f"{r['params'] / 1e6:.1f}", r and f"{r['macs'] / 1e9:.2f}",
+                     r and f"{r['act_peak_bytes'] / 2 ** 20:.1f}",
+                     shown and f"{shown['top1']:.2f}", shown and shown["weights_short"], shown and shown["pretraining"],
+                     eager and f"{eager:.2f}", ort and f"{ort:.2f}"])
+    table = markdown_table(["model", "params (M)", "GMACs / image", "act peak (MiB)", "top-1 % (default)", "weights",
+                            "pretraining", "img/s eager", "img/s ONNX Runtime"], rows)
+    machine = main_machine(data.throughput)
+    where = (f"At {SUMMARY_SIZE} px, batch 1, fp32; counts on the meta device; img/s measured on {machine} "
+             f"('-': not timed there)." if machine else
+             f"At {SUMMARY_SIZE} px, batch 1, fp32; counts on the meta device; no timed rows in results/.")
+    return table, where
+
+
+def answer_lines(answers: list | None) -> list[str]:
+    """Each worked question with the first model of its shortlist (or that none qualified)."""
+    lines = []
+    for item in answers or []:
+        try:
+            lines.append(_answer_line(item))
+        except (KeyError, TypeError, ValueError, AttributeError):      # a hand-edited answers.json
+            lines.append("an unreadable stored answer (rewrite them with `python -m zoo.select --answers`)")
+    return lines
+
+
+def _answer_line(item: dict) -> str:
+    shortlist = item["answer"].get("shortlist") or []
+    if not shortlist:
+        return f"{item['question']}: no model qualifies"
+    best = shortlist[0]
+    top1 = f"top-1 {best['top1']:g}% ({best.get('weights_short')}, {best.get('pretraining')})" \
+        if best.get("top1") is not None else "no top-1"
+    gmacs = f", {best['gmacs']:.2f} GMACs" if best.get("gmacs") is not None else ""
+    return f"{item['question']}: {best['model']}, {top1}{gmacs}"
