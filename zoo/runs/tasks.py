@@ -148,7 +148,9 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
             measured = measure_timed(task, macs, peak)
     except Exception as e:  # recorded, never swallowed: the row says what went wrong
         return failed_row(task, one_line(e), spec.family, "".join(traceback.format_tb(e.__traceback__, limit=-5)))
-    return validate({**base_row(task), "family": spec.family, **measured})
+    row = {**base_row(task), "family": spec.family, **measured}
+    row.update(base_row(task), family=spec.family)     # identity from the task, never from what was measured or kept
+    return validate(row)
 
 
 def _cost(task: Task) -> dict:
