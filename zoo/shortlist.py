@@ -13,8 +13,8 @@ from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import Size
-from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
-                        finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
+from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_out_dir,
+                        check_threads, choice, finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
 from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
 
@@ -157,8 +157,8 @@ def check_query(query: Query) -> Query:
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     if q.wait_quiet is not None:
         q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
-        if q.wait_quiet < 0:
-            raise UsageError(f"--wait-quiet: {q.wait_quiet:g} must be >= 0 seconds")
+        if not 0 <= q.wait_quiet <= MAX_SECONDS:
+            raise UsageError(f"--wait-quiet: {q.wait_quiet:g} must be between 0 and {MAX_SECONDS:,} seconds")
     if q.measured and q.save:
         q.out = str(check_out_dir(q.out))
     return q

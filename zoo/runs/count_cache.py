@@ -89,6 +89,8 @@ def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size:
         return kept
     start = time.perf_counter()
     fresh = json.loads(json.dumps(compute(*args)))      # the value exactly as a later hit reads it
+    if not valid_count(key, fresh):      # past int64 (run_task refuses the row): nothing worth keeping
+        return fresh
     cache.put(key, fresh, {"counted_seconds": round(time.perf_counter() - start, 3), "pid": os.getpid(),
                            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return fresh

@@ -24,6 +24,7 @@ DEFAULT_METRICS = ("cost", "memory", "throughput")
 MAX_SIDE = 65_536
 MAX_BATCH = 1 << 20
 MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
+MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound against typos like --iters
 
 
 def split_list(text: str, what: str) -> list[str]:
@@ -61,10 +62,12 @@ def finite_number(text, what: str) -> float:
     return value
 
 
-def positive_number(text: str, what: str) -> float:
+def positive_number(text: str, what: str, limit: float = MAX_SECONDS) -> float:
     value = finite_number(text, what)
     if value <= 0:
         raise UsageError(f"--{what}: {text} is not a positive number")
+    if value > limit:
+        raise UsageError(f"--{what}: {text} is larger than archzoo's bound of {limit:,g}")
     return value
 
 
@@ -89,7 +92,11 @@ def pad_size(size: Size, multiple: int | None) -> Size:
     """Each side rounded up to a multiple of `multiple` (as detection pipelines pad images to 32); None: as is."""
     if not multiple:
         return size
-    return Size(*(-(-side // multiple) * multiple for side in size.hw))
+    padded = [-(-side // multiple) * multiple for side in size.hw]
+    if max(padded) > MAX_SIDE:
+        raise UsageError(f"--pad-to: {size.label} padded up to a multiple of {multiple} is "
+                         f"{'x'.join(map(str, padded))} px, past archzoo's bound of {MAX_SIDE:,} px a side")
+    return Size(*padded)
 
 
 def model_names(text: str) -> list[str]:
