@@ -13,8 +13,9 @@ from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.cards import PRETRAINING
 from .models.registry import get_spec
 from .models.spec import Size
-from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_out_dir,
-                        check_threads, choice, finite_number, model_names, pad_size, positive_int, positive_number, sizes, split_list)
+from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
+                        check_out_dir, check_threads, choice, finite_number, model_names, pad_size, positive_int,
+                        positive_number, sizes, split_list)
 from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
 
@@ -153,6 +154,7 @@ def check_query(query: Query) -> Query:
     q.device = check_device(q.device)
     if q.threads is not None:
         q.threads = check_threads(str(q.threads))
+    check_memory_override()
     q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     if q.wait_quiet is not None:

@@ -6,6 +6,7 @@ that only matter for some metrics (a device is checked even when only counting).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from analysis.size import Size
@@ -145,6 +146,18 @@ def check_threads(text: str | None) -> int | None:
     if threads > cores:
         raise UsageError(f"--threads {threads}: this machine lets archzoo use {cores} cores")
     return threads
+
+
+def check_memory_override() -> None:
+    """$ARCHZOO_AVAILABLE_MEMORY_BYTES, when set, is a whole number of bytes (a UsageError naming it)."""
+    from analysis.timing.host_memory import OVERRIDE_ENV, override_bytes
+
+    text = os.environ.get(OVERRIDE_ENV, "")
+    if text.strip():
+        try:
+            override_bytes(text)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
 
 
 def check_dtype(dtype: str) -> str:

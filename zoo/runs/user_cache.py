@@ -76,6 +76,28 @@ def disabled(off: bool = True):
             os.environ[NO_CACHE_ENV] = before
 
 
+@contextlib.contextmanager
+def library_cache_home(name: str):
+    """Within the block $XDG_CACHE_HOME is <cache>/<name>, or a temporary folder removed after it when the cache
+    is off: where a library that writes under ~/.cache on import (ONNX Runtime's device id) writes instead."""
+    import tempfile
+
+    before = os.environ.get("XDG_CACHE_HOME")
+    with contextlib.ExitStack() as stack:
+        folder = cache_dir() / name if enabled() else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        with contextlib.suppress(OSError):
+            folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)     # the cache folder itself: 0700
+            folder.mkdir(exist_ok=True, mode=0o700)
+        os.environ["XDG_CACHE_HOME"] = str(folder)
+        try:
+            yield folder
+        finally:
+            if before is None:
+                os.environ.pop("XDG_CACHE_HOME", None)
+            else:
+                os.environ["XDG_CACHE_HOME"] = before
+
+
 def _canonical(obj) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
