@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..markdown import markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, roofline, style, tables
 from .accuracy import accuracy_points, accuracy_table
@@ -35,7 +36,7 @@ class Section:
     notes: list[str] = field(default_factory=list)      # what was left out, and why
 
     def markdown(self) -> str:
-        notes = "".join(f"\nNB: {n}\n" for n in self.notes)
+        notes = "".join(f"\nNB: {markdown_text(n)}\n" for n in self.notes)     # notes name rows' machines
         return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}"
 
 

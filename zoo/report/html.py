@@ -14,8 +14,8 @@ IMAGE_DATA = re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]*"')
 
 
 def _cells(line: str) -> list[str]:
-    """Split a markdown row on unescaped pipes."""
-    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+    """Split a markdown row on unescaped pipes; the cell's text as zoo.markdown had it (escaped again below)."""
+    return [html.unescape(c.strip().replace("\\|", "|")) for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
 def table_html(markdown: str) -> str:
