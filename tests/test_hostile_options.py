@@ -71,3 +71,16 @@ def test_onnxruntime_is_imported_only_to_time_and_writes_only_in_the_user_cache(
     assert "imported on check: False" in done.stdout and "imported for timing: True" in done.stdout
     assert list(home.iterdir()) == []
     assert (cache / "onnxruntime").is_dir()
+
+
+def test_a_cnn_with_an_extra_stride_under_a_detector_gets_a_hint_for_cnns_not_vits():
+    from analysis.size import Size
+    from zoo.errors import ZooError
+    from zoo.models.detectors import create_detector
+
+    with pytest.raises(ZooError) as refused:
+        create_detector("timm:resnet18", "maskrcnn", Size(224, 224), device="meta")
+    assert "[2, 4, 8, 16, 32]" in str(refused.value) and "plain ViT" not in str(refused.value)
+    assert "stride 2" in str(refused.value) and "resnet50" in str(refused.value)
+    with pytest.raises(ZooError, match="plain ViT: use vitdet_"):
+        create_detector("vit_ti16", "maskrcnn", Size(224, 224), device="meta")
