@@ -68,7 +68,7 @@ def test_a_bad_value_is_dropped_and_recounted_not_a_crash(recounts, bad):
     assert UserCache("count").get(key) == fresh                      # the bad entry replaced by the recount
 
 
-def test_a_shared_group_or_world_writable_cache_folder_is_not_read(recounts, isolated_user_cache):
+def test_a_shared_group_or_world_writable_cache_folder_is_not_read(recounts, isolated_user_cache, caplog):
     task = Task("cost", "deit_ti", 224)
     run_task(task)
     for folder in (isolated_user_cache, isolated_user_cache / "count"):
@@ -77,6 +77,7 @@ def test_a_shared_group_or_world_writable_cache_folder_is_not_read(recounts, iso
         run_task(task)
         folder.chmod(0o700)
     assert len(recounts) == 3
+    assert [r.levelname for r in caplog.records if "chmod go-w" in r.getMessage()] == ["WARNING"]   # said once
 
 
 @needs_root

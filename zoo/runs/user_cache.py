@@ -189,6 +189,18 @@ def _secret(root_fd: int, create: bool) -> bytes | None:
     return fresh
 
 
+_SAID: set = set()
+
+
+def _say_once(root: Path, error: OSError) -> None:
+    """A cache folder of this user's that others can write is a setting to fix: said once, on stderr."""
+    if isinstance(error, Untrusted) and "writable by group or others" in str(error) and root not in _SAID:
+        _SAID.add(root)
+        log.warning("archzoo: the user cache %s is not used: %s (chmod go-w %s)", root, error, root)
+    else:
+        log.debug("cache: folder %s not used (%s)", root, error)
+
+
 class UserCache:
     """Entries of one kind (`namespace`: "peak", "count", ...); keys and values are JSON-able."""
 
@@ -218,7 +230,7 @@ class UserCache:
         try:
             root_fd = _open_folder(self.root)
         except OSError as e:     # missing, a symlink (ELOOP), another user's, group-writable: not read
-            log.debug("cache: folder %s not used (%s)", self.root, e)
+            _say_once(self.root, e)
             return None
         try:
             secret = _secret(root_fd, create=False)
