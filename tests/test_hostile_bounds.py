@@ -68,3 +68,11 @@ def test_durations_at_their_bound_are_accepted():
     from zoo.runs.plan import positive_number
 
     assert positive_number(str(MAX_SECONDS), "min-seconds") == MAX_SECONDS
+
+
+def test_select_at_the_bounds_excludes_a_count_past_int64_with_its_reason():
+    done = call_main("zoo.select", "--models", "vit_b16", "--resolution", str(MAX_SIDE), "--batch-size",
+                     str(MAX_BATCH), "--train", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    (excluded,) = json.loads(done.stdout)["excluded"]
+    assert excluded["reason"].startswith("not counted: ") and "int64 bound" in excluded["reason"]

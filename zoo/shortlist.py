@@ -236,6 +236,10 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
     candidates = []
     for model, entry in published.items():
         row, failed = None, cost_rows[model].get("failed")     # a timm model that refuses the size, an error
+        skipped = cost_rows[model].get("skipped")               # a count past the row schema's int64 bound
+        if skipped:
+            excluded.append({"model": model, "img_size": q.resolution, "reason": f"not counted: {skipped}"})
+            continue
         if not failed:
             try:
                 row = {**_row(model, q.resolution, entry, q.weights, q.pretraining),
