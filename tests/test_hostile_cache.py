@@ -152,3 +152,16 @@ def test_a_planted_timm_tag_order_is_not_the_default_checkpoint(monkeypatch):
         assert tag_order.timm_tag_order(arch) == honest and honest[0] != "planted_in21k"
     finally:
         tag_order.timm_tag_order.cache_clear()
+
+
+def _put_one(n):
+    return UserCache("demo").put({"n": n}, n)
+
+
+def test_processes_starting_on_an_empty_cache_agree_on_one_secret():
+    """Pool workers on a cold cache each make the secret at once: every entry they write must verify."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        assert all(pool.map(_put_one, range(8)))
+    assert [UserCache("demo").get({"n": n}) for n in range(8)] == list(range(8))

@@ -166,27 +166,40 @@ def _write_new(name: str, dir_fd: int, data: bytes) -> str:
 
 
 def _secret(root_fd: int, create: bool) -> bytes | None:
-    """This user's secret in the cache folder: made when missing (or untrusted) and `create`, else None."""
-    try:
-        raw = _read_mine(SECRET_FILE, root_fd, 4 * SECRET_BYTES, private=True)
-        if len(raw) == 2 * SECRET_BYTES:
-            return bytes.fromhex(raw.decode("ascii"))
-        raise Untrusted(f"{SECRET_FILE} is damaged")
-    except FileNotFoundError:
-        if not create:
-            return None
-    except (Untrusted, OSError, ValueError) as e:
-        if not create:
-            log.debug("cache: secret not trusted (%s)", e)
-            return None
-    fresh = secrets.token_bytes(SECRET_BYTES)
-    temporary = _write_new(SECRET_FILE, root_fd, fresh.hex().encode("ascii"))
-    try:   # replaces an untrusted secret (every entry under it is then recounted); a racing writer's wins
-        os.rename(temporary, SECRET_FILE, src_dir_fd=root_fd, dst_dir_fd=root_fd)
-    except OSError:
-        os.unlink(temporary, dir_fd=root_fd)
-        raise
-    return fresh
+    """This user's secret in the cache folder: made when missing (or untrusted) and `create`, else None. Made
+    with link(), which fails when another process made one first (then that one is read): pool workers
+    starting on an empty cache agree on one secret."""
+    for _ in range(3):
+        try:
+            raw = _read_mine(SECRET_FILE, root_fd, 4 * SECRET_BYTES, private=True)
+            if len(raw) == 2 * SECRET_BYTES:
+                return bytes.fromhex(raw.decode("ascii"))
+            raise Untrusted(f"{SECRET_FILE} is damaged")
+        except FileNotFoundError:
+            if not create:
+                return None
+            fresh = secrets.token_bytes(SECRET_BYTES)
+            temporary = _write_new(SECRET_FILE, root_fd, fresh.hex().encode("ascii"))
+            try:
+                os.link(temporary, SECRET_FILE, src_dir_fd=root_fd, dst_dir_fd=root_fd, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            finally:
+                os.unlink(temporary, dir_fd=root_fd)
+            return fresh
+        except (Untrusted, OSError, ValueError) as e:
+            if not create:
+                log.debug("cache: secret not trusted (%s)", e)
+                return None
+            fresh = secrets.token_bytes(SECRET_BYTES)
+            temporary = _write_new(SECRET_FILE, root_fd, fresh.hex().encode("ascii"))
+            try:    # replaces an untrusted secret: every entry made under it is counted again
+                os.rename(temporary, SECRET_FILE, src_dir_fd=root_fd, dst_dir_fd=root_fd)
+            except OSError:
+                os.unlink(temporary, dir_fd=root_fd)
+                raise
+            return fresh
+    return None
 
 
 _SAID: set = set()
