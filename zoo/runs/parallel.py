@@ -135,6 +135,8 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
     miss_ids = {id(t) for t in misses}
     for task in tasks:
         yield next(counted) if id(task) in miss_ids else run_task(task)
+    for _ in counted:       # none left: lets the pool shut down in order (its workers are killed only on a signal)
+        pass
 
 
 def _import_counting(tasks: Sequence) -> None:
