@@ -241,12 +241,12 @@ def test_a_symlinked_peak_cache_is_replaced_not_followed(tmp_path, monkeypatch):
 def test_select_and_report_end_on_sigterm_with_one_line_and_143(capsys):
     from zoo.signals import handles_sigterm
 
-    def main_killed_midway():
+    def main_killed_midway(argv):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(30)
         return 0
 
     before = signal.getsignal(signal.SIGTERM)
-    assert handles_sigterm("zoo.select")(main_killed_midway)() == 143
+    assert handles_sigterm("zoo.select")(main_killed_midway)([]) == 143       # argv given: as tests call main()
     assert capsys.readouterr().err == "zoo.select: terminated (SIGTERM)\n"
     assert signal.getsignal(signal.SIGTERM) is before          # the handler is the command's only

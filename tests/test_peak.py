@@ -60,8 +60,9 @@ def test_peak_is_probed_once_per_machine_and_kept_in_results(tmp_path, monkeypat
     again = PeakCache(tmp_path).get(task)                       # a second run: read from results/peaks.json
     assert first["peak_flops"] == again["peak_flops"] == 1e9 and len(calls) == 1
     assert json.loads((tmp_path / PEAKS_FILE).read_text())       # kept on disk
-    assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # re-probed: the higher kept
-    assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # 2e9 probe does not lower it
+    assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # re-probed: the new probe kept
+    assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 2e9      # a lower probe replaces it too
+    assert PeakCache(tmp_path).get(task)["peak_flops"] == 2e9 and len(calls) == 3  # in the folder and the user cache
     assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", Size.of(224), dtype="bf16", device="cpu",
                                         threads=1))["peak_flops"] is not None   # another dtype: its own probe
     assert len(calls) == 4

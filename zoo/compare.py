@@ -29,8 +29,8 @@ from .runs.store import StoreWriteError
 from .runs.data_dir import out_or_default
 from .runs.user_cache import disabled
 from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
-                        check_out_dir, check_threads, choice, frozen_stages_option, model_names, plan_tasks,
-                        positive_int, positive_ints, positive_number, sizes, split_list)
+                        check_memory_override, check_out_dir, check_threads, choice, frozen_stages_option,
+                        model_names, plan_tasks, positive_int, positive_ints, positive_number, sizes, split_list)
 
 log = logging.getLogger("zoo.compare")
 
@@ -131,6 +131,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.backends = list(dict.fromkeys(choice(b, BACKENDS, "backend") for b in split_list(args.backend, "backend")))
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.threads = check_threads(args.threads)
+    check_memory_override()
     if args.frozen_stages is not None:
         args.frozen_stages = frozen_stages_option(args.frozen_stages)
     if args.detector is not None:
@@ -151,6 +152,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if args.predict is not None:
         from .runs.roofline_rows import check_predict
+
+        unmodelled = [name for name, given in (("--detector", args.detector is not None),
+                                               ("--metrics train", "train" in args.metrics),
+                                               ("--backend onnxruntime", "onnxruntime" in args.backends)) if given]
+        if unmodelled:     # never a silent backbone-only, inference-only or eager figure
+            raise UsageError(f"--predict: the estimate is the backbone's eager inference; it does not model "
+                             f"{', '.join(unmodelled)} (drop {'them' if len(unmodelled) > 1 else 'it'})")
 
         check_predict(args.predict, args.dtype)
         args.no_save = True              # a prediction is never a result
@@ -221,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     args = None
     try:
-        with terminate_as_interrupt():
+        with terminate_as_interrupt("zoo.compare", command=argv is None):
             return _main(argv)
     except Terminated:        # after the measurements (while printing): nothing left to keep
         print("zoo.compare: terminated (SIGTERM)", file=sys.stderr)

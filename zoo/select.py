@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                "~/.local/share/archzoo)")
     p.add_argument("--no-save", action="store_true", help="write nothing (stored rows are still reused)")
     p.add_argument("--answers", action="store_true",
-                   help="answer the report's worked questions into <out>/results/answers.json and exit")
+                   help="answer the report's worked questions into <out>/results/answers.json (printed, not "
+                        "written, with --no-save) and exit")
     p.add_argument("--no-cache", action="store_true", help="count again: neither read nor write the user cache")
     return p
 
@@ -103,6 +104,36 @@ def query_of(args: argparse.Namespace) -> Query:
     return Query(**fields, save=not args.no_save)
 
 
+def answer_questions(args: argparse.Namespace) -> int:
+    """--answers: the worked questions answered into <out>/results/answers.json (atomically; not with --no-save)
+    and printed in --format (json: the file's content; table: its path when written). Options are checked
+    as in every other mode, before anything is counted or written."""
+    from .answers import answers_path, fresh_answers, write_answers
+    from .runs.safe_io import refuse_unless_regular
+    from .shortlist import check_query
+
+    check_query(query_of(args))
+    out = None if args.no_save else check_out_dir(out_or_default(args.out))
+    if out is not None:
+        refuse_unless_regular(answers_path(out), option="--out")
+    answers = fresh_answers()
+    if out is not None:
+        try:
+            path = write_answers(out, answers)
+        except OSError as e:     # a full disk: the temporary file is removed, the old answers.json kept
+            print(f"zoo.select: error: cannot write {answers_path(out)}: {e.strerror or e}", file=sys.stderr)
+            return 1
+    if args.format == "json":
+        sys.stdout.write(strict_dumps(answers, indent=2) + "\n")
+    elif args.format == "markdown" or out is None:
+        fmt = "markdown" if args.format == "markdown" else "table"
+        sys.stdout.write("\n".join(f"### {a['question']}\n\n    {a['command']}\n\n{render(a['answer'], fmt)}"
+                                   for a in answers))
+    else:
+        print(path)
+    return 0
+
+
 @handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -110,10 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         choice(args.format, FORMATS, "format")
         if args.answers:
-            from .answers import write_answers
-
-            print(write_answers(check_out_dir(out_or_default(args.out))))
-            return 0
+            with disabled(args.no_cache):
+                return answer_questions(args)
         with disabled(args.no_cache):
             result = select(query_of(args))
     except (UsageError, ZooError) as e:

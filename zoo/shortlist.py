@@ -13,8 +13,9 @@ from .models.accuracy import pretraining_groups as checkpoint_groups
 from .models.registry import TIMM_PREFIX, get_spec
 from .models.spec import Size
 from .runs.data_dir import out_or_default
-from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SIDE, check_device, check_dtype, check_out_dir, check_threads, choice,
-                        finite_number, model_names, pad_size, positive_int, positive_number, sizes)
+from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
+                        check_out_dir, check_threads, choice, finite_number, model_names, pad_size, positive_int,
+                        positive_number, sizes, split_list)
 from .options import BACKENDS, COMPILE_MODES, pretraining_option, weights_option
 from .options import SELECT_FORMATS as FORMATS
 from .runs.tasks import one_line
@@ -183,12 +184,13 @@ def check_query(query: Query) -> Query:
     q.device = check_device(q.device)
     if q.threads is not None:
         q.threads = check_threads(str(q.threads))
+    check_memory_override()
     q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     if q.wait_quiet is not None:
         q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
-        if q.wait_quiet < 0:
-            raise UsageError(f"--wait-quiet: {q.wait_quiet:g} must be >= 0 seconds")
+        if not 0 <= q.wait_quiet <= MAX_SECONDS:
+            raise UsageError(f"--wait-quiet: {q.wait_quiet:g} must be between 0 and {MAX_SECONDS:,} seconds")
     q.out = out_or_default(q.out)
     if q.measured and q.save:
         q.out = str(check_out_dir(q.out))
@@ -267,6 +269,10 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
     candidates = []
     for model, entry in published.items():
         row, failed = None, cost_rows[model].get("failed")     # a timm model that refuses the size, an error
+        skipped = cost_rows[model].get("skipped")               # a count past the row schema's int64 bound
+        if skipped:
+            excluded.append({"model": model, "img_size": q.resolution, "reason": f"not counted: {skipped}"})
+            continue
         if not failed:
             try:
                 row = {**_row(model, q.resolution, entry, q.weights, q.pretraining),

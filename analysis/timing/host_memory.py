@@ -36,11 +36,19 @@ def _meminfo_available() -> Optional[int]:
     return None
 
 
+def override_bytes(text: str) -> int:
+    """$ARCHZOO_AVAILABLE_MEMORY_BYTES as a number of bytes; a ValueError naming the variable otherwise."""
+    value = text.strip()
+    if not value.isdigit() or not value.isascii():
+        raise ValueError(f"{OVERRIDE_ENV}={text!r} is not a whole number of bytes (0 or more)")
+    return int(value)
+
+
 def available_bytes() -> Optional[int]:
     """Bytes this process can still allocate, or None where nothing says (then nothing is halved)."""
     override = os.environ.get(OVERRIDE_ENV)
-    if override:
-        return int(override)
+    if override is not None and override.strip():
+        return override_bytes(override)
     found = [_meminfo_available()]
     for limit_file, usage_file in _CGROUP_FILES:
         limit, usage = _read_int(limit_file), _read_int(usage_file)
@@ -52,7 +60,7 @@ def available_bytes() -> Optional[int]:
 
 def halve_to_fit(batch: int, need_at: Callable[[int], int], available: Optional[int]) -> tuple[int, list[int], Optional[str]]:
     """(batch to run, batches halved away, why) for the largest batch/2^k whose need_at(b) bytes fit under
-    HEADROOM x available; batch 1 is kept even when it does not fit (it fails on its own, as before)."""
+    HEADROOM x available; batch 1 is kept even when it does not fit (the caller refuses it: zoo.runs.host_fit)."""
     if available is None:
         return batch, [], None
     halved, first_need = [], need_at(batch)

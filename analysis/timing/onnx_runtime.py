@@ -4,6 +4,8 @@ by the one harness (analysis.timing.harness), with its own fields (OnnxDetails) 
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
+import importlib.util
 import io
 import os
 import re
@@ -39,6 +41,22 @@ class OnnxExportError(OnnxBackendError):
 
 class OrtSessionError(OnnxBackendError):
     """ONNX Runtime could not load or run the exported model."""
+
+
+def _findable(module: str) -> bool:
+    """Whether `module` can be imported, without importing it (sys.modules[module] = None: not)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+def _has_distribution(name: str) -> bool:
+    try:
+        importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def _import_onnxruntime():
@@ -180,14 +198,18 @@ class OnnxRuntimeBackend:
 
     def unsupported(self, setting: TimingSetting) -> Optional[str]:
         """The one place the onnxruntime restriction is stated (zoo.compare checks options through it)."""
-        ort = _import_onnxruntime()
-        if ort is None:
+        # NB: found, not imported: importing onnxruntime writes a device id under ~/.cache (see prepare)
+        if not all(_findable(name) for name in ("onnx", "onnxruntime")):
             return 'needs ONNX Runtime, which is not installed (pip install "archzoo[onnx]")'
         if setting.mode != "inference" or setting.dtype != "fp32" or setting.channels_last or setting.compile:
             return "times fp32 inference only (no train metric, --dtype, --channels-last or --compile)"
         if self.exporter not in EXPORTERS:
             return f"has no exporter {self.exporter!r} (expected one of {', '.join(EXPORTERS)})"
-        return _providers(ort, setting.device, self.providers)[1]
+        if self.providers is None and setting.device != "cuda":
+            return None                    # the CPU provider is in every build
+        if self.providers is None and not _has_distribution("onnxruntime-gpu"):
+            return f"has no {CUDA_PROVIDER} (install onnxruntime-gpu)"
+        return _providers(_import_onnxruntime(), setting.device, self.providers)[1]
 
     def prepare(self, model: nn.Module, images: torch.Tensor, setting: TimingSetting) -> PreparedStep:
         ort = _import_onnxruntime()

@@ -54,7 +54,7 @@ def timm_tag_order(arch: str) -> tuple[str, ...]:
         return tuple(table["orders"][arch])
     key = {"arch": arch, "timm": installed}
     cache = UserCache(NAMESPACE)
-    kept = cache.get(key) if installed else None
+    kept = cache.get(key, _tags) if installed else None
     if _tags(kept):
         return tuple(kept)
     tags = asked_of_timm(arch)

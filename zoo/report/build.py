@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.pretraining import PRETRAINING
+from ..markdown import markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, roofline, style, summary, tables
 from .accuracy import accuracy_points, accuracy_table, citations
@@ -64,7 +65,7 @@ class Section:
     def markdown(self) -> str:
         if self.empty_line:
             return f"# {self.heading}\n\n{self.empty_line}\n"
-        notes = "".join(f"\nNB: {n}\n" for n in self.notes)
+        notes = "".join(f"\nNB: {markdown_text(n)}\n" for n in self.notes)     # notes name rows' machines
         cited = "".join(f"\n[{i}] {text}\n" for i, text in enumerate(self.footnotes, 1))
         return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}{cited}"
 

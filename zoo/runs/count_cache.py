@@ -3,7 +3,8 @@
 The key is everything a count depends on: model, size, batch, dtype, train, features, the torch, timm
 and archzoo versions, a hash of archzoo's own source files (zoo/ and analysis/), so any code change
 misses the cache, and the model's spec as data (a model registered by the user's own code included).
-What the user cache trusts and ignores: zoo.runs.user_cache.
+What the user cache trusts and ignores: zoo.runs.user_cache. A kept value is also checked as the cost row it
+becomes (zoo.runs.schema, with the identity taken from the key, never from the value) before it is used.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Callable
 
 from analysis.size import Size
 
+from .schema import SCHEMA_VERSION, SchemaError, fields_of, validate
 from .user_cache import UserCache, enabled
 
 NAMESPACE = "count"
@@ -52,6 +54,27 @@ def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, fe
             "spec": f"{spec!r} {spec.vit_config!r}"}     # a model registered outside archzoo's source, by its data
 
 
+IDENTITY = ("schema", "kind", "model", "img_h", "img_w", "img_size", "batch_size", "settings", "software",
+            "family", "skipped", "failed", "failed_attempts", "traceback")
+COUNT_FIELDS = frozenset(fields_of("cost")) - frozenset(IDENTITY)     # what a count may hold: env, tokens, record
+
+
+def valid_count(key: dict, value) -> bool:
+    """Whether `value` is a count a cost row of `key` can hold: no identity field, and the row it makes valid."""
+    if not isinstance(value, dict) or not set(value) <= COUNT_FIELDS:
+        return False
+    square = key["img_h"] == key["img_w"]
+    row = {"schema": SCHEMA_VERSION, "kind": "cost", "model": key["model"], "img_h": key["img_h"],
+           "img_w": key["img_w"], "img_size": key["img_h"] if square else None, "batch_size": key["batch_size"],
+           "settings": {"dtype": key["dtype"], "train": key["train"], "features": key["features"]},
+           "software": {}, **value}
+    try:
+        validate(row)
+    except SchemaError:
+        return False
+    return value.get("macs") is not None
+
+
 def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
                  train: bool = True, features: bool = False, frozen_stages: int | None = None,
                  detector: str | None = None, segmenter: str | None = None) -> dict:
@@ -62,11 +85,13 @@ def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size:
         return compute(*args)
     key = count_key(*args)
     cache = UserCache(NAMESPACE)
-    kept = cache.get(key)
+    kept = cache.get(key, lambda value: valid_count(key, value))
     if kept is not None:
         return kept
     start = time.perf_counter()
     fresh = json.loads(json.dumps(compute(*args)))      # the value exactly as a later hit reads it
+    if not valid_count(key, fresh):      # past int64 (run_task refuses the row): nothing worth keeping
+        return fresh
     cache.put(key, fresh, {"counted_seconds": round(time.perf_counter() - start, 3), "pid": os.getpid(),
                            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return fresh
@@ -75,5 +100,7 @@ def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size:
 def is_cached(model: str, img_size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
               features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
               segmenter: str | None = None) -> bool:
-    return enabled() and UserCache(NAMESPACE).entry(count_key(model, img_size, batch_size, dtype, train, features,
-                                                                frozen_stages, detector, segmenter)) is not None
+    if not enabled():
+        return False
+    key = count_key(model, img_size, batch_size, dtype, train, features, frozen_stages, detector, segmenter)
+    return UserCache(NAMESPACE).entry(key, lambda value: valid_count(key, value)) is not None

@@ -3,14 +3,15 @@
 The need is counted on the meta device (no weights, no activations allocated): the activation peak of
 the step (a training step's includes its backward) plus the input batch, plus for a training step one
 gradient and one momentum buffer per parameter. Activation memory is affine in the batch, so it is
-counted at batches 1 and 2 and extrapolated.
+counted at batches 1 and 2 and extrapolated. A need past what is available even at batch 1 is refused
+(MemoryError: a failed row naming the need and the limit).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 
-from analysis.timing.host_memory import available_bytes, halve_to_fit
+from analysis.timing.host_memory import HEADROOM, available_bytes, halve_to_fit
 from analysis.vocab import DTYPES, resolve_device
 
 from ..models.registry import create_model
@@ -18,20 +19,26 @@ from ..models.registry import create_model
 
 def fit_to_host(task) -> tuple[int, list[int], str | None]:
     """(batch to run, batches halved away, why) for a timed task; GPU and ONNX Runtime tasks unchanged."""
-    if task.batch_size == 1 or task.backend != "eager" or resolve_device(task.device).type != "cpu":
+    if task.backend != "eager" or resolve_device(task.device).type != "cpu":
         return task.batch_size, [], None
     available = available_bytes()
     if available is None:
         return task.batch_size, [], None
     unit = dataclasses.replace(task, batch_size=1)      # one count per model and setting, whatever the batch
-    one, two = _counted(unit, 1), _counted(unit, 2)
+    one = _counted(unit, 1)
+    two = _counted(unit, 2) if task.batch_size > 1 else one
     h, w = task.img_size.hw
     itemsize = DTYPES["fp32"].itemsize       # timing keeps fp32 weights and input (autocast inside)
 
     def need_at(batch: int) -> int:
         return max(one, one + (batch - 1) * (two - one)) + batch * 3 * h * w * itemsize
 
-    return halve_to_fit(task.batch_size, need_at, available)
+    batch, halved, why = halve_to_fit(task.batch_size, need_at, available)
+    if need_at(batch) > HEADROOM * available:      # batch 1 too: refused, not left to the kernel's OOM killer
+        mib = 2 ** 20
+        raise MemoryError(f"host memory: batch {batch} needs {need_at(batch) / mib:,.0f} MiB (counted on meta), "
+                          f"{available / mib:,.0f} MiB available (at most {HEADROOM:.0%} used); not run")
+    return batch, halved, why
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,6 +10,7 @@ is passed to it, not inherited through a forkserver's older environment).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import multiprocessing
@@ -46,7 +47,11 @@ def _context():
 
 def _die_with_parent(parent: int) -> None:
     """Pool worker start-up: on Linux, be killed when the process that started it dies (SIGKILL, the
-    out-of-memory killer), instead of waiting on the pool's pipe forever."""
+    out-of-memory killer), instead of waiting on the pool's pipe forever. Ctrl-C (sent to the whole process
+    group) is the command's to handle: a worker ignores it and is ended by the command; a SIGTERM sent to a
+    worker ends that worker (not a Terminated the command would take for its own)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -72,6 +77,7 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
     context = _context()
     pool = ProcessPoolExecutor(n, mp_context=context, initializer=_die_with_parent,
                                initargs=(os.getpid() if context.get_start_method() == "fork" else 0,))
+    finished = False
     try:
         futures = [pool.submit(call, item) for item in items]
         broken = False
@@ -80,12 +86,41 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
                 yield future.result()
             except BrokenProcessPool as e:
                 if not broken:
-                    log.warning("the counting pool broke (%s); counting the rest in this process", e)
+                    log.warning("a counting worker ended abruptly (%s; %s); counting the rest in this process",
+                                _how_workers_ended(pool), e)
                 broken = True
                 yield fn(item)
         pool.shutdown(wait=True)
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)   # interrupted: stop what has not started
+        if not finished:     # a signal (or the caller stopped reading): nothing new starts, running counts end
+            workers = _workers(pool)       # NB: before shutdown(), which forgets them
+            pool.shutdown(wait=False, cancel_futures=True)
+            _end_workers(workers)
+
+
+def _workers(pool: ProcessPoolExecutor) -> list:
+    return list((getattr(pool, "_processes", None) or {}).values())     # NB: the executor's own (private) table
+
+
+def _how_workers_ended(pool: ProcessPoolExecutor) -> str:
+    """'worker <pid> killed by SIGTERM' for each worker that died of a signal; what else ended them otherwise."""
+    ended = [(p.pid, p.exitcode) for p in _workers(pool) if p.exitcode]
+    names = {-sig.value: sig.name for sig in signal.Signals}
+    said = [f"worker {pid} killed by {names.get(code, f'signal {-code}')}" if code < 0 else f"worker {pid} exited {code}"
+            for pid, code in ended]
+    return ", ".join(said) or "a worker was killed from outside or for memory"
+
+
+def _end_workers(workers: list) -> None:
+    """Kill the pool's workers (the counts they hold are lost; finished ones are in the user cache) and reap them,
+    so neither the command nor the interpreter's exit waits for a count nobody will read."""
+    for process in workers:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            process.kill()
+    for process in workers:
+        with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+            process.join(timeout=5)
 
 
 def count_rows(tasks: Sequence) -> Iterator[dict]:
@@ -100,6 +135,8 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
     miss_ids = {id(t) for t in misses}
     for task in tasks:
         yield next(counted) if id(task) in miss_ids else run_task(task)
+    for _ in counted:       # none left: lets the pool shut down in order (its workers are killed only on a signal)
+        pass
 
 
 def _import_counting(tasks: Sequence) -> None:

@@ -4,8 +4,9 @@ count, kept in the user's cache folder (zoo.runs.user_cache) so every run on the
 copied with its probes and provenance into <out>/results/peaks.json.
 
 A cached peak is used while the machine's fingerprint (CPU model, GPU, torch version) is the same;
-`reprobe=True` (`zoo.compare --reprobe-peak`) probes again and keeps the higher of the two (others'
-load can only lower a probe). With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
+`reprobe=True` (`zoo.compare --reprobe-peak`) probes again and the new probe replaces the kept one (a kept
+peak that is too high can always be replaced). An entry of the wrong shape, or with a number the row schema
+cannot hold, is dropped and probed again. With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
 The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) for the roofline estimate follows the
 same rules (user cache, peaks.json copy, a probe under load not kept), once per machine, device and thread count.
 """
@@ -20,6 +21,7 @@ from analysis.timing.fingerprint import available_cores, torch_version
 from analysis.vocab import resolve_device
 
 from .safe_io import kind_of, strict_loads, write_atomic
+from .schema import MAX_COUNT
 from .tasks import Task, machine
 from .user_cache import UserCache
 
@@ -35,8 +37,21 @@ def peak_key(task: Task) -> str:
                        task.dtype, f"{threads} threads"])
 
 
+def _number(value, low: float, high: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+
+
 def _positive(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e20
+    """A rate the row schema can hold (peak_flops and mem_bandwidth are bounded like every count)."""
+    return _number(value, 0, MAX_COUNT) and value > 0
+
+
+def _optional(entry: dict, name: str, kind: type) -> bool:
+    return entry.get(name) is None or (isinstance(entry[name], kind) and (kind is bool) == isinstance(entry[name], bool))
+
+
+def _share_ok(entry: dict, share: str) -> bool:
+    return entry.get(share) is None or _number(entry[share], 0, 1e6)
 
 
 def measure_peak_flops(device: str, dtype: str, threads: int | None = None) -> dict:
@@ -64,12 +79,15 @@ def _under_load(probe: dict, task: Task, share_field: str) -> bool:
 
 def usable_peak(entry) -> bool:
     """A kept entry of the shape measure_peak_flops returns; any other is dropped and probed again."""
-    return isinstance(entry, dict) and _positive(entry.get("peak_flops")) and isinstance(entry.get("peak_kernel"), str)
+    return (isinstance(entry, dict) and _positive(entry.get("peak_flops")) and isinstance(entry.get("peak_kernel"), str)
+            and _optional(entry, "peak_method", str) and _optional(entry, "fast_gemm", bool)
+            and _share_ok(entry, "peak_foreign_cpu_share"))
 
 
 def usable_bandwidth(entry) -> bool:
     """A kept entry of the shape measure_bandwidth returns."""
-    return isinstance(entry, dict) and _positive(entry.get("mem_bandwidth"))
+    return (isinstance(entry, dict) and _positive(entry.get("mem_bandwidth"))
+            and _share_ok(entry, "bandwidth_foreign_cpu_share"))
 
 
 def bandwidth_key(task: Task) -> str:
@@ -120,32 +138,31 @@ class PeakCache:
     def _kept_or_probed(self, kind: str, key: str, task: Task, usable, probe,
                         accept=lambda p: True) -> tuple[str, dict]:
         """(key, entry): the higher of peaks.json's and the user cache's quiet entries (`kind`: peak or bandwidth),
-        probed when there is none (or on reprobe, keeping the higher); a probe under load is used for this run
-        only, written neither to the folder nor to the user cache."""
+        probed when there is none (or on reprobe, the probe replacing them); a probe under load is used for this
+        run only, written neither to the folder nor to the user cache."""
         metric, share = METRIC[kind], f"{kind}_foreign_cpu_share"
         cache_key, provenance = {f"{kind}_key": key}, f"{kind}_provenance"
         if key in self.resolved:
             return key, self.peaks[key]
         folder = self.peaks.get(key)
-        user = self.user.get(cache_key)
-        user = user if usable(user) else None
+        user = self.user.get(cache_key, usable)
         candidates = [p for p in (folder, user) if p is not None and accept(p) and not _under_load(p, task, share)]
         kept = max(candidates, key=lambda p: p[metric]) if candidates else None
         if kept is None or (self.reprobe and key not in self.probed_now):
             probed = probe()
             self.probed_now.add(key)
-            if kept is None or probed[metric] > kept[metric]:
-                if _under_load(probed, task, share):
-                    others = 100 * (probed.get(share) or 0)
-                    self.labels[key] = f"probed under load (others' CPU {others:.0f}%), not kept"
-                    self.unkept.add(key)
-                    self.peaks[key] = probed
-                    self.resolved.add(key)
-                    return key, probed
-                self.labels[key] = "probed now, kept"
-                self.unkept.discard(key)
-                kept = {**probed, provenance: {"probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                               f"{kind}_key": key}}
+            if _under_load(probed, task, share):
+                others = 100 * (probed.get(share) or 0)
+                self.labels[key] = f"probed under load (others' CPU {others:.0f}%), not kept"
+                self.unkept.add(key)
+                self.peaks[key] = probed
+                self.resolved.add(key)
+                return key, probed
+            self.labels[key] = "probed now, kept"
+            self.unkept.discard(key)
+            kept = {**probed, provenance: {"probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                           f"{kind}_key": key}}
+            user = None     # replaced, whichever was higher
         if user is None or kept[metric] > user[metric]:
             self.user.put(cache_key, kept, {"results": str(self.path) if self.path else None})
         if self.user.entry(cache_key) is not None:

@@ -6,6 +6,7 @@ that only matter for some metrics (a device is checked even when only counting).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from analysis.size import Size
@@ -25,6 +26,7 @@ DEFAULT_METRICS = ("cost", "memory", "throughput")
 MAX_SIDE = 65_536
 MAX_BATCH = 1 << 20
 MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
+MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound against typos like --iters
 
 
 def split_list(text: str, what: str) -> list[str]:
@@ -68,10 +70,12 @@ def finite_number(text, what: str) -> float:
     return value
 
 
-def positive_number(text: str, what: str) -> float:
+def positive_number(text: str, what: str, limit: float = MAX_SECONDS) -> float:
     value = finite_number(text, what)
     if value <= 0:
         raise UsageError(f"--{what}: {text} is not a positive number")
+    if value > limit:
+        raise UsageError(f"--{what}: {text} is larger than archzoo's bound of {limit:,g}")
     return value
 
 
@@ -96,7 +100,11 @@ def pad_size(size: Size, multiple: int | None) -> Size:
     """Each side rounded up to a multiple of `multiple` (as detection pipelines pad images to 32); None: as is."""
     if not multiple:
         return size
-    return Size(*(-(-side // multiple) * multiple for side in size.hw))
+    padded = [-(-side // multiple) * multiple for side in size.hw]
+    if max(padded) > MAX_SIDE:
+        raise UsageError(f"--pad-to: {size.label} padded up to a multiple of {multiple} is "
+                         f"{'x'.join(map(str, padded))} px, past archzoo's bound of {MAX_SIDE:,} px a side")
+    return Size(*padded)
 
 
 def model_names(text: str) -> list[str]:
@@ -145,6 +153,18 @@ def check_threads(text: str | None) -> int | None:
     if threads > cores:
         raise UsageError(f"--threads {threads}: this machine lets archzoo use {cores} cores")
     return threads
+
+
+def check_memory_override() -> None:
+    """$ARCHZOO_AVAILABLE_MEMORY_BYTES, when set, is a whole number of bytes (a UsageError naming it)."""
+    from analysis.timing.host_memory import OVERRIDE_ENV, override_bytes
+
+    text = os.environ.get(OVERRIDE_ENV, "")
+    if text.strip():
+        try:
+            override_bytes(text)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
 
 
 def check_dtype(dtype: str) -> str:

@@ -224,6 +224,20 @@ def _check_settings(kind: str, settings: dict) -> None:
             raise SchemaError(f"settings.{name} is {type(value).__name__}, not a plain value")
 
 
+def beyond_int64(row: dict) -> list[tuple[str, float]]:
+    """(field, value) of every count in `row` past MAX_COUNT: a size and batch within the input bounds can
+    count more than int64 holds (vit_b16 at 65,536 px and batch 2^20 moves 2.5e19 bytes); such a row is
+    refused as a whole (zoo.runs.tasks), never stored with a rounded or wrapped number."""
+    found = []
+    for name, value in row.items():
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and item > MAX_COUNT \
+                    and BOUNDS.get(name, DEFAULT_BOUNDS)[1] == MAX_COUNT:
+                found.append((name, item))
+    return found
+
+
 def validate(row: Any) -> dict:
     """Return `row` if it is a valid row of this schema, else raise SchemaError saying why (one line)."""
     if not isinstance(row, dict):

@@ -18,7 +18,7 @@ from analysis.timing.protocol import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 from .._version import __version__
 from ..models.registry import get_spec
 from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
-from .schema import SCHEMA_VERSION, row_key, validate
+from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, beyond_int64, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
 
@@ -149,7 +149,18 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
             measured = measure_timed(task, macs, peak)
     except Exception as e:  # recorded, never swallowed: the row says what went wrong
         return failed_row(task, one_line(e), spec.family, "".join(traceback.format_tb(e.__traceback__, limit=-5)))
-    return validate({**base_row(task), "family": spec.family, **measured})
+    row = {**base_row(task), "family": spec.family, **measured}
+    row.update(base_row(task), family=spec.family)     # identity from the task, never from what was measured or kept
+    try:
+        return validate(row)
+    except SchemaError as e:     # never raised in a pool worker: every task of a run gets its row
+        over = beyond_int64(row)
+        if over:
+            name, value = over[0]
+            return validate({**base_row(task), "family": spec.family,
+                             "skipped": f"{name} {value:.3g} is past the row schema's int64 bound ({MAX_COUNT:.3g}): "
+                                        f"take a smaller size or batch"})
+        return failed_row(task, one_line(e), spec.family)
 
 
 def _cost(task: Task) -> dict:

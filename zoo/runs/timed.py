@@ -3,6 +3,7 @@ knowledge: MFU from the cost row's MACs and the peak cache, the attention path, 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Optional
 
@@ -47,16 +48,30 @@ def timing_setting(task) -> TimingSetting:
                          threads=task.threads, channels_last=task.channels_last, compile=task.compile)
 
 
+def import_onnxruntime() -> None:
+    """ONNX Runtime writes a device id under $XDG_CACHE_HOME/Microsoft/DeveloperTools when imported: imported
+    with that pointed at the user cache, so nothing lands outside --out and the user cache."""
+    import sys
+
+    from .user_cache import library_cache_home
+
+    if "onnxruntime" not in sys.modules:
+        with library_cache_home("onnxruntime"), contextlib.suppress(ImportError):
+            import onnxruntime  # noqa: F401
+
+
 def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     """The timed fields of a throughput Task's row (zoo.runs.tasks). macs: per image (counted here when None);
     peak: probed when None."""
     built = dict(features=task.features, frozen_stages=task.frozen_stages, detector=task.detector,
                  segmenter=task.segmenter)
     macs = macs if macs is not None else counted(task.model, task.img_size, train=False, **built)["macs"]
+    batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
     with TiledRandomInit():     # random weights at memory speed: timing needs their magnitudes, not their values
         model = build(task.model, task.img_size, "cpu", "fp32", **built)
+    if task.backend == "onnxruntime":
+        import_onnxruntime()
     backend, setting = backend_named(task.backend), timing_setting(task)
-    batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
     with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
         try:
             result = time_model(model, backend, task.img_size, batch, setting, task.protocol)

@@ -63,6 +63,17 @@ class TwoStageDetector(nn.Module):
         return outs
 
 
+def _hint(strides: list[int]) -> str:
+    """What to use instead, for the backbone's kind of feature maps."""
+    if len(set(strides)) == 1:
+        return "a plain ViT: use vitdet_*"
+    extra = [s for s in strides if s not in PYRAMID_STRIDES]
+    if extra and set(PYRAMID_STRIDES) <= set(strides):
+        return (f"its map at stride {', '.join(map(str, extra))} is not a pyramid level: use a registry backbone "
+                f"with exactly these four, e.g. resnet50, convnext_t, swin_t")
+    return "use a registry backbone with these four levels, e.g. resnet50, convnext_t, swin_t"
+
+
 def create_detector(model: str, detector: str, img_size: Size, device=None, dtype=None,
                     frozen_stages: int | None = None) -> TwoStageDetector:
     """`detector` (a DETECTORS name) on the registry backbone `model` at `img_size`."""
@@ -73,7 +84,7 @@ def create_detector(model: str, detector: str, img_size: Size, device=None, dtyp
     strides, _ = feature_layout(backbone)
     if strides != PYRAMID_STRIDES:
         raise ZooError(f"{model}: a detector needs maps at strides 4, 8, 16, 32; its features are at strides "
-                       f"{strides} (a plain ViT: use vitdet_*)")
+                       f"{strides} ({_hint(strides)})")
     if frozen_stages is not None:
         freeze_stages(backbone, frozen_stages)
     channels = [c for c, _, _ in map_shapes(backbone, img_size)]

@@ -1,0 +1,78 @@
+"""Inputs at archzoo's documented bounds (issue 34, findings 3 and 10): every size, batch and --pad-to within
+them yields a row or a one-line refusal, never a traceback; durations are bounded like --iters."""
+import json
+
+import pytest
+from cli import call_main, run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from zoo.runs.plan import MAX_BATCH, MAX_SECONDS, MAX_SIDE
+from zoo.runs.schema import MAX_COUNT, validate
+from zoo.runs.tasks import Task, run_task
+
+# vit_b16's self-attention at 65,536 px: (65536/16)^2 = 2^24 tokens, so QK^T and AV alone take
+# 2 x 12 layers x (2^24)^2 x 768 = 5.2e18 MACs per image (the closed form): within int64 at batch 1 but a
+# training step (3x) past it, so the corners below hold both a counted row and a refused one.
+VIT_B16_ATTN_MACS_65536 = 2 * 12 * (2**24) ** 2 * 768
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=st.sampled_from(["vit_b16", "resnet50"]), side=st.sampled_from([224, MAX_SIDE]),
+       batch=st.sampled_from([1, MAX_BATCH]), train=st.booleans())
+def test_every_corner_of_the_input_bounds_is_a_valid_row(model, side, batch, train):
+    row = validate(run_task(Task("cost", model, side, batch_size=batch, train=train)))
+    assert row["failed"] is None if "failed" in row else True
+    if row.get("skipped"):
+        assert "int64" in row["skipped"] and "\n" not in row["skipped"]
+    else:
+        numbers = [v for v in row.values() if isinstance(v, int) and not isinstance(v, bool)]
+        assert max(numbers) <= MAX_COUNT and row["macs"] > 0
+
+
+def test_the_corner_past_int64_is_refused_with_its_field_and_the_one_within_is_counted():
+    assert VIT_B16_ATTN_MACS_65536 < MAX_COUNT < 3 * VIT_B16_ATTN_MACS_65536
+    inference = run_task(Task("cost", "vit_b16", MAX_SIDE))
+    assert inference["macs"] >= VIT_B16_ATTN_MACS_65536 and inference.get("skipped") is None
+    train = run_task(Task("cost", "vit_b16", MAX_SIDE, batch_size=MAX_BATCH, train=True))
+    assert train["skipped"].startswith("train_macs") and train.get("macs") is None
+
+
+def test_compare_at_the_bounds_writes_a_row_for_every_model(tmp_path):
+    """The regression: a SchemaError raised in a pool worker left the other models without rows."""
+    done = run_cli("zoo.compare", "--models", "vit_b16,resnet50", "--resolutions", str(MAX_SIDE), "--batch-sizes",
+                   str(MAX_BATCH), "--metrics", "cost,memory,train", "--format", "json", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "SchemaError" not in done.stderr
+    rows = [json.loads(line) for path in (tmp_path / "results").glob("*.jsonl") for line in path.open()]
+    assert sorted(r["model"] for r in rows) == ["resnet50", "vit_b16"]
+    assert all(validate(r) for r in rows)
+
+
+@pytest.mark.parametrize("module, args", [
+    ("zoo.compare", ["--models", "deit_ti", "--resolutions", str(MAX_SIDE), "--pad-to", str(MAX_SIDE - 1),
+                     "--metrics", "cost"]),
+    ("zoo.select", ["--resolution", str(MAX_SIDE), "--pad-to", str(MAX_SIDE - 1)]),
+    ("zoo.compare", ["--models", "deit_ti", "--min-seconds", "1e9", "--metrics", "throughput"]),
+    ("zoo.select", ["--wait-quiet", "1e300"]),
+    ("zoo.select", ["--min-seconds", "1e9"]),
+])
+def test_pad_to_and_durations_past_their_bounds_are_one_line_refusals(tmp_path, module, args):
+    done = call_main(module, *args, "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    option = next(a for a in args if a in ("--pad-to", "--min-seconds", "--wait-quiet"))
+    assert option in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_durations_at_their_bound_are_accepted():
+    from zoo.runs.plan import positive_number
+
+    assert positive_number(str(MAX_SECONDS), "min-seconds") == MAX_SECONDS
+
+
+def test_select_at_the_bounds_excludes_a_count_past_int64_with_its_reason():
+    done = call_main("zoo.select", "--models", "vit_b16", "--resolution", str(MAX_SIDE), "--batch-size",
+                     str(MAX_BATCH), "--train", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    (excluded,) = json.loads(done.stdout)["excluded"]
+    assert excluded["reason"].startswith("not counted: ") and "int64 bound" in excluded["reason"]
