@@ -20,12 +20,14 @@ from .selection_table import num  # noqa: F401 - the callers' number format
 
 FORMATS = ("table", "markdown", "json")
 RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s")
+MEASURED_RANKS = ("latency", "imgs_per_s")
 FALLBACK_RANK = "gmacs"         # what a rank no candidate has a value for falls back to (every row has GMACs)
 LATENCY_STATS = ("p50", "p99")
 OPTIMIZERS = ("sgd", "adamw")
 BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 MIB = 2 ** 20
+DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within it says what it is sure of
 # numeric constraints (all >= 0) -> their upper bound, if any
 LIMITS = {"max_gmacs": None, "max_params": None, "max_act_mib": None, "max_serve_mib": None, "max_train_mib": None,
           "min_top1": 100.0, "max_latency_ms": None, "min_imgs_per_s": None}
@@ -67,6 +69,8 @@ class Query:
     compile: Optional[str] = None
     allow_noisy: bool = False                    # decide on noisy timings too (else: "undecided")
     wait_quiet: Optional[float] = None           # seconds to wait for a quiet machine before each timing
+    budget_s: float = DEFAULT_BUDGET_S           # timing stops here; the answer so far is marked partial
+    time_all: bool = False                       # time every candidate (else: stop once none can beat the best)
     # output
     rank: str = "top1"
     out: str = "."
@@ -155,6 +159,7 @@ def check_query(query: Query) -> Query:
         q.threads = check_threads(str(q.threads))
     q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
+    q.budget_s = positive_number(q.budget_s, "budget-s")
     if q.wait_quiet is not None:
         q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
         if q.wait_quiet < 0:
@@ -281,18 +286,43 @@ def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "train", "optimizer",
                                         "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
-                                        "weights", "weights_available")}
+                                        "weights", "weights_available", "budget_s", "time_all")}
     query.update({"rank": rank, "rank_asked": q.rank, "rank_note": note, "models": q.models,
                   "constraints": {k: getattr(q, k) for k in LIMITS if getattr(q, k) is not None},
                   "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
     return query
 
 
-def select(models: Union[Query, list, str, None] = None, resolution: Union[Size, str] = 224, **options) -> dict:
-    """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"}.
+def rank_screen(rows: list[dict], q: Query, excluded: list[dict]) -> list[dict]:
+    """Before timing: a model with no value for an accuracy rank cannot be the most accurate, so it is not timed
+    (unless no candidate has one: the rank falls back to gmacs)."""
+    field, _ = _rank_field(q.rank, q.latency_stat)
+    if q.rank not in ("top1", "imagenet_v2") or not any(r.get(field) is not None for r in rows):
+        return rows
+    for row in rows:
+        if row.get(field) is None:
+            excluded.append({"model": row["model"], "img_size": q.resolution,
+                             "reason": f"no {field} at {Size.of(q.resolution).label} px to rank by (not timed)"})
+    return [r for r in rows if r.get(field) is not None]
+
+
+def _versus_next(rows: list[dict]) -> None:
+    """Ranked by latency: whether each row is ahead of the next beyond the noise (zoo.shortlist_evidence.ahead)."""
+    from .shortlist_evidence import ahead
+
+    for row, below in zip(rows, rows[1:]):
+        if row.get("evidence") and below.get("evidence"):
+            clear = ahead(row["evidence"], below["evidence"])
+            row["vs_next"] = f"{'ahead of' if clear else 'within noise of'} {below['model']}"
+
+
+def select(models: Union[Query, list, str, None] = None, resolution: Union[Size, str] = 224, *, timing=None,
+           **options) -> dict:
+    """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"},
+    and for a measured question also "untimed" and "timing" (counts, partial or None).
 
     Takes a Query, or its fields (`select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad
-    options before any work.
+    options before any work. timing: a zoo.shortlist_timing.Timing (tests hand in a fake timer).
     """
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     q = check_query(query)
@@ -304,21 +334,32 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
         else:
             published[model] = entry
     counts, candidates = count_screen(published, q, excluded)
-    if q.measured and candidates:
+    summary = None
+    if q.measured:
         from .shortlist_timing import time_candidates
 
-        candidates = time_candidates(candidates, q, excluded, undecided, counts)
+        candidates = rank_screen(candidates, q, excluded)
+        order = q.rank if q.rank in MEASURED_RANKS else effective_rank(candidates, q)[0]
+        candidates.sort(key=_rank_key(order, q.latency_stat))
+        candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order)
     rank, note = effective_rank(candidates, q)
     candidates.sort(key=_rank_key(rank, q.latency_stat))
+    if rank == "latency":
+        _versus_next(candidates)
     axes = pareto_axes(rank, q.latency_stat)
     front = pareto_front(candidates, *axes)
     pareto: dict[str, list[str]] = {}
     for i, row in enumerate(candidates):
         row["pareto"] = i in front
         row.pop("macs")
+        row.pop("work")
         if i in front:
             pareto.setdefault(row["pretraining"] or "unknown", []).append(row["model"])
     order = {m: i for i, m in enumerate(q.models)}
-    excluded.sort(key=lambda e: order[e["model"]])
-    return {"query": _describe(q, rank, note, axes), "shortlist": candidates, "excluded": excluded,
-            "undecided": undecided, "pareto": pareto}
+    excluded.sort(key=lambda e: order.get(e["model"], len(order)))
+    result = {"query": _describe(q, rank, note, axes), "shortlist": candidates, "excluded": excluded,
+              "undecided": undecided, "pareto": pareto}
+    if summary is not None:
+        result["untimed"] = summary.pop("untimed")
+        result["timing"] = summary
+    return result
