@@ -12,6 +12,7 @@ from zoo.select import main, select
 from zoo.shortlist_bound import CONV_MARGIN, GEMM_MARGIN, lower_bound_ms
 from zoo.shortlist_evidence import order_band
 from zoo.shortlist_timing import BudgetSpent, Timing
+from zoo.signals import Terminated
 
 # timm's results-imagenet.csv top-1 at 224 (the tags the rows show): vit_b16 85.108 > convnext_t 84.192 >
 # deit_s 79.856 > deit_ti 72.19; none is published for vit_h14 at 224
@@ -69,9 +70,14 @@ def test_order_band_is_the_binomial_order_statistic():
     assert order_band(list(range(1, 15)), 0.99) == (13, 14, False)
 
 
-def test_the_most_accurate_is_timed_first_and_the_rest_are_left_untimed():
+def test_the_most_accurate_is_timed_first_and_the_rest_are_left_untimed(caplog):
     timer = FakeTimer({"vit_b16": 95.0, "convnext_t": 20.0, "deit_s": 18.0, "deit_ti": 8.0})
-    out = ask(FOUR, timer, max_latency_ms=30)
+    with caplog.at_level("INFO", logger="zoo.select"):
+        out = ask(FOUR, timer, max_latency_ms=30)
+    said = caplog.text
+    assert "measured latency answers for this machine only" in said
+    assert "4 candidates to time, best-ranked first (0 screened out before timing, 0 bounded out" in said
+    assert "budget 300 s (--budget-s)" in said and "[2/4] timing convnext_t" in said and "ETA <=" in said
     # vit_b16 (85.108) over the budget, then convnext_t (84.192) fits: deit_s and deit_ti cannot beat it
     assert timer.timed == ["vit_b16", "convnext_t"]
     assert [r["model"] for r in out["shortlist"]] == ["convnext_t"]
@@ -147,6 +153,17 @@ def test_lower_bound_formula():
     assert CONV_MARGIN == 4 * GEMM_MARGIN      # Winograd F(4x4, 3x3): 4x fewer multiplies than nominal
 
 
+def test_a_peak_probed_under_load_is_scaled_to_a_quiet_machine():
+    from zoo.shortlist_bound import quiet_rates
+
+    # 2 cores, both ours, others used 75% of them while the GEMM peak was probed: we had a quarter, so a quiet
+    # machine reaches 4x the probed rate; others on 1 of 2 cores while we ran on the other (threads 1) is no load
+    loaded = {"peak_flops": 50e9, "peak_foreign_cpu_share": 0.75, "mem_bandwidth": 5e9}
+    assert quiet_rates(loaded, None, cores=2) == {**loaded, "peak_flops": pytest.approx(200e9), "peak_load_scaled": 0.75}
+    assert quiet_rates({**loaded, "peak_foreign_cpu_share": 0.5}, 1, cores=2)["peak_flops"] == 50e9
+    assert quiet_rates({**loaded, "peak_foreign_cpu_share": 1.0}, None, cores=2)["peak_flops"] == pytest.approx(500e9)
+
+
 def test_the_budget_ends_timing_with_a_partial_answer():
     # 60 s a model against a 100 s budget: two are timed, the rest are untimed and the answer is partial
     timer = FakeTimer({m: 95.0 for m in FOUR}, overhead_s=60)
@@ -157,7 +174,16 @@ def test_the_budget_ends_timing_with_a_partial_answer():
     assert all(u["reason"] == "untimed: budget spent (--budget-s 100)" for u in out["untimed"])
 
 
-@pytest.mark.parametrize("error, status", [(BudgetSpent(), 3), (KeyboardInterrupt(), 130)])
+def test_the_budget_alarm_stops_a_timing_in_flight():
+    import time
+
+    from zoo.shortlist_timing import budget_alarm
+
+    with pytest.raises(BudgetSpent), budget_alarm(0.05):
+        time.sleep(5)                       # a timing that would overrun the budget
+
+
+@pytest.mark.parametrize("error, status", [(BudgetSpent(), 3), (KeyboardInterrupt(), 130), (Terminated(), 143)])
 def test_an_interrupt_while_timing_keeps_the_answer_so_far(error, status, monkeypatch, tmp_path, capsys):
     import zoo.shortlist_timing
 

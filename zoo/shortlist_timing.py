@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .shortlist_cost import at_batch
+from .shortlist_bound import quiet_rates
 from .shortlist_evidence import against_budget, against_rate, band_text, evidence
 
 log = logging.getLogger("zoo.select")
@@ -175,7 +176,7 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     real, timing = timing is None, timing or _default_timing(q, store, q.save)
     run = Run(q, timing, timing.clock(), excluded, undecided, order_by or q.rank, store if q.save else None)
     screened = len(excluded)
-    peak = timing.peak(task_for(rows[0], q)) if rows else {}
+    peak = quiet_rates(timing.peak(task_for(rows[0], q)), q.threads) if rows else {}
     rows, run.bounds = _bound_out(rows, q, peak, timing.caches() if timing.caches else None, excluded)
     if run.order_by in ("latency", "imgs_per_s"):
         rows = sorted(rows, key=lambda r: (run.bounds[r["model"]], r["gmacs"], r["model"]))
