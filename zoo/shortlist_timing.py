@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,22 +35,29 @@ BUDGET_GRACE_S = 2.0      # the alarm's backstop after the budget: the check bet
 
 @contextlib.contextmanager
 def budget_alarm(seconds: float, armed: bool = True):
-    """SIGALRM after `seconds` raises BudgetSpent, so a timing in flight stops too (main thread only, where
-    signals arrive; not armed for an injected timer, whose clock is not the wall's)."""
+    """SIGALRM after `seconds`, then every second until disarmed, raises BudgetSpent, so a timing in flight stops
+    too (one raised inside a finalizer is lost, and not printed: the next lands). Yields `disarm`. Main thread
+    only, where signals arrive; not armed for an injected timer, whose clock is not the wall's."""
     if not armed or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
 
     def spent(signum, frame):
         raise BudgetSpent()
 
-    previous = signal.signal(signal.SIGALRM, spent)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    def quiet_hook(unraisable):
+        if not isinstance(unraisable.exc_value, BudgetSpent):
+            previous_hook(unraisable)
+
+    previous, previous_hook = signal.signal(signal.SIGALRM, spent), sys.unraisablehook
+    sys.unraisablehook = quiet_hook
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), 1.0)
     try:
-        yield
+        yield lambda: signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = previous_hook
 
 
 @dataclass
@@ -186,7 +194,8 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     tasks = [task_for(row, q) for row in rows]
     run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
     left = max(0.0, q.budget_s - (timing.clock() - run.start))
-    with store.locked() if q.save else contextlib.nullcontext(), budget_alarm(left + BUDGET_GRACE_S, real):
+    with store.locked() if q.save else contextlib.nullcontext(), budget_alarm(left + BUDGET_GRACE_S, real) as disarm:
+        run.disarm = disarm
         run.settle(rows, tasks)
     return run.done.kept, _summary(run.done, screened, q, timing.clock() - run.start)
 
@@ -204,6 +213,7 @@ class Run:
     bounds: dict = field(default_factory=dict)
     plan: object = None
     done: Progress = field(default_factory=Progress)
+    disarm: Callable = lambda: None       # the budget alarm's, once an interrupt is caught
 
     def settle(self, rows: list[dict], tasks: list) -> None:
         """One candidate at a time, stopping as the module's docstring says."""
@@ -220,12 +230,13 @@ class Run:
             try:
                 timed = self.timed_row(task, f"[{i + 1}/{len(rows)}]", len(rows) - i)
             except KeyboardInterrupt as e:
+                self.disarm()
                 done.partial = _partial(e)
                 done.untimed.append({"model": row["model"], "img_size": row["img_size"],
                                      "reason": f"untimed: {done.partial['reason']} while timing it"})
                 continue
             verdict = self.record(row, task, timed)
-            log.info("[%d/%d] %s: %s", i + 1, len(rows), row["model"], verdict)
+            log.info("[%d/%d] %s: %s: %s", i + 1, len(rows), row["model"], verdict, row.get("decision", ""))
             if verdict == "fits" and (best is None or self.faster(row, best)):
                 best = row
 
@@ -246,7 +257,8 @@ class Run:
         row["timing"] = "reused" if task in self.plan.answered else "measured"
         entry = {"model": row["model"], "img_size": row["img_size"]}
         if timed.get("failed"):
-            self.excluded.append({**entry, "reason": f"timing failed: {timed['failed']}"})
+            row["decision"] = f"timing failed: {timed['failed']}"
+            self.excluded.append({**entry, "reason": row["decision"]})
             return "timing failed"
         row.update({k: timed.get(k) for k in TIMED_FIELDS})
         verdict, text, ev = decide({**timed, **row}, self.q)
@@ -295,7 +307,10 @@ def _eta(timing, start, q, done, left: int) -> str:
     elapsed = timing.clock() - start
     per = elapsed / done.timed if done.timed else None
     budget_left = max(0.0, q.budget_s - elapsed)
-    guess = f"ETA <= {min(per * left, budget_left):.0f} s" if per else f"ETA <= {budget_left:.0f} s (budget)"
+    if per and per * left < budget_left:
+        guess = f"ETA ~{per * left:.0f} s ({left} left at {per:.0f} s each)"
+    else:
+        guess = f"ETA <= {budget_left:.0f} s (the budget's end; {left} left)"
     return f"; {elapsed:.0f} s elapsed, {guess}"
 
 
