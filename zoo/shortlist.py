@@ -3,6 +3,7 @@ counted cost and measured speed (in that order), ranked, with Pareto fronts and 
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -324,6 +325,7 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     Takes a Query, or its fields (`select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad
     options before any work. timing: a zoo.shortlist_timing.Timing (tests hand in a fake timer).
     """
+    started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     q = check_query(query)
     excluded, undecided, published = [], [], {}
@@ -341,7 +343,8 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
         candidates = rank_screen(candidates, q, excluded)
         order = q.rank if q.rank in MEASURED_RANKS else effective_rank(candidates, q)[0]
         candidates.sort(key=_rank_key(order, q.latency_stat))
-        candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order)
+        spent = time.monotonic() - started if timing is None else 0.0      # a fake timer keeps its own clock
+        candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order, spent)
     rank, note = effective_rank(candidates, q)
     candidates.sort(key=_rank_key(rank, q.latency_stat))
     if rank == "latency":

@@ -174,15 +174,17 @@ def _bound_out(rows: list[dict], q, peak: dict, caches, excluded: list[dict]) ->
 
 
 def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[dict], counts,
-                    timing: Timing | None = None, order_by: str | None = None) -> tuple[list[dict], dict]:
-    """Settle `rows` (in the order `order_by`, the rank used, wants them tried) against the measured constraints;
-    returns (the rows that fit, a summary: timed, reused, bounded out, untimed with why, partial or None)."""
+                    timing: Timing | None = None, order_by: str | None = None,
+                    spent_s: float = 0.0) -> tuple[list[dict], dict]:
+    """Settle `rows` (in the order `order_by`, the rank used, wants them tried) against the measured constraints,
+    within what is left of q.budget_s after `spent_s` (counting); returns (the rows that fit, a summary: timed,
+    reused, bounded out, untimed with why, partial or None)."""
     from .runs.scheduler import schedule
     from .runs.store import ResultStore
 
     store = ResultStore(q.out)
     real, timing = timing is None, timing or _default_timing(q, store, q.save)
-    run = Run(q, timing, timing.clock(), excluded, undecided, order_by or q.rank, store if q.save else None)
+    run = Run(q, timing, timing.clock() - spent_s, excluded, undecided, order_by or q.rank, store if q.save else None)
     screened = len(excluded)
     peak = quiet_rates(timing.peak(task_for(rows[0], q)), q.threads) if rows else {}
     rows, run.bounds = _bound_out(rows, q, peak, timing.caches() if timing.caches else None, excluded)
