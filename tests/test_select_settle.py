@@ -67,8 +67,10 @@ def test_order_band_is_the_binomial_order_statistic():
     # n=10, median: P(Bin(10, .5) >= 2) = 0.989 >= .975 > P(>= 3) = 0.945, so the lower edge is the 2nd smallest,
     # and symmetrically the upper edge the 9th (P(Bin <= 8) = 0.989)
     assert order_band(list(range(1, 11)), 0.5) == (2, 9, True)
-    # n=14, p99: P(Bin(14, .99) >= 13) = 0.991 (the 13th), P(>= 14) = 0.99**14 = 0.869; no upper bound below 299 steps
+    # n=14, p99: P(Bin(14, .99) >= 13) = 0.991 (the 13th), P(>= 14) = 0.99**14 = 0.869; an upper bound, the n-th,
+    # needs P(Bin(n, .99) <= n - 1) = 1 - 0.99**n >= 0.975: n >= 368
     assert order_band(list(range(1, 15)), 0.99) == (13, 14, False)
+    assert order_band(list(range(1, 368)), 0.99)[2] is False and order_band(list(range(1, 369)), 0.99)[1:] == (368, True)
 
 
 def test_the_most_accurate_is_timed_first_and_the_rest_are_left_untimed(caplog):

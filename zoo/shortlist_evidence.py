@@ -4,10 +4,10 @@ decision that band supports against a budget or against the next model.
 The band is distribution-free: order statistics of the row's step latencies (`latencies_ms`) that hold the
 true quantile with 97.5% probability each side (Hahn & Meeker, Statistical Intervals, 2nd ed., sec. 5.2:
 P(X_(l) <= q-quantile) = P(Binomial(n, q) >= l)). Where n is too small for such a bound (an upper bound of a
-p99 needs 299 steps) the slowest (fastest) step stands in, and `exact_band` says so. Others' CPU can only
-slow a step down: with others using a fraction f of the cores we timed on, a quiet run could be up to
-(1 - f) x as long, so the lower edge is widened to `quiet_lo_ms` = lo x (1 - f). A row without steps (a
-stored row of an older schema) gets lo, hi = value x (1 -/+ 2 cv).
+p99 needs 368 steps: 1 - 0.99^n >= 0.975) the slowest (fastest) step stands in, and `exact_band` says so.
+Others' CPU can only slow a step down: with others using a fraction f of the cores we timed on, a quiet run
+could take as little as (1 - f) x as long, so the lower edge is widened to `quiet_lo_ms` = lo x (1 - f). A row
+without steps (a stored row of an older schema) gets lo, hi = value x (1 -/+ 2 cv).
 """
 from __future__ import annotations
 
@@ -18,16 +18,24 @@ SIDE = 0.975          # each edge holds with this probability: a 95% band
 QUANTILE = {"p50": 0.5, "p99": 0.99}
 
 
-def _binom_cdf(k: int, n: int, p: float) -> float:
-    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+def _binom_cdf(n: int, p: float) -> list[float]:
+    """P(Binomial(n, p) <= k) for k = 0..n, from log-pmfs (no overflow at thousands of steps), O(n)."""
+    logs = [math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p)
+            + (n - k) * math.log1p(-p) for k in range(n + 1)]
+    cdf, total = [], 0.0
+    for value in logs:
+        total += math.exp(value)
+        cdf.append(min(total, 1.0))
+    return cdf
 
 
 def order_band(steps: list[float], q: float) -> tuple[float, float, bool]:
     """(lo, hi, exact) for the q-quantile of `steps`: X_(l) <= quantile <= X_(u), each with probability SIDE;
     exact is False where n is too small for one of them and the extreme step stands in."""
     xs, n = sorted(steps), len(steps)
-    lows = [k for k in range(n, 0, -1) if 1 - _binom_cdf(k - 1, n, q) >= SIDE]
-    highs = [k for k in range(1, n + 1) if _binom_cdf(k - 1, n, q) >= SIDE]
+    cdf = _binom_cdf(n, q)
+    lows = [k for k in range(n, 0, -1) if 1 - cdf[k - 1] >= SIDE]      # P(Bin >= k) = 1 - P(Bin <= k - 1)
+    highs = [k for k in range(1, n + 1) if cdf[k - 1] >= SIDE]
     lo = xs[lows[0] - 1] if lows else xs[0]
     hi = xs[highs[0] - 1] if highs else xs[-1]
     return lo, hi, bool(lows and highs)
