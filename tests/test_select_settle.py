@@ -4,6 +4,7 @@ the budget's partial answer, and the plan that carries a question to the serving
 import json
 import math
 import random
+import re
 
 import pytest
 
@@ -45,7 +46,8 @@ class FakeTimer:
         return validate({**base_row(task), "family": get_spec(task.model).family, "mode": "inference",
                          "latency_ms_p50": stats["latency_ms_p50"], "latency_ms_p99": stats["latency_ms_p99"],
                          "imgs_per_s": 1e3 / stats["latency_ms_mean"], "ran_batch_size": 1, "cv": stats["cv"],
-                         "foreign_cpu_share": self.others, "noisy": self.others > 0.15, "iters": self.steps, "latencies_ms": steps_ms,
+                         "foreign_cpu_share": self.others, "noisy": self.others > 0.15, "iters": self.steps,
+                         "latencies_ms": steps_ms,
                          "env": machine(task.device)})
 
     def timing(self) -> Timing:
@@ -70,7 +72,8 @@ def test_order_band_is_the_binomial_order_statistic():
     # n=14, p99: P(Bin(14, .99) >= 13) = 0.991 (the 13th), P(>= 14) = 0.99**14 = 0.869; an upper bound, the n-th,
     # needs P(Bin(n, .99) <= n - 1) = 1 - 0.99**n >= 0.975: n >= 368
     assert order_band(list(range(1, 15)), 0.99) == (13, 14, False)
-    assert order_band(list(range(1, 368)), 0.99)[2] is False and order_band(list(range(1, 369)), 0.99)[1:] == (368, True)
+    assert order_band(list(range(1, 368)), 0.99)[2] is False
+    assert order_band(list(range(1, 369)), 0.99)[1:] == (368, True)
 
 
 def test_the_most_accurate_is_timed_first_and_the_rest_are_left_untimed(caplog):
@@ -172,7 +175,8 @@ def test_a_peak_probed_under_load_is_scaled_to_a_quiet_machine():
     # 2 cores, both ours, others used 75% of them while the GEMM peak was probed: we had a quarter, so a quiet
     # machine reaches 4x the probed rate; others on 1 of 2 cores while we ran on the other (threads 1) is no load
     loaded = {"peak_flops": 50e9, "peak_foreign_cpu_share": 0.75, "mem_bandwidth": 5e9}
-    assert quiet_rates(loaded, None, cores=2) == {**loaded, "peak_flops": pytest.approx(200e9), "peak_load_scaled": 0.75}
+    assert quiet_rates(loaded, None, cores=2) == {**loaded, "peak_flops": pytest.approx(200e9),
+                                                  "peak_load_scaled": 0.75}
     assert quiet_rates({**loaded, "peak_foreign_cpu_share": 0.5}, 1, cores=2)["peak_flops"] == 50e9
     assert quiet_rates({**loaded, "peak_foreign_cpu_share": 1.0}, None, cores=2)["peak_flops"] == pytest.approx(500e9)
 
@@ -185,6 +189,15 @@ def test_the_budget_ends_timing_with_a_partial_answer():
     assert out["timing"]["partial"] == {"reason": "budget spent (--budget-s 100)", "status": 3}
     assert [u["model"] for u in out["untimed"]] == ["deit_s", "deit_ti"]
     assert all(u["reason"] == "untimed: budget spent (--budget-s 100)" for u in out["untimed"])
+    from zoo.select import render
+
+    text = render(out, "markdown")
+    # the fake clock: 2 x (60 s + 14 steps of ~95 ms) = ~123 s
+    assert re.match(r"PARTIAL ANSWER: budget spent \(--budget-s 100\); the untimed models below are not settled\n"
+                    r"timed 2 \(reused 0 stored rows\), screened out before timing \(size, accuracy, counts\) 0, "
+                    r"bounded out 0, untimed 2, in 12[2-4] s of a 100 s budget\nmeasured latency answers for the "
+                    r"machine that timed it only", text)
+    assert "untimed (2):\n- deit_s: untimed: budget spent" in text
 
 
 def test_the_budget_alarm_stops_a_timing_in_flight():

@@ -87,8 +87,9 @@ def _timing_head(result: dict) -> list[str]:
         return []
     partial = timing.get("partial")
     head = [f"PARTIAL ANSWER: {partial['reason']}; the untimed models below are not settled"] if partial else []
-    head.append(f"timed {timing['timed']} (reused {timing['reused']} stored rows), screened out by counts "
-                f"{timing['screened_out']}, bounded out {timing['bounded_out']}, untimed {len(result['untimed'])}, "
+    head.append(f"timed {timing['timed']} (reused {timing['reused']} stored rows), screened out before timing "
+                f"(size, accuracy, counts) {timing['screened_out']}, bounded out {timing['bounded_out']}, "
+                f"untimed {len(result['untimed'])}, "
                 f"in {timing['elapsed_s']:.0f} s of a {timing['budget_s']:g} s budget")
     head += ["measured latency answers for the machine that timed it only (--save-plan / --from-plan: "
              "docs/select.md)", ""]

@@ -277,7 +277,8 @@ class Run:
         """row replaces best as the one to beat: only under a measured rank (else the first that fits is best)."""
         if self.order_by not in ("latency", "imgs_per_s"):
             return False
-        return row["evidence"].get("hi_ms", row["latency_ms_p50"]) < best["evidence"].get("hi_ms", best["latency_ms_p50"])
+        edge = lambda r: r["evidence"].get("hi_ms", r["latency_ms_p50"])      # noqa: E731
+        return edge(row) < edge(best)
 
     def cannot_beat(self, best: dict | None, row: dict) -> str | None:
         """Why `row` needs no timing now that `best` fits, or None."""
