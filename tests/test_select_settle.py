@@ -82,7 +82,7 @@ def test_the_most_accurate_is_timed_first_and_the_rest_are_left_untimed(caplog):
         out = ask(FOUR, timer, max_latency_ms=30)
     said = caplog.text
     assert "measured latency answers for this machine only" in said
-    assert "4 candidates to time, best-ranked first (0 screened out before timing, 0 bounded out" in said
+    assert "4 candidates to time, best-ranked first (0 screened out before timing, no lower bound: no peak" in said
     assert "budget 300 s (--budget-s)" in said and "[2/4] timing convnext_t" in said and "ETA <=" in said
     # vit_b16 (85.108) over the budget, then convnext_t (84.192) fits: deit_s and deit_ti cannot beat it
     assert timer.timed == ["vit_b16", "convnext_t"]
@@ -218,6 +218,19 @@ def test_the_budget_alarm_stops_a_timing_in_flight():
             time.sleep(5)
         disarm()                            # caught and disarmed: nothing more is raised
         time.sleep(1.2)
+
+
+def test_a_budget_spent_while_probing_the_peak_times_nothing():
+    timer = FakeTimer({m: 8.0 for m in FOUR})
+    timing = timer.timing()
+
+    def probe(task):
+        raise BudgetSpent()
+
+    timing.peak = probe
+    out = select(FOUR, 224, timing=timing, device="cpu", save=False, max_latency_ms=30)
+    assert timer.timed == [] and out["shortlist"] == [] and len(out["untimed"]) == 4
+    assert out["timing"]["partial"] == {"reason": "budget spent (--budget-s) while probing the peak", "status": 3}
 
 
 @pytest.mark.parametrize("error, status", [(BudgetSpent(), 3), (KeyboardInterrupt(), 130), (Terminated(), 143)])

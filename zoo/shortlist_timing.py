@@ -186,19 +186,20 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     real, timing = timing is None, timing or _default_timing(q, store, q.save)
     run = Run(q, timing, timing.clock() - spent_s, excluded, undecided, order_by or q.rank, store if q.save else None)
     screened = len(excluded)
-    peak = quiet_rates(timing.peak(task_for(rows[0], q)), q.threads) if rows else {}
-    rows, run.bounds = _bound_out(rows, q, peak, timing.caches() if timing.caches else None, excluded)
-    if run.order_by in ("latency", "imgs_per_s"):
-        rows = sorted(rows, key=lambda r: (run.bounds[r["model"]], r["gmacs"], r["model"]))
-    run.done.bounded = len(excluded) - screened
-    _announce(q, len(rows), screened, run.done.bounded)
-    stored = store.rows("throughput") if store.path("throughput").is_file() else []
-    tasks = [task_for(row, q) for row in rows]
-    run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
-    left = max(0.0, q.budget_s - (timing.clock() - run.start))
-    with store.locked() if q.save else contextlib.nullcontext(), budget_alarm(left + BUDGET_GRACE_S, real) as disarm:
+    left = max(0.0, q.budget_s - spent_s)
+    with budget_alarm(left + BUDGET_GRACE_S, real) as disarm:      # the peak probe spends the budget too
         run.disarm = disarm
-        run.settle(rows, tasks)
+        peak = run.probe(rows[0]) if rows else {}
+        rows, run.bounds = _bound_out(rows, q, peak, timing.caches() if timing.caches else None, excluded)
+        if run.order_by in ("latency", "imgs_per_s"):
+            rows = sorted(rows, key=lambda r: (run.bounds[r["model"]], r["gmacs"], r["model"]))
+        run.done.bounded = len(excluded) - screened
+        _announce(q, len(rows), screened, run.done.bounded if peak.get("peak_flops") else None)
+        stored = store.rows("throughput") if store.path("throughput").is_file() else []
+        tasks = [task_for(row, q) for row in rows]
+        run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
+        with store.locked() if q.save else contextlib.nullcontext():
+            run.settle(rows, tasks)
     return run.done.kept, _summary(run.done, screened, q, timing.clock() - run.start)
 
 
@@ -216,6 +217,16 @@ class Run:
     plan: object = None
     done: Progress = field(default_factory=Progress)
     disarm: Callable = lambda: None       # the budget alarm's, once an interrupt is caught
+
+    def probe(self, row: dict) -> dict:
+        """This machine's peak and bandwidth, as a quiet machine reaches them; {} (no bound) when the probe is cut
+        short by the budget or an interrupt, which makes the answer partial."""
+        try:
+            return quiet_rates(self.timing.peak(task_for(row, self.q)), self.q.threads)
+        except KeyboardInterrupt as e:
+            self.disarm()
+            self.done.partial = {**_partial(e), "reason": f"{_partial(e)['reason']} while probing the peak"}
+            return {}
 
     def settle(self, rows: list[dict], tasks: list) -> None:
         """One candidate at a time, stopping as the module's docstring says."""
@@ -317,15 +328,17 @@ def _eta(timing, start, q, done, left: int) -> str:
     return f"; {elapsed:.0f} s elapsed, {guess}"
 
 
-def _announce(q, to_time: int, screened: int, bounded: int) -> None:
+def _announce(q, to_time: int, screened: int, bounded: int | None) -> None:
     from .runs.tasks import machine
 
     cpu = machine(q.device).get("cpu_model") if q.device == "cpu" else machine(q.device).get("gpu_name")
     log.info("zoo.select: measured latency answers for this machine only (%s, %s threads, %s); for another "
              "machine: --save-plan FILE here, --from-plan FILE there (docs/select.md)", cpu or "unknown",
              q.threads or "all", q.backend)
-    log.info("zoo.select: %d candidates to time, best-ranked first (%d screened out before timing, %d bounded out "
-             "by this machine's peak); budget %g s (--budget-s)", to_time, screened, bounded, q.budget_s)
+    bound = "no lower bound: no peak for this machine" if bounded is None else \
+        f"{bounded} bounded out by this machine's peak"
+    log.info("zoo.select: %d candidates to time, best-ranked first (%d screened out before timing, %s); budget %g s "
+             "(--budget-s)", to_time, screened, bound, q.budget_s)
 
 
 def _summary(done: Progress, screened: int, q, elapsed: float) -> dict:
