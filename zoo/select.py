@@ -184,7 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        print(f"zoo.select: {interrupted(e)} before timing began; nothing decided", file=sys.stderr)
+        # outside the timing loop (counting, or between two models' bookkeeping): no answer to print
+        what = "budget spent (--budget-s)" if isinstance(e, BudgetSpent) else interrupted(e)
+        print(f"zoo.select: {what} outside timing: no answer; timed rows finished before it are kept",
+              file=sys.stderr)
         return PARTIAL_STATUS["budget"] if isinstance(e, BudgetSpent) else exit_status(e)
     if plan is not None:
         result["excluded"] = plan.get("screened_out", []) + result["excluded"]
