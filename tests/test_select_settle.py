@@ -268,3 +268,26 @@ def test_save_plan_then_from_plan_times_only_the_candidates(monkeypatch, tmp_pat
     assert {e["model"] for e in out["excluded"]} == {"vit_b16", "vit_h14"} and out["query"]["latency_stat"] == "p99"
     assert main(["--from-plan", str(plan), "--max-gmacs", "3"]) == 2
     assert "the plan fixes the query; drop --max-gmacs" in capsys.readouterr().err
+
+
+def test_ranked_by_latency_each_row_says_whether_it_is_ahead_of_the_next_beyond_the_noise():
+    # deit_ti 8 ms and deit_s 20 ms are apart by far more than their 3% spread; deit_s and convnext_t (20.2 ms) not
+    timer = FakeTimer({"deit_ti": 8.0, "deit_s": 20.0, "convnext_t": 20.2})
+    out = ask(["deit_ti", "deit_s", "convnext_t"], timer, rank="latency")
+    rows = out["shortlist"]
+    assert [r["model"] for r in rows][0] == "deit_ti" and rows[0]["vs_next"] == f"ahead of {rows[1]['model']}"
+    assert rows[1]["vs_next"] == f"within noise of {rows[2]['model']}" and "vs_next" not in rows[2]
+    assert sorted(timer.timed) == ["convnext_t", "deit_s", "deit_ti"]     # a measured rank times them all
+
+
+def test_ranked_by_latency_a_model_whose_bound_is_above_the_best_is_not_timed():
+    # at a 1 TFLOP/s GEMM peak the compute bounds are 2 x GMACs / 3 ms: deit_ti 0.83, deit_s 3.07, vit_b16 11.7;
+    # deit_ti, timed first (the lowest bound), runs 2 ms: neither of the others can beat it
+    timer = FakeTimer({"deit_ti": 2.0, "deit_s": 4.0, "vit_b16": 20.0}, peak={"peak_flops": 1e12})
+    out = ask(["vit_b16", "deit_s", "deit_ti"], timer, rank="latency")
+    assert timer.timed == ["deit_ti"] and [r["model"] for r in out["shortlist"]] == ["deit_ti"]
+    assert [u["model"] for u in out["untimed"]] == ["deit_s", "vit_b16"]
+    found = re.match(r"untimed: its lower bound ([\d.]+) ms is above deit_ti's p99 band edge",
+                     out["untimed"][0]["reason"])
+    # DeiT-S: 4.6 GMACs, all but its patch embedding (a 16x16 conv, 0.06 GMACs: the conv margin) in linear layers
+    assert found and 2 * 4.5e9 / 3 / 1e12 * 1e3 < float(found.group(1)) <= 2 * 4.6e9 / 3 / 1e12 * 1e3
