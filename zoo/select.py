@@ -6,10 +6,10 @@ accuracy (--pretraining, which also chooses the checkpoint shown; --weights-avai
 checkpoint --weights picks); counted cost on the meta device (--max-params,
 --max-gmacs, --max-act-mib, --max-serve-mib, --max-train-mib), as a classifier or with --features as a
 detector's backbone, and with --train the training step (fp32 master weights, gradients and --optimizer's
-state); then measured speed (--max-latency-ms, --min-imgs-per-s) on --backend, timing only the survivors,
-cheapest (GMACs) first, and reusing rows under <out>/results/ that `zoo.compare --resume` would reuse
-(same key). A noisy timing decides nothing: the model is listed as undecided unless --allow-noisy.
-Measured rows are appended there unless --no-save. A --rank no candidate has a value for (top-1 at a
+state); then measured speed (--max-latency-ms, --min-imgs-per-s) on --backend, timing only the survivors
+(below), and reusing rows under <out>/results/ that `zoo.compare --resume` would reuse (same key; a stored
+noisy row is timed again unless --allow-noisy). Measured rows and the answer (select-answer.json) are
+written there unless --no-save. A --rank no candidate has a value for (top-1 at a
 detection size) falls back to gmacs, and the output says so.
 
 Measured constraints are settled in bounded time (docs/select.md): models with no accuracy for the rank are
