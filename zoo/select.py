@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "for --from-plan on the machine that will serve; times nothing")
     p.add_argument("--from-plan", metavar="FILE", help="run a --save-plan FILE's query on its candidates, timing on "
                                                         "this machine (other query options are not taken)")
+    p.add_argument("--predict", metavar="DEVICE", help="time nothing: list each candidate's roofline latency on a "
+                                                       "datasheet GPU (as zoo.compare --predict), deciding nothing")
     p.add_argument("--rank", default="top1", help=f"{', '.join(RANKS)} (default top1)")
     p.add_argument("--format", default="table", help=f"{', '.join(FORMATS)} (default table)")
     p.add_argument("--out", default=".", help="folder whose results/ timed rows are reused from and appended to")

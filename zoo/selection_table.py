@@ -85,6 +85,10 @@ def _timing_head(result: dict) -> list[str]:
     timing = result.get("timing")
     if not timing:
         return []
+    if timing.get("predicted"):
+        return [f"PREDICTED on {timing['predicted']}, not measured: nothing is decided on latency; "
+                f"{len(result['untimed'])} candidates listed with their roofline estimate, "
+                f"{timing['screened_out']} screened out before", ""]
     partial = timing.get("partial")
     head = [f"PARTIAL ANSWER: {partial['reason']}; the untimed models below are not settled"] if partial else []
     head.append(f"timed {timing['timed']} (reused {timing['reused']} stored rows), screened out before timing "

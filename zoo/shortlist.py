@@ -72,6 +72,7 @@ class Query:
     wait_quiet: Optional[float] = None           # seconds to wait for a quiet machine before each timing
     budget_s: float = DEFAULT_BUDGET_S           # timing stops here; the answer so far is marked partial
     time_all: bool = False                       # time every candidate (else: stop once none can beat the best)
+    predict: Optional[str] = None                # a datasheet device: roofline predictions instead of timing
     # output
     rank: str = "top1"
     out: str = "."
@@ -161,6 +162,11 @@ def check_query(query: Query) -> Query:
     q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     q.budget_s = positive_number(q.budget_s, "budget-s")
+    if q.predict is not None:
+        from .runs.roofline_rows import check_predict
+
+        check_predict(q.predict, q.dtype)
+        q.save = False                     # a prediction is never a result
     if q.wait_quiet is not None:
         q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
         if q.wait_quiet < 0:
@@ -287,7 +293,7 @@ def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "train", "optimizer",
                                         "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
-                                        "weights", "weights_available", "budget_s", "time_all")}
+                                        "weights", "weights_available", "budget_s", "time_all", "predict")}
     query.update({"rank": rank, "rank_asked": q.rank, "rank_note": note, "models": q.models,
                   "constraints": {k: getattr(q, k) for k in LIMITS if getattr(q, k) is not None},
                   "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
@@ -337,7 +343,13 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
             published[model] = entry
     counts, candidates = count_screen(published, q, excluded)
     summary = None
-    if q.measured:
+    if q.measured and q.predict is not None:
+        from .shortlist_timing import predict_candidates
+
+        candidates = rank_screen(candidates, q, excluded)
+        candidates.sort(key=_rank_key(effective_rank(candidates, q)[0], q.latency_stat))
+        candidates, summary = predict_candidates(candidates, q, len(excluded))
+    elif q.measured:
         from .shortlist_timing import time_candidates
 
         candidates = rank_screen(candidates, q, excluded)

@@ -341,6 +341,22 @@ def _announce(q, to_time: int, screened: int, bounded: int | None) -> None:
              "(--budget-s)", to_time, screened, bound, q.budget_s)
 
 
+def predict_candidates(rows: list[dict], q, screened: int) -> tuple[list[dict], dict]:
+    """--predict DEVICE: each candidate's roofline latency on the datasheet device (zoo.runs.roofline_rows), listed
+    untimed in rank order; a prediction decides nothing (unfused traffic, no kernel library: not a bound)."""
+    from .runs.roofline_rows import predict
+    from .selection_table import num
+
+    untimed = []
+    for row in rows:
+        guess = predict(row["model"], row["img_size"], row["batch_size"], q.dtype, q.predict, q.features)
+        untimed.append({"model": row["model"], "img_size": row["img_size"], "predicted_ms": guess["roofline_ms"],
+                        "reason": f"PREDICTED, not measured: roofline {num(guess['roofline_ms'])} ms a batch on "
+                                  f"{guess['device']} (datasheet); time it there to decide"})
+    done = Progress(untimed=untimed)
+    return [], {**_summary(done, screened, q, 0.0), "predicted": q.predict}
+
+
 def _summary(done: Progress, screened: int, q, elapsed: float) -> dict:
     return {"timed": done.timed, "reused": done.reused, "screened_out": screened, "bounded_out": done.bounded,
             "untimed": done.untimed, "partial": done.partial, "budget_s": q.budget_s, "elapsed_s": elapsed,
