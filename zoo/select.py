@@ -9,13 +9,21 @@ as that whole detector (a plain ViT is excluded: no pyramid; --rank box_ap / mas
 the recipe counted, none where the published heads or pretraining differ) or with --segmenter as a whole
 segmenter (--rank miou: its published ADE20K mIoU), and with --train the training step (fp32 master weights,
 gradients and --optimizer's state); then measured speed (--max-latency-ms, --min-imgs-per-s) on --backend,
-timing only the survivors, cheapest (GMACs) first, and reusing rows under <out>/results/ that `zoo.compare
---resume` would reuse (same key). A noisy timing decides nothing: the model is listed as undecided unless
---allow-noisy. Measured rows are appended there unless --no-save. A --rank no candidate has a value for (top-1
-at a detection size) falls back to gmacs, and the output says so.
+timing only the survivors (below), and reusing rows under <out>/results/ that `zoo.compare --resume` would
+reuse (same key; a stored noisy row is timed again unless --allow-noisy). Measured rows and the answer
+(select-answer.json) are written there unless --no-save. A --rank no candidate has a value for (top-1 at a
+detection size) falls back to gmacs, and the output says so.
+
+Measured constraints are settled in bounded time (docs/select.md): models with no accuracy for the rank are
+not timed, a model whose lower-bound latency on this machine breaks the budget is excluded untimed, the rest
+are timed best-ranked first until none left can beat the best that fits (--time-all: every one), within
+--budget-s. Each decision states its step count and band; a band that straddles the budget is "undecided:
+within noise". A measured answer holds for this machine: --save-plan / --from-plan time on another.
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
-nothing written); 130 interrupted, 143 terminated (SIGTERM) (timed rows finished before it are kept).
+nothing written); 3 partial: --budget-s ran out; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). A
+partial answer (3, 130, 143 once timing began) is printed and stored like a whole one, marked partial, with
+the models left untimed; timed rows finished before it are kept.
 """
 from __future__ import annotations
 
@@ -31,8 +39,9 @@ from .runs.safe_io import strict_dumps
 from .selection_table import render  # noqa: F401 - render: part of the API
 from .runs.user_cache import disabled
 from .signals import exit_status, handles_sigterm, interrupted
-from .shortlist import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, RANKS, Query, num,  # noqa: F401
-                        select)  # noqa: F401 - select: the API, as `from zoo.select import select`
+from .shortlist_timing import PARTIAL_STATUS, BudgetSpent
+from .shortlist import (BACKENDS, COMPILE_MODES, DEFAULT_BUDGET_S, FORMATS, OPTIMIZERS, RANKS, Query,  # noqa: F401
+                        num, select)  # noqa: F401 - select: the API, as `from zoo.select import select`
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,6 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="decide on noisy timings too (default: such a model is listed as undecided)")
     p.add_argument("--wait-quiet", metavar="SECONDS", help="before each timing, wait up to this long for a quiet "
                                                            "machine")
+    p.add_argument("--budget-s", default=str(DEFAULT_BUDGET_S), help=f"stop timing after this many seconds and "
+                   f"answer with what is settled, marked partial, exit 3 (default {DEFAULT_BUDGET_S:g})")
+    p.add_argument("--time-all", action="store_true", help="time every candidate (default: stop once no untimed one "
+                                                           "can beat the best that fits)")
+    p.add_argument("--save-plan", metavar="FILE", help="screen here and write the candidates and the query to FILE, "
+                                                        "for --from-plan on the machine that will serve; times nothing")
+    p.add_argument("--from-plan", metavar="FILE", help="run a --save-plan FILE's query on its candidates, timing on "
+                                                        "this machine (other query options are not taken)")
+    p.add_argument("--predict", metavar="DEVICE", help="time nothing: list each candidate's roofline latency on a "
+                                                       "datasheet GPU (as zoo.compare --predict), deciding nothing")
     p.add_argument("--rank", default="top1", help=f"{', '.join(RANKS)} (default top1)")
     p.add_argument("--format", default="table", help=f"{', '.join(FORMATS)} (default table)")
     p.add_argument("--out", default=None, help="folder whose results/ timed rows are reused from and appended to "
@@ -134,6 +153,60 @@ def answer_questions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
+    """(the query to run, the plan it came from or None); --from-plan takes the plan's query, and refuses query
+    options given beside it (one run could not say which it answered)."""
+    if not args.from_plan:
+        return query_of(args), None
+    from .shortlist_plan import RUN_OPTIONS, query_from_plan, read_plan
+
+    defaults = vars(build_parser().parse_args([]))
+    given = [k for k, v in vars(args).items() if k in Query.__dataclass_fields__ and k not in RUN_OPTIONS
+             and v != defaults[k]]
+    if given:
+        raise UsageError(f"--from-plan: the plan fixes the query; drop --{given[0].replace('_', '-')}")
+    plan = read_plan(args.from_plan)
+    if not plan["candidates"]:
+        raise UsageError(f"--from-plan: {args.from_plan!r} has no candidates left to time")
+    runs = {"out": args.out, "save": not args.no_save, "budget_s": args.budget_s, "wait_quiet": args.wait_quiet,
+            "time_all": args.time_all, "threads": args.threads}
+    return query_from_plan(plan, runs), plan
+
+
+def _save_plan(q: Query, path: str) -> str:
+    """--save-plan: the screens here (no timing), the plan written; returns what to run on the serving machine."""
+    from .shortlist import check_query, count_screen, rank_screen, screen
+    from .shortlist_plan import plan_of, write_plan
+
+    q = check_query(q)
+    if not q.measured:
+        raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")
+    excluded, published = [], {}
+    for model in q.models:
+        entry, reason = screen(model, q)
+        if reason:
+            excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
+        else:
+            published[model] = entry
+    candidates = rank_screen(count_screen(published, q, excluded)[1], q, excluded)
+    write_plan(path, plan_of(q, [r["model"] for r in candidates], excluded))
+    return (f"plan: {len(candidates)} candidates to time, {len(excluded)} screened out, in {path}\n"
+            f"on the serving machine: python -m zoo.select --from-plan {path} --out DIR\n")
+
+
+def _store_answer(result: dict, q: Query) -> None:
+    """A measured answer, partial or whole, kept beside its rows: <out>/results/select-answer.json."""
+    if not q.save or "timing" not in result:
+        return
+    from pathlib import Path
+
+    from .runs.safe_io import write_atomic
+
+    path = Path(out_or_default(q.out)) / "results" / "select-answer.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, strict_dumps(result, indent=1))
+
+
 @handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -143,19 +216,31 @@ def main(argv: list[str] | None = None) -> int:
         if args.answers:
             with disabled(args.no_cache):
                 return answer_questions(args)
+        query, plan = _asked_query(args)
         with disabled(args.no_cache):
-            result = select(query_of(args))
+            if args.save_plan:
+                sys.stdout.write(_save_plan(query, args.save_plan))
+                return 0
+            result = select(query)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        print(f"zoo.select: {interrupted(e)}; timed rows finished before it are kept", file=sys.stderr)
-        return exit_status(e)
+        # outside the timing loop (counting, or between two models' bookkeeping): no answer to print
+        what = "budget spent (--budget-s)" if isinstance(e, BudgetSpent) else interrupted(e)
+        print(f"zoo.select: {what} outside timing: no answer; timed rows finished before it are kept",
+              file=sys.stderr)
+        return PARTIAL_STATUS["budget"] if isinstance(e, BudgetSpent) else exit_status(e)
+    if plan is not None:
+        result["excluded"] = plan.get("screened_out", []) + result["excluded"]
+        result["query"]["plan"] = args.from_plan
+    _store_answer(result, query)
     if args.format == "json":
         sys.stdout.write(strict_dumps(result, indent=2) + "\n")
     else:
         sys.stdout.write(render(result, args.format))
-    return 0
+    partial = (result.get("timing") or {}).get("partial")
+    return partial["status"] if partial else 0
 
 
 if __name__ == "__main__":

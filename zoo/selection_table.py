@@ -93,20 +93,48 @@ def title(result: dict) -> str:
     return text + (f"\nNB: {query['rank_note']}" if query.get("rank_note") else "")
 
 
+def _timing_head(result: dict) -> list[str]:
+    """A measured answer's first lines: partial or not, what was timed, and whose machine it answers for."""
+    timing = result.get("timing")
+    if not timing:
+        return []
+    if timing.get("predicted"):
+        return [f"PREDICTED on {timing['predicted']}, not measured: nothing is decided on latency; "
+                f"{len(result['untimed'])} candidates listed with their roofline estimate, "
+                f"{timing['screened_out']} screened out before", ""]
+    partial = timing.get("partial")
+    head = [f"PARTIAL ANSWER: {partial['reason']}; the untimed models below are not settled"] if partial else []
+    head.append(f"timed {timing['timed']} (reused {timing['reused']} stored rows), screened out before timing "
+                f"(size, accuracy, counts) {timing['screened_out']}, bounded out {timing['bounded_out']}, "
+                f"untimed {len(result['untimed'])}, "
+                f"in {timing['elapsed_s']:.0f} s of a {timing['budget_s']:g} s budget")
+    head += ["measured latency answers for the machine that timed it only (--save-plan / --from-plan: "
+             "docs/select.md)", ""]
+    return head
+
+
 def render(result: dict, fmt: str) -> str:
     """The selection as markdown, or as a plain-text table (JSON is json.dumps of `result`)."""
     columns = _columns(result)
     headers = [h for h, _ in columns]
     rows = [[cell(r) for _, cell in columns] for r in result["shortlist"]]
     table = markdown_table(headers, rows).rstrip("\n") if fmt == "markdown" else _plain(headers, rows)
-    lines = [title(result), "", table, "", "Pareto front per pretraining group:"]
+    lines = [*_timing_head(result), title(result), "", table, "", "Pareto front per pretraining group:"]
     y = result["query"]["pareto_axes"]["y"]
     none = f"- (none: no candidate has {y})" if result["shortlist"] and not any(
         r.get(y) is not None for r in result["shortlist"]) else "- (none)"
     lines += [f"- {group}: {', '.join(models)}" for group, models in result["pareto"].items()] or [none]
+    decided = [r for r in result["shortlist"] if r.get("decision")]
+    if decided:
+        lines += ["", "decided (fits):"]
+        lines += [f"- {r['model']}: {r['decision']}" + (f"; {r['vs_next']}" if r.get("vs_next") else "")
+                  for r in decided]
     if result.get("undecided"):
         lines += ["", f"undecided ({len(result['undecided'])}):"]
         lines += [f"- {u['model']}: {u['reason']}" for u in result["undecided"]]
+    if result.get("untimed"):
+        lines += ["", f"untimed ({len(result['untimed'])}):"]
+        lines += [f"- {u['model']}: {u['reason']}" for u in result["untimed"]]
     lines += ["", f"excluded ({len(result['excluded'])}):"]
     lines += [f"- {e['model']}: {e['reason']}" for e in result["excluded"]] or ["- (none)"]
     return "\n".join(lines) + "\n"

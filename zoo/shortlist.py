@@ -3,6 +3,7 @@ counted cost and measured speed (in that order), ranked, with Pareto fronts and 
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -21,13 +22,12 @@ from .options import SELECT_FORMATS as FORMATS
 from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
 
-RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "box_ap", "mask_ap", "miou", "miou_ms")
-TASK_RANKS = ("box_ap", "mask_ap")     # published COCO AP of the detector's recipe: with --detector
-SEG_RANKS = ("miou", "miou_ms")        # published ADE20K mIoU of the segmenter's recipe: with --segmenter
-FALLBACK_RANK = "gmacs"         # what a rank no candidate has a value for falls back to (every row has GMACs)
+from .shortlist_rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
+                             _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen)
 LATENCY_STATS = ("p50", "p99")
 OPTIMIZERS = ("sgd", "adamw")
 MIB = 2 ** 20
+DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within it says what it is sure of
 # numeric constraints (all >= 0) -> their upper bound, if any
 LIMITS = {"max_gmacs": None, "max_params": None, "max_act_mib": None, "max_serve_mib": None, "max_train_mib": None,
           "min_top1": 100.0, "max_latency_ms": None, "min_imgs_per_s": None}
@@ -71,6 +71,9 @@ class Query:
     compile: Optional[str] = None
     allow_noisy: bool = False                    # decide on noisy timings too (else: "undecided")
     wait_quiet: Optional[float] = None           # seconds to wait for a quiet machine before each timing
+    budget_s: float = DEFAULT_BUDGET_S           # timing stops here; the answer so far is marked partial
+    time_all: bool = False                       # time every candidate (else: stop once none can beat the best)
+    predict: Optional[str] = None                # a datasheet device: roofline predictions instead of timing
     # output
     rank: str = "top1"
     out: Optional[str] = None                    # None: the user data folder (zoo.runs.data_dir)
@@ -187,6 +190,12 @@ def check_query(query: Query) -> Query:
     check_memory_override()
     q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
+    q.budget_s = positive_number(q.budget_s, "budget-s")
+    if q.predict is not None:
+        from .runs.roofline_rows import check_predict
+
+        check_predict(q.predict, q.dtype)
+        q.save = False                     # a prediction is never a result
     if q.wait_quiet is not None:
         q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
         if not 0 <= q.wait_quiet <= MAX_SECONDS:
@@ -287,43 +296,13 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
     return counts, candidates
 
 
-def _rank_field(rank: str, stat: str) -> tuple[str, bool]:
-    return {"top1": ("top1", True), "imagenet_v2": ("imagenet_v2", True), "gmacs": ("gmacs", False),
-            "latency": (f"latency_ms_{stat}", False), "imgs_per_s": ("imgs_per_s", True),
-            "box_ap": ("box_ap", True), "mask_ap": ("mask_ap", True),
-            "miou": ("miou", True), "miou_ms": ("miou_ms", True)}[rank]
-
-
-def _rank_key(rank: str, stat: str):
-    field, higher = _rank_field(rank, stat)
-    return lambda r: (r.get(field) is None, -(r.get(field) or 0) if higher else (r.get(field) or 0), r["model"])
-
-
-def pareto_axes(rank: str, stat: str) -> tuple[str, str, bool]:
-    """(x, y, lower x is better) of the front the output shows; it follows --rank's axis."""
-    if rank == "latency":
-        return f"latency_ms_{stat}", "top1", True
-    if rank == "imgs_per_s":
-        return "imgs_per_s", "top1", False
-    return "gmacs", rank if rank in ("imagenet_v2", *TASK_RANKS, *SEG_RANKS) else "top1", True
-
-
-def effective_rank(rows: list[dict], q: Query) -> tuple[str, str | None]:
-    """(the rank used, why it is not the one asked for): a key no candidate has falls back to GMACs."""
-    field, _ = _rank_field(q.rank, q.latency_stat)
-    if not rows or any(r.get(field) is not None for r in rows):
-        return q.rank, None
-    return FALLBACK_RANK, (f"no candidate has {field} at {Size.of(q.resolution).label} px, so ranked by "
-                           f"{FALLBACK_RANK} instead of {q.rank}")
-
-
 def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     x, y, lower = axes
     query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "detector",
                                         "train", "optimizer",
                                         "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
-                                        "weights", "weights_available")}
+                                        "weights", "weights_available", "budget_s", "time_all", "predict")}
     if q.segmenter:              # only when asked: stored answers to classifier questions keep their keys
         query["segmenter"] = q.segmenter
     query.update({"rank": rank, "rank_asked": q.rank, "rank_note": note, "models": q.models,
@@ -332,12 +311,15 @@ def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     return query
 
 
-def select(models: Union[Query, list, str, None] = None, resolution: Union[Size, str] = 224, **options) -> dict:
-    """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"}.
+def select(models: Union[Query, list, str, None] = None, resolution: Union[Size, str] = 224, *, timing=None,
+           **options) -> dict:
+    """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"},
+    and for a measured question also "untimed" and "timing" (counts, partial or None).
 
     Takes a Query, or its fields (`select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad
-    options before any work.
+    options before any work. timing: a zoo.shortlist_timing.Timing (tests hand in a fake timer).
     """
+    started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     q = check_query(query)
     excluded, undecided, published = [], [], {}
@@ -348,12 +330,25 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
         else:
             published[model] = entry
     counts, candidates = count_screen(published, q, excluded)
-    if q.measured and candidates:
+    summary = None
+    if q.measured and q.predict is not None:
+        from .shortlist_timing import predict_candidates
+
+        candidates = rank_screen(candidates, q, excluded)
+        candidates.sort(key=_rank_key(effective_rank(candidates, q)[0], q.latency_stat))
+        candidates, summary = predict_candidates(candidates, q, len(excluded))
+    elif q.measured:
         from .shortlist_timing import time_candidates
 
-        candidates = time_candidates(candidates, q, excluded, undecided, counts)
+        candidates = rank_screen(candidates, q, excluded)
+        order = q.rank if q.rank in MEASURED_RANKS else effective_rank(candidates, q)[0]
+        candidates.sort(key=_rank_key(order, q.latency_stat))
+        spent = time.monotonic() - started if timing is None else 0.0      # a fake timer keeps its own clock
+        candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order, spent)
     rank, note = effective_rank(candidates, q)
     candidates.sort(key=_rank_key(rank, q.latency_stat))
+    if rank == "latency":
+        _versus_next(candidates)
     axes = pareto_axes(rank, q.latency_stat)
     # the front's groups: the classifier checkpoint's pretraining, or for mIoU the segmentation recipe's
     groups = [r.get("miou_pretraining") if rank.startswith("miou") else r["pretraining"] for r in candidates]
@@ -362,9 +357,14 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     for i, row in enumerate(candidates):
         row["pareto"] = i in front
         row.pop("macs")
+        row.pop("work")
         if i in front:
             pareto.setdefault(groups[i] or "unknown", []).append(row["model"])
     order = {m: i for i, m in enumerate(q.models)}
-    excluded.sort(key=lambda e: order[e["model"]])
-    return {"query": _describe(q, rank, note, axes), "shortlist": candidates, "excluded": excluded,
-            "undecided": undecided, "pareto": pareto}
+    excluded.sort(key=lambda e: order.get(e["model"], len(order)))
+    result = {"query": _describe(q, rank, note, axes), "shortlist": candidates, "excluded": excluded,
+              "undecided": undecided, "pareto": pareto}
+    if summary is not None:
+        result["untimed"] = summary.pop("untimed")
+        result["timing"] = summary
+    return result

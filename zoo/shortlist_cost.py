@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .models.spec import Size
 from .runs.plan import MAX_BATCH
+from .shortlist_bound import split_macs
 
 MIB = 2 ** 20
 
@@ -89,6 +90,8 @@ def counted_row(model: str, q, cost_row: dict) -> dict:
     row = {"batch_size": batch, "params_m": counted["params"] / 1e6, "gmacs": counted["macs"] / 1e9,
            "macs": counted["macs"], "act_mib": counted["act_peak_bytes"] / MIB,
            "weight_mib": counted["weight_bytes"] / MIB, "serve_mib": _serve_mib(counted)}
+    gemm, other = split_macs(counted)
+    row["work"] = {"gemm_macs": gemm, "other_macs": other, "weight_bytes": counted["weight_bytes"]}  # the bound's
     if q.features:
         row["features"] = counted.get("features")
     if q.segmenter:     # the published ADE20K row of the same recipe, if any (zoo.models.segmenters.published)

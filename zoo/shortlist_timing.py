@@ -1,16 +1,84 @@
-"""zoo.select's measured screen: time the candidates that passed the counted one on the scheduler, cheapest
-first, with their counted MACs, reusing stored rows under the --resume key; noisy timings leave a model
-undecided unless --allow-noisy."""
+"""zoo.select's measured screen: the candidates that passed the counted one, bounded first (a model whose
+lower-bound latency on this machine breaks the budget is excluded untimed, zoo.shortlist_bound), then timed
+one at a time in the order that settles the answer soonest (best-ranked first; for a measured rank, the
+lowest bound first), stopping when no untimed candidate can beat the best that fits, when --budget-s is
+spent, or on Ctrl-C / SIGTERM (the answer so far is kept, marked partial). Each decision carries its
+evidence (zoo.shortlist_evidence): a model whose band straddles the budget is undecided, within noise.
+Stored rows under the --resume key are reused (through zoo.runs.scheduler); measured ones are appended."""
 from __future__ import annotations
 
 import contextlib
 import logging
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
 
 from .shortlist_cost import at_batch
+from .shortlist_bound import quiet_rates
+from .shortlist_evidence import against_budget, against_rate, band_text, evidence
 
 log = logging.getLogger("zoo.select")
 TIMED_FIELDS = ("latency_ms_p50", "latency_ms_p99", "imgs_per_s", "ran_batch_size", "cv", "foreign_cpu_share",
                 "noisy", "iters", "backend")
+
+
+class BudgetSpent(KeyboardInterrupt):
+    """--budget-s ran out (zoo.select's alarm raises it, so a timing in flight stops too)."""
+
+
+PARTIAL_STATUS = {"budget": 3, "interrupted": 130, "terminated": 143}
+BUDGET_GRACE_S = 2.0      # the alarm's backstop after the budget: the check between candidates comes first
+
+
+@contextlib.contextmanager
+def budget_alarm(seconds: float, armed: bool = True):
+    """SIGALRM after `seconds`, then every second until disarmed, raises BudgetSpent, so a timing in flight stops
+    too (one raised inside a finalizer is lost, and not printed: the next lands). Yields `disarm`. Main thread
+    only, where signals arrive; not armed for an injected timer, whose clock is not the wall's."""
+    if not armed or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+
+    def spent(signum, frame):
+        raise BudgetSpent()
+
+    def quiet_hook(unraisable):
+        if not isinstance(unraisable.exc_value, BudgetSpent):
+            previous_hook(unraisable)
+
+    previous, previous_hook = signal.signal(signal.SIGALRM, spent), sys.unraisablehook
+    sys.unraisablehook = quiet_hook
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), 1.0)
+    try:
+        yield lambda: signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = previous_hook
+
+
+@dataclass
+class Timing:
+    """How zoo.select times: run(task, macs, peak) -> a timed row; peak(task) -> this machine's kept GEMM peak
+    and bandwidth ({} for none); clock() -> seconds. Tests hand in a seeded fake; nothing else is timed."""
+    run: Callable
+    peak: Callable
+    clock: Callable[[], float] = time.monotonic
+    caches: Callable[[], int | None] = None
+
+
+@dataclass
+class Progress:
+    """What the timing loop has settled so far."""
+    kept: list = field(default_factory=list)
+    untimed: list = field(default_factory=list)
+    timed: int = 0
+    reused: int = 0
+    bounded: int = 0
+    partial: dict | None = None
 
 
 def task_for(row: dict, q):
@@ -22,25 +90,55 @@ def task_for(row: dict, q):
                 min_seconds=q.min_seconds, padded_from=q.padded_from)
 
 
-def measured_reason(row: dict, q) -> str | None:
+def decide(row: dict, q) -> tuple[str, str, dict]:
+    """("fits" | "over" | "within noise", the text saying why, the evidence) of a timed row."""
     from .selection_table import num
 
-    stat = q.latency_stat
-    latency = row.get(f"latency_ms_{stat}")
-    if latency is None and (q.max_latency_ms is not None or q.rank == "latency"):   # a stored row without it
-        return f"no latency {stat} in its timed row{at_batch(row)} ({q.backend})"
-    if q.max_latency_ms is not None and latency > q.max_latency_ms:
-        return f"latency {stat} {num(latency)} ms > {q.max_latency_ms:g} ms{at_batch(row)} ({q.backend})"
-    if q.min_imgs_per_s is not None and row["imgs_per_s"] < q.min_imgs_per_s:
-        return f"{num(row['imgs_per_s'])} img/s < {q.min_imgs_per_s:g} img/s{at_batch(row)} ({q.backend})"
-    return None
+    stat, point = q.latency_stat, q.allow_noisy
+    if row.get(f"latency_ms_{stat}") is None:
+        return "over", f"no latency {stat} in its timed row{at_batch(row)} ({q.backend})", {}
+    ev = evidence(row, stat)
+    noisy = " (noisy timing, --allow-noisy)" if row.get("noisy") and point else ""
+    texts = []
+    if q.max_latency_ms is not None:
+        verdict = against_budget(ev, q.max_latency_ms, point)
+        sign = {"over": ">", "fits": "<=", "within noise": "vs"}[verdict]
+        texts.append((verdict, f"latency {stat} {num(ev['value_ms'])} ms {sign} {q.max_latency_ms:g} ms"
+                               f"{at_batch(row)} ({q.backend}; {band_text(ev)}){noisy}"))
+    if q.min_imgs_per_s is not None:
+        median = evidence(row, "p50")
+        verdict = against_rate(median, row["batch_size"], q.min_imgs_per_s, point)
+        sign = {"over": "<", "fits": ">=", "within noise": "vs"}[verdict]
+        texts.append((verdict, f"{num(row['imgs_per_s'])} img/s {sign} {q.min_imgs_per_s:g} img/s"
+                               f"{at_batch(row)} ({q.backend}; median step {band_text(median)}){noisy}"))
+    if not texts and row.get("noisy") and not point:      # a measured rank on a noisy row: no budget to beat
+        return "within noise", noise_reason(row), ev
+    for wanted in ("over", "within noise"):
+        for verdict, text in texts:
+            if verdict == wanted:
+                return verdict, ("undecided: within noise: " + text) if wanted != "over" else text, ev
+    return "fits", "; ".join(t for _, t in texts) or f"timed ({band_text(ev)})", ev
 
 
 def noise_reason(timed: dict) -> str:
     share = timed.get("foreign_cpu_share")
     others = "unknown" if share is None else f"{100 * share:.0f}%"
-    return (f"undecided: noisy timing (cv {timed['cv']:.2f}, others' CPU {others}); --allow-noisy decides on it, "
-            f"--wait-quiet SECONDS waits for a quiet machine first")
+    return (f"undecided: noisy timing (cv {timed['cv']:.2f}, others' CPU {others}), nothing to rank it by; "
+            f"--allow-noisy ranks on it, --wait-quiet SECONDS waits for a quiet machine first")
+
+
+def _default_timing(q, store, saving: bool) -> Timing:
+    from .runs.peaks import PeakCache
+    from .runs.tasks import run_task
+    from .shortlist_bound import cache_bytes
+
+    peaks = PeakCache(store.dir if saving else None)
+
+    def run(task, macs, peak):
+        _wait(q)
+        return run_task(task, macs=macs, peak=peak)
+
+    return Timing(run=run, peak=peaks.get, caches=cache_bytes)
 
 
 def _wait(q) -> None:
@@ -50,55 +148,216 @@ def _wait(q) -> None:
         log.info("the machine stayed busy for --wait-quiet %gs; timing anyway", q.wait_quiet)
 
 
-def _timed(task, macs: int | None, peak: dict | None, q) -> dict:
-    """Time one task (waiting for a quiet machine first when asked); the scheduler hands it the MACs."""
-    from .runs.tasks import run_task
+def _bound_out(rows: list[dict], q, peak: dict, caches, excluded: list[dict]) -> tuple[list[dict], dict]:
+    """The rows whose lower bound keeps the budget (model -> bound); the others go to `excluded`."""
+    from .shortlist_bound import bound_text, lower_bound_ms
 
-    _wait(q)
-    log.info("timing %s at %s px, batch %d (%s)", task.model, task.img_size.label, task.batch_size, task.backend)
-    return run_task(task, macs=macs, peak=peak)
+    budget = q.max_latency_ms if q.max_latency_ms is not None else None
+    if q.min_imgs_per_s is not None:
+        rate_budget = lambda r: r["batch_size"] * 1e3 / q.min_imgs_per_s   # noqa: E731
+    else:
+        rate_budget = lambda r: None                                       # noqa: E731
+    device = "cpu" if str(q.device).startswith("cpu") else str(q.device)
+    keep, bounds = [], {}
+    for row in rows:
+        work = {**row["work"], "batch_size": row["batch_size"], "train": q.train}
+        bound = lower_bound_ms(work, peak, device, caches)
+        bounds[row["model"]] = bound
+        limits = [b for b in (budget, rate_budget(row)) if b is not None]
+        broken = [b for b in limits if bound > b]
+        if broken:
+            excluded.append({"model": row["model"], "img_size": row["img_size"], "bound_ms": bound,
+                             "reason": bound_text(bound, min(broken), work, peak)})
+        else:
+            keep.append(row)
+    return keep, bounds
 
 
-def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[dict], counts) -> list[dict]:
-    """Time `rows` cheapest first on the scheduler (zoo.runs.scheduler), with the MACs of `counts` (the counting
-    schedule); returns those that pass. A stored row under the --resume key is reused, unless it is noisy:
-    that is timed again. A noisy timing puts the model under `undecided` (neither kept nor excluded) unless
-    q.allow_noisy."""
-    from .runs.peaks import PeakCache
-    from .runs.scheduler import run_in_order, schedule
+def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[dict], counts,
+                    timing: Timing | None = None, order_by: str | None = None,
+                    spent_s: float = 0.0) -> tuple[list[dict], dict]:
+    """Settle `rows` (in the order `order_by`, the rank used, wants them tried) against the measured constraints,
+    within what is left of q.budget_s after `spent_s` (counting); returns (the rows that fit, a summary: timed,
+    reused, bounded out, untimed with why, partial or None)."""
+    from .runs.scheduler import schedule
     from .runs.store import ResultStore
 
     store = ResultStore(q.out)
-    stored = store.rows("throughput") if store.path("throughput").is_file() else []
-    rows = sorted(rows, key=lambda r: (r["gmacs"], r["model"]))
-    tasks = [task_for(row, q) for row in rows]
-    plan = schedule(tasks, stored, reuse=lambda r: q.allow_noisy or not r.get("noisy"), counted=counts)
-    measured = []
+    real, timing = timing is None, timing or _default_timing(q, store, q.save)
+    run = Run(q, timing, timing.clock() - spent_s, excluded, undecided, order_by or q.rank, store if q.save else None)
+    screened = len(excluded)
+    left = max(0.0, q.budget_s - spent_s)
+    with budget_alarm(left + BUDGET_GRACE_S, real) as disarm:      # the peak probe spends the budget too
+        run.disarm = disarm
+        peak = run.probe(rows[0]) if rows else {}
+        rows, run.bounds = _bound_out(rows, q, peak, timing.caches() if timing.caches else None, excluded)
+        if run.order_by in ("latency", "imgs_per_s"):
+            rows = sorted(rows, key=lambda r: (run.bounds[r["model"]], r["gmacs"], r["model"]))
+        run.done.bounded = len(excluded) - screened
+        _announce(q, len(rows), screened, run.done.bounded if peak.get("peak_flops") else None)
+        stored = store.rows("throughput") if store.path("throughput").is_file() else []
+        tasks = [task_for(row, q) for row in rows]
+        run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
+        with store.locked() if q.save else contextlib.nullcontext():
+            run.settle(rows, tasks)
+    return run.done.kept, _summary(run.done, screened, q, timing.clock() - run.start)
 
-    def on_row(row: dict) -> None:
-        if q.save:
-            store.append(row)
-        measured.append(row)
 
-    with store.locked() if q.save else contextlib.nullcontext():
-        peaks = PeakCache(store.dir if q.save else None)
-        run_in_order(plan, lambda task, macs, peak: _timed(task, macs, peak, q), on_row, peaks)
-    timings = {**plan.answered, **dict(zip(plan.timed, measured))}
-    kept = []
-    for row, task in zip(rows, tasks):
-        timed = timings[task]
-        row["timing"] = "reused" if task in plan.answered else "measured"
+@dataclass
+class Run:
+    """One timing loop's state: the query, the timer, where answers go, the bounds and the schedule."""
+    q: object
+    timing: Timing
+    start: float
+    excluded: list
+    undecided: list
+    order_by: str
+    store: object = None
+    bounds: dict = field(default_factory=dict)
+    plan: object = None
+    done: Progress = field(default_factory=Progress)
+    disarm: Callable = lambda: None       # the budget alarm's, once an interrupt is caught
+
+    def probe(self, row: dict) -> dict:
+        """This machine's peak and bandwidth, as a quiet machine reaches them; {} (no bound) when the probe is cut
+        short by the budget or an interrupt, which makes the answer partial."""
+        try:
+            return quiet_rates(self.timing.peak(task_for(row, self.q)), self.q.threads)
+        except KeyboardInterrupt as e:
+            self.disarm()
+            self.done.partial = {**_partial(e), "reason": f"{_partial(e)['reason']} while probing the peak"}
+            return {}
+
+    def settle(self, rows: list[dict], tasks: list) -> None:
+        """One candidate at a time, stopping as the module's docstring says."""
+        best, q, done = None, self.q, self.done
+        for i, (row, task) in enumerate(zip(rows, tasks)):
+            skip = self.cannot_beat(best, row)
+            if skip is None and done.partial is None and self.timing.clock() - self.start >= q.budget_s:
+                done.partial = {"reason": f"budget spent (--budget-s {q.budget_s:g})",
+                                "status": PARTIAL_STATUS["budget"]}
+            if skip or done.partial:
+                done.untimed.append({"model": row["model"], "img_size": row["img_size"],
+                                     "reason": skip or f"untimed: {done.partial['reason']}"})
+                continue
+            try:
+                timed = self.timed_row(task, f"[{i + 1}/{len(rows)}]", len(rows) - i)
+            except KeyboardInterrupt as e:
+                self.disarm()
+                done.partial = _partial(e)
+                done.untimed.append({"model": row["model"], "img_size": row["img_size"],
+                                     "reason": f"untimed: {done.partial['reason']} while timing it"})
+                continue
+            verdict = self.record(row, task, timed)
+            log.info("[%d/%d] %s: %s: %s", i + 1, len(rows), row["model"], verdict, row.get("decision", ""))
+            if verdict == "fits" and (best is None or self.faster(row, best)):
+                best = row
+
+    def timed_row(self, task, step: str, left: int) -> dict:
+        timed = self.plan.answered.get(task)
+        if timed is not None:
+            self.done.reused += 1
+            return timed
+        log.info("%s timing %s at %s px, batch %d (%s)%s", step, task.model, task.img_size.label, task.batch_size,
+                 task.backend, _eta(self.timing, self.start, self.q, self.done, left))
+        timed = self.timing.run(task, self.plan.macs_for(task), self.timing.peak(task))
+        if self.store is not None:
+            self.store.append(timed)
+        self.done.timed += 1
+        return timed
+
+    def record(self, row: dict, task, timed: dict) -> str:
+        row["timing"] = "reused" if task in self.plan.answered else "measured"
         entry = {"model": row["model"], "img_size": row["img_size"]}
         if timed.get("failed"):
-            excluded.append({**entry, "reason": f"timing failed: {timed['failed']}"})
-            continue
+            row["decision"] = f"timing failed: {timed['failed']}"
+            self.excluded.append({**entry, "reason": row["decision"]})
+            return "timing failed"
         row.update({k: timed.get(k) for k in TIMED_FIELDS})
-        if timed.get("noisy") and not q.allow_noisy:
-            undecided.append({**entry, "reason": noise_reason(timed), **{k: row[k] for k in TIMED_FIELDS}})
-            continue
-        reason = measured_reason(row, q)
-        if reason:
-            excluded.append({**entry, "reason": reason + (" (noisy timing, --allow-noisy)" if row["noisy"] else "")})
+        verdict, text, ev = decide({**timed, **row}, self.q)
+        row["evidence"], row["decision"] = ev, text
+        if verdict == "over":
+            self.excluded.append({**entry, "reason": text, "evidence": ev})
+        elif verdict == "within noise":
+            self.undecided.append({**entry, "reason": text, "evidence": ev, **{k: row[k] for k in TIMED_FIELDS}})
         else:
-            kept.append(row)
-    return kept
+            self.done.kept.append(row)
+        return verdict
+
+    def faster(self, row: dict, best: dict) -> bool:
+        """row replaces best as the one to beat: only under a measured rank (else the first that fits is best)."""
+        if self.order_by not in ("latency", "imgs_per_s"):
+            return False
+        edge = lambda r: r["evidence"].get("hi_ms", r["latency_ms_p50"])      # noqa: E731
+        return edge(row) < edge(best)
+
+    def cannot_beat(self, best: dict | None, row: dict) -> str | None:
+        """Why `row` needs no timing now that `best` fits, or None."""
+        if best is None or self.q.time_all:
+            return None
+        if self.order_by not in ("latency", "imgs_per_s"):
+            return f"untimed: ranked below {best['model']} by {self.order_by}, which fits: it cannot beat it"
+        stat = self.q.latency_stat if self.order_by == "latency" else "p50"
+        ev = best.get("evidence") or {}
+        best_hi = ev.get("hi_ms") if ev.get("stat") == stat else best.get(f"latency_ms_{stat}")
+        bound = self.bounds[row["model"]]
+        if best_hi is not None and bound > best_hi:
+            return (f"untimed: its lower bound {bound:.3g} ms is above {best['model']}'s {stat} band edge "
+                    f"{best_hi:.3g} ms: it cannot beat it")
+        return None
+
+
+def _partial(error: KeyboardInterrupt) -> dict:
+    from .signals import Terminated
+
+    if isinstance(error, BudgetSpent):
+        return {"reason": "budget spent (--budget-s)", "status": PARTIAL_STATUS["budget"]}
+    if isinstance(error, Terminated):
+        return {"reason": "terminated (SIGTERM)", "status": PARTIAL_STATUS["terminated"]}
+    return {"reason": "interrupted (Ctrl-C)", "status": PARTIAL_STATUS["interrupted"]}
+
+
+def _eta(timing, start, q, done, left: int) -> str:
+    elapsed = timing.clock() - start
+    per = elapsed / done.timed if done.timed else None
+    budget_left = max(0.0, q.budget_s - elapsed)
+    if per and per * left < budget_left:
+        guess = f"ETA ~{per * left:.0f} s ({left} left at {per:.0f} s each)"
+    else:
+        guess = f"ETA <= {budget_left:.0f} s (the budget's end; {left} left)"
+    return f"; {elapsed:.0f} s elapsed, {guess}"
+
+
+def _announce(q, to_time: int, screened: int, bounded: int | None) -> None:
+    from .runs.tasks import machine
+
+    cpu = machine(q.device).get("cpu_model") if q.device == "cpu" else machine(q.device).get("gpu_name")
+    log.info("zoo.select: measured latency answers for this machine only (%s, %s threads, %s); for another "
+             "machine: --save-plan FILE here, --from-plan FILE there (docs/select.md)", cpu or "unknown",
+             q.threads or "all", q.backend)
+    bound = "no lower bound: no peak for this machine" if bounded is None else \
+        f"{bounded} bounded out by this machine's peak"
+    log.info("zoo.select: %d candidates to time, best-ranked first (%d screened out before timing, %s); budget %g s "
+             "(--budget-s)", to_time, screened, bound, q.budget_s)
+
+
+def predict_candidates(rows: list[dict], q, screened: int) -> tuple[list[dict], dict]:
+    """--predict DEVICE: each candidate's roofline latency on the datasheet device (zoo.runs.roofline_rows), listed
+    untimed in rank order; a prediction decides nothing (unfused traffic, no kernel library: not a bound)."""
+    from .runs.roofline_rows import predict
+    from .selection_table import num
+
+    untimed = []
+    for row in rows:
+        guess = predict(row["model"], row["img_size"], row["batch_size"], q.dtype, q.predict, q.features)
+        untimed.append({"model": row["model"], "img_size": row["img_size"], "predicted_ms": guess["roofline_ms"],
+                        "reason": f"PREDICTED, not measured: roofline {num(guess['roofline_ms'])} ms a batch on "
+                                  f"{guess['device']} (datasheet); time it there to decide"})
+    done = Progress(untimed=untimed)
+    return [], {**_summary(done, screened, q, 0.0), "predicted": q.predict}
+
+
+def _summary(done: Progress, screened: int, q, elapsed: float) -> dict:
+    return {"timed": done.timed, "reused": done.reused, "screened_out": screened, "bounded_out": done.bounded,
+            "untimed": done.untimed, "partial": done.partial, "budget_s": q.budget_s, "elapsed_s": elapsed,
+            "time_all": q.time_all}
