@@ -9,7 +9,6 @@ from page_probe import CHROMIUM, WINDOW, probe_page
 
 from zoo.report.build import MARKDOWN_FILES, Section, build_reports
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 EMPTY = re.compile(r"\bno\b[^.\n]*\brows\b|nothing to plot|^Left out:", re.IGNORECASE | re.MULTILINE)
 
 
@@ -38,13 +37,13 @@ def test_the_check_finds_an_empty_section(tmp_path):
 
 @pytest.mark.xfail(strict=False, reason="rows added by integrator: the committed timed, detection, roofline and "
                                         "predicted rows come with the merge of the measuring branches (issue 35)")
-def test_no_committed_section_says_it_has_no_rows():
-    assert empty_sections(ROOT / "reports") == []
+def test_no_committed_section_says_it_has_no_rows(committed):
+    assert empty_sections(committed / "reports") == []
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
-def test_the_committed_page_opens_on_a_summary_and_fits_a_1400_px_window(tmp_path):
-    build_reports(ROOT, tmp_path / "reports")       # the page the committed results/ give (what CI commits)
+def test_the_committed_page_opens_on_a_summary_and_fits_a_1400_px_window(tmp_path, committed):
+    build_reports(committed, tmp_path / "reports")       # the page the committed results/ give (what CI commits)
     probe, console_errors = probe_page(tmp_path / "reports" / "index.html", tmp_path)
     assert probe["overflowing"] == [] and probe["page_width"] <= WINDOW[0], probe["overflowing"]
     # the first screen: the summary starts on it and its first table (the default three compared) ends on it

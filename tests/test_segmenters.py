@@ -169,9 +169,11 @@ def test_the_report_table_puts_each_count_beside_its_recipe_and_lists_every_othe
 
     row = run_task(Task("cost", "convnext_t", 512, segmenter="upernet"))
     assert not in_tables(row)                        # not a classifier: its own section
-    lines = segmenter_table([row]).splitlines()[2:]
-    counted = [line for line in lines if "| 60.24 |" in line]          # our params: the counted row
-    assert len(counted) == 1 and "| 939 at 512x2048 | - |" in counted[0] and "| 46.0 | 46.7 |" in counted[0]
+    table, sources = segmenter_table([row])
+    lines = table.splitlines()[2:]
+    counted = [line for line in lines if "| 60.24 (60) |" in line]     # our params (published): the counted row
+    assert len(counted) == 1 and " (939 at 512x2048) | - |" in counted[0] and "| 46.0 (46.7) |" in counted[0]
+    assert len(sources) == len(ADE20K) and all(f"[{i}]" in table for i in range(1, len(ADE20K) + 1))
     assert len(lines) == len(ADE20K)                 # ConvNeXt-T's published row once, beside its count
     assert sum("(not counted here)" in line for line in lines) == len(ADE20K) - 1
 

@@ -109,6 +109,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
     cost_notes = _unless_empty(data.cost, "batch-1 fp32 cost rows") + (
         [f"cost rows at {', '.join(other_batches)} are in results/ but this table shows batch 1, fp32"]
         if other_batches else [])
+    seg_table, seg_sources = segmenter_table(data.segmenters)
     return {
         "cost.md": Section("Cost per model and resolution",
                            f"Counted on the meta device at batch 1, fp32. {tables.CONVENTION} Activation peak: "
@@ -198,8 +199,8 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                            "(detectron2_mvitv2_cascade_maskrcnn) and are never matched.",
                                            published_table(data.detectors).strip()])),
         "segmentation.md": Section("Whole segmenters beside the published ADE20K tables", SEGMENTATION_INTRO,
-                                   segmenter_table(data.segmenters),
-                                   _unless_empty(data.segmenters, "segmenter rows")),
+                                   seg_table, _unless_empty(data.segmenters, "segmenter rows"),
+                                   footnotes=seg_sources),
         "not_measured.md": Section("Rows not measured",
                                    "The latest row of each measurement that was skipped by a model's size rule or "
                                    "failed; tables above never show them.", tables.not_measured_table(data.not_measured),

@@ -32,31 +32,43 @@ def _recipe(published: dict | None) -> str | None:
         f"{published['pretraining']}, {published['crop']}x{published['crop']} crop, {published['schedule']}"
 
 
-def segmenter_table(rows: list[dict]) -> str:
+def segmenter_table(rows: list[dict]) -> tuple[str, list[str]]:
     """Each counted row beside its published row, then every shipped published row no counted row matched
-    (another recipe, or not counted), its counted cells blank: one table, every row of the cited tables."""
-    headers = ["backbone", "segmenter", "recipe (published)", "res (px, H x W)", "batch", "dtype", "params (M)",
-               "published params (M)", "params / published", "GMACs / image", "published GFLOPs (mmcv, at H x W)",
-               "GMACs / published", "decode head GMACs", "aux head GMACs (training)", "attn GMACs",
-               "backbone % of MACs", "train act peak (MiB / batch)", "mIoU %", "mIoU % ms+flip", "published in"]
-    body, shown = [], set()
+    (another recipe, or not counted), its counted cells blank: one table, every row of the cited tables. Returns
+    (the table, its footnotes): each source cited as [n], so the table fits a page."""
+    headers = ["backbone", "segmenter", "recipe (published)", "res (px, H x W)", "batch, dtype",
+               "params M (published)", "params / published", "GMACs / image (published GFLOPs, mmcv, at H x W)",
+               "GMACs / published", "decode / aux head GMACs", "attn GMACs", "backbone % of MACs",
+               "train act peak (MiB / batch)", "mIoU % (ms+flip)", "source"]
+    body, shown, notes = [], set(), []
+
+    def cite(text: str) -> str:
+        if text not in notes:
+            notes.append(text)
+        return f"[{notes.index(text) + 1}]"
+
+    def both(value, other) -> str | None:
+        return None if value is None and other is None else \
+            f"{'-' if value is None else value} ({'-' if other is None else other})"
+
     for r in sorted(rows, key=lambda r: (r["settings"]["segmenter"], r["model"], r["img_h"], r["img_w"],
                                          r["batch_size"], r["settings"]["dtype"])):
         cells, published = published_cells(r), r.get("seg_published")
         parts = r.get("segmenter_macs_by_part") or {}
         if published:
             shown.add(published["source"])
-        body.append([r["model"], r["settings"]["segmenter"], _recipe(published), row_size(r).label, r["batch_size"],
-                     r["settings"]["dtype"], f"{r['params'] / 1e6:.2f}", cells.get("published_params_m"),
-                     _ratio(cells.get("params_vs_published")), g(r["macs"], 1), cells.get("published_gflops"),
-                     _ratio(cells.get("gmacs_vs_published")), g(parts.get("decode_head"), 1),
-                     g(parts.get("auxiliary_head"), 1), g(r.get("attn_macs"), 1),
+        body.append([r["model"], r["settings"]["segmenter"], _recipe(published), row_size(r).label,
+                     f"{r['batch_size']}, {r['settings']['dtype']}",
+                     both(f"{r['params'] / 1e6:.2f}", cells.get("published_params_m")),
+                     _ratio(cells.get("params_vs_published")), both(g(r["macs"], 1), cells.get("published_gflops")),
+                     _ratio(cells.get("gmacs_vs_published")),
+                     both(g(parts.get("decode_head"), 1), g(parts.get("auxiliary_head"), 1)), g(r.get("attn_macs"), 1),
                      None if r.get("backbone_share") is None else f"{100 * r['backbone_share']:.1f}",
-                     mib(r.get("train_act_peak_bytes")), r.get("miou"), r.get("miou_ms"),
-                     published["source"] if published else "none of this recipe in the shipped tables"])
+                     mib(r.get("train_act_peak_bytes")), both(r.get("miou"), r.get("miou_ms")),
+                     cite(published["source"]) if published else "none of this recipe in the shipped tables"])
     for p in ADE20K:
         if p.source not in shown:
-            body.append([p.model, p.segmenter, _recipe(vars(p)), None, None, None, None, p.params_m, None, None,
-                         "{} at {}x{}".format(p.gflops, *p.flops_size), None, None, None, None, None, None, p.miou,
-                         p.miou_ms, p.source + " (not counted here)"])
-    return markdown(headers, body)
+            body.append([p.model, p.segmenter, _recipe(vars(p)), None, None, both(None, p.params_m), None,
+                         both(None, "{} at {}x{}".format(p.gflops, *p.flops_size)), None, None, None, None, None,
+                         both(p.miou, p.miou_ms), cite(p.source) + " (not counted here)"])
+    return markdown(headers, body), notes
