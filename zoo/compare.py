@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
     p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
-                                                       "device (H100, H200, A100, L4, T4, 'RTX 4090'), marked "
+                                                       "device (H100, H200, A100, 'A100 40GB', 'V100 SXM2', "
+                                                       "'V100 PCIe', L4, T4, 'RTX 4090', 'RTX 5090'), marked "
                                                        "predicted; nothing is written")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
