@@ -6,7 +6,7 @@ printed, never written to results/. The estimate itself is analysis.roofline's.
 """
 from __future__ import annotations
 
-from analysis.count.cost import image_batch, run_forward
+from analysis.count.cost import GpuEmulation, image_batch, run_forward
 from analysis.roofline import CPU_LAUNCH_SECONDS, GPU_LAUNCH_SECONDS, roofline
 from analysis.timing.devices import device_sheet, sheet_peak
 from analysis.vocab import DTYPES, resolve_device
@@ -19,11 +19,16 @@ ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_sha
 
 
 def traffic_ops(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32",
-                features: bool = False) -> list[tuple[str, int, int, int]]:
-    """(op_class, FLOPs, bytes, count) of one eager forward of the batch, counted on meta."""
+                features: bool = False, gpu: bool = False) -> list[tuple[str, int, int, int]]:
+    """(op_class, FLOPs, bytes, count) of one eager forward of the batch, counted on meta. With `gpu`, what
+    a CUDA GPU runs: its fused SDPA kernels, and for bf16/fp16 torch.autocast over fp32 weights and input
+    (timm's benchmark --amp), casts included (analysis.count.autocast)."""
     img_size = Size.of(img_size)
-    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], features=features)
-    counter, _, _ = run_forward(module, image_batch(module, batch_size, img_size, DTYPES[dtype]), traffic=True)
+    held = "fp32" if gpu else dtype
+    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[held], features=features)
+    emulation = GpuEmulation(None if dtype == "fp32" else DTYPES[dtype]) if gpu else None
+    counter, _, _ = run_forward(module, image_batch(module, batch_size, img_size, DTYPES[held]), traffic=True,
+                                gpu=emulation)
     return counter.traffic.op_list()
 
 
