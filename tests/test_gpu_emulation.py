@@ -46,13 +46,10 @@ def test_without_autocast_nothing_is_cast():
 
 
 def test_policy_names_torchs_lists():
-    aten = torch.ops.aten
-    assert policy(aten.addmm.default) == "low" and policy(aten.bmm.default) == "low"
-    assert policy(aten.native_layer_norm.default) == "fp32" and policy(aten._softmax.default) == "fp32"
-    assert policy(aten.sum.dim_IntList) == "fp32"
+    assert policy(F.linear) == "low" and policy(torch.bmm) == "low" and policy(torch.Tensor.__matmul__) == "low"
+    assert policy(F.layer_norm) == "fp32" and policy(torch.Tensor.softmax) == "fp32" and policy(torch.sum) == "fp32"
     # not in either list: batch_norm (cuDNN takes half input), gelu, add, mean
-    assert {policy(op) for op in (aten.native_batch_norm.default, aten.gelu.default, aten.add.Tensor,
-                                  aten.mean.dim)} == {"promote"}
+    assert {policy(op) for op in (F.batch_norm, F.gelu, torch.Tensor.__add__, torch.Tensor.mean)} == {"promote"}
 
 
 class MaskedAttention(nn.Module):

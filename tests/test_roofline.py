@@ -92,8 +92,10 @@ def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert len(rows) == 4 and all(r["predicted"] and r["device"] == "H100" for r in rows)
-    assert all(r["roofline_ms"] > 0 and r["imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["roofline_ms"])
-               for r in rows)
+    assert all(r["roofline_ms"] > 0
+               and r["roofline_imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["roofline_ms"]) for r in rows)
+    assert all(r["imgs_per_s_p10"] < r["imgs_per_s"] < r["imgs_per_s_p90"] and r["calibration_source"] for r in rows)
+    assert all(r["imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["latency_ms"]) for r in rows)
     assert not (tmp_path / "results").exists()
     table = call_main("zoo.compare", "--models", "vit_ti16", "--predict", "l4")
     assert table.returncode == 0 and table.stdout.startswith("PREDICTED, not measured")

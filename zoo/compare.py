@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "device (H100, H200, A100, 'A100 40GB', 'V100 SXM2', "
                                                        "'V100 PCIe', L4, T4, 'RTX 4090', 'RTX 5090'), marked "
                                                        "predicted; nothing is written")
+    p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "
+                                                          "give (none is shipped): adds images per dollar")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -140,6 +142,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_backend(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
+    if args.price_per_hour is not None:
+        if args.predict is None:
+            raise UsageError("--price-per-hour: only with --predict")
+        args.price_per_hour = positive_number(args.price_per_hour, "price-per-hour")
     if args.predict is not None:
         from .runs.roofline_rows import check_predict
 
@@ -229,9 +235,10 @@ def _main(argv: list[str] | None) -> int:
                           channels_last=args.channels_last, compile=args.compile, backends=args.backends,
                           pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)
         if args.predict is not None:
-            from .runs.roofline_rows import print_predictions
+            from .runs.predicted import print_predictions
 
-            return print_predictions(plan, args.predict, args.format)
+            return print_predictions(plan, args.predict, args.format,
+                                     args.latency_target_ms if args.sweep else None, args.price_per_hour)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops

@@ -18,7 +18,7 @@ from torch import nn
 
 from ..size import Size, SizeLike
 from ..vocab import COMPONENTS, attention_path, dtype_name
-from .autocast import CastConvolutions, CudaAutocastEmulation
+from .autocast import CudaAutocastEmulation
 from .components import ComponentClassifier, ModuleStack
 from .counter import MacCounter
 from .dispatch import ObservingMode
@@ -56,7 +56,6 @@ def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = 
     stack.enter_context(FusedSdpaOnMeta(target) if on_meta and emulate_fused_sdpa else nullcontext())
     if gpu is not None:
         stack.enter_context(CudaAutocastEmulation(gpu.autocast))
-        stack.enter_context(CastConvolutions(gpu.autocast) if gpu.autocast is not None else nullcontext())
     return stack, counter, memory
 
 
