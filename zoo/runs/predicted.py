@@ -65,7 +65,8 @@ def predicted_markdown(rows: list[dict]) -> str:
     for r in rows:
         size = r["img_size"] or f"{r['img_h']}x{r['img_w']}"
         fits = "yes" if r["fits_memory"] else "NO: exceeds device memory"
-        line = (f"| {r['model']} | {size} | {r['batch_size']} | {r['imgs_per_s']:.4g} ({r['imgs_per_s_p10']:.4g}-"
+        batch = f"{r['batch_size']}" + (" (misses the target)" if r.get("sweep_note") else "")
+        line = (f"| {r['model']} | {size} | {batch} | {r['imgs_per_s']:.4g} ({r['imgs_per_s_p10']:.4g}-"
                 f"{r['imgs_per_s_p90']:.4g}) | {r['latency_ms']:.3g} | {r['roofline_imgs_per_s']:.4g} | "
                 f"{r['serve_bytes'] / GIB:.2f} | {fits} |")
         lines.append(line + (f" {r['imgs_per_usd']:.4g} |" if price else ""))
