@@ -6,7 +6,7 @@
 Writes zoo/models/data/timm_benchmark_gpu.csv (the rows used, with device, file and commit),
 benchmarks/data/gpu_op_counts.json.gz (each row's counted kernels, so nothing is recounted; resumes) and
 zoo/models/data/gpu_calibration.json (the factors fitted on every table, the band from leave-one-family-out
-predictions, the sources). A developer tool: the package reads its outputs, never runs it.
+predictions, the wider band for a GPU no table measured from leave-one-device-out predictions, the sources). A developer tool: the package reads its outputs, never runs it.
 """
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def count_all(rows: list[dict]) -> dict:
         print(f"[{i + 1}/{len(todo)}] {key} {time.perf_counter() - start:.1f}s", file=sys.stderr, flush=True)
         if i % 10 == 9:
             write_counts(counts)
-    write_counts(counts)
+    if todo:
+        write_counts(counts)
     return counts
 
 
@@ -83,12 +84,19 @@ def main(argv=None) -> int:
     for device in first:                       # the band: leave-one-family-out within each table
         ratios += held_out([s for s in all_samples if s["device"] == device], "group", args.steps)
     p10, p90 = band(ratios)
+    other_device = []                          # the band for a GPU no table measured: leave one device out
+    if len(first) > 1:
+        other_device = held_out(all_samples, "device", args.steps)
     files = sorted({(r["device"], r["source_file"], r["commit"]) for r in rows})
     source = ("fitted on timm's published inference benchmarks (huggingface/pytorch-image-models, "
               + "; ".join(f"{d}: {f} at {c}" for d, f, c in files)
               + f"), {len(all_samples)} rows of {len({s['group'] for s in all_samples})} families, AMP fp16 NCHW")
     out = {**cal.to_json(), "band": [p10, p90], "source": source, "dtype": "fp16 autocast",
            "band_from": "p10/p90 of measured / expected img/s over leave-one-family-out predictions, per table",
+           "calibrated_devices": first,
+           "band_other_device": list(band(other_device)) if other_device else None,
+           "band_other_device_from": "p10/p90 of measured / expected img/s, each table predicted by factors "
+                                     "fitted on the other tables only (leave one device out)",
            "rows_skipped": sorted(k for k, v in counts.items() if not isinstance(v, list))}
     FACTORS.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(out, indent=1))

@@ -66,9 +66,11 @@ def read_counts(path: Path = COUNTS) -> dict:
 
 
 def write_counts(counts: dict, path: Path = COUNTS) -> None:
+    """Sorted, and gzip without a timestamp: the same counts give the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        json.dump(dict(sorted(counts.items())), f, separators=(",", ":"))
+    text = json.dumps(dict(sorted(counts.items())), separators=(",", ":")).encode("utf-8")
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(text)
 
 
 def count_row(row: dict) -> list:

@@ -46,7 +46,7 @@ def test_fit_recovers_the_factors_that_made_the_data():
         seconds = expected_seconds(ops, 100e12, 10e12, 1e12, truth)
         samples.append({"ops": ops, "tensor_peak": 100e12, "vector_peak": 10e12, "bandwidth": 1e12,
                         "seconds": seconds, "group": str(i % 3)})
-    found = fit(samples, steps=1500, lr=0.05)
+    found = fit(samples, steps=800, lr=0.05)
     assert found.memory_efficiency["elementwise"] == pytest.approx(0.4, rel=0.05)
     assert found.compute_efficiency["matmul_conv"] == pytest.approx(0.6, rel=0.05)
 

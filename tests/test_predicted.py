@@ -1,6 +1,7 @@
 """zoo.compare --predict's decisions on a GPU not at hand (memory check, sweep, price) and zoo.select --predict.
 Expected values are closed forms (an input's bytes, a price's arithmetic), not the code's own output."""
 import json
+from importlib import resources
 
 import pytest
 
@@ -43,3 +44,11 @@ def test_select_predict_answers_marked_predicted():
     assert "PREDICTED, not measured" in result.stdout and "vit_ti16" in result.stdout
     bad = call_main("zoo.select", "--predict", "V100", "--dtype", "bf16", "--models", "vit_ti16")
     assert bad.returncode == 2 and "bf16" in bad.stderr
+
+
+def test_a_gpu_no_table_measured_gets_the_wider_leave_one_device_out_band():
+    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    measured, other = predict("vit_ti16", 224, 8, "fp16", "RTX 4090"), predict("vit_ti16", 224, 8, "fp16", "A100")
+    assert measured["imgs_per_s_p10"] / measured["imgs_per_s"] == pytest.approx(data["band"][0])
+    assert other["imgs_per_s_p90"] / other["imgs_per_s"] == pytest.approx(data["band_other_device"][1])
+    assert data["band_other_device"][1] - data["band_other_device"][0] > data["band"][1] - data["band"][0]

@@ -86,12 +86,16 @@ def predict(model: str, img_size: Size, batch_size: int, dtype: str, device: str
     cal = gpu_calibration()
     seconds = expected_seconds(counted["ops"], peak, sheet.peak_flops["fp32"], sheet.mem_bandwidth, cal)
     rate = batch_size / seconds
+    measured_here = sheet.name in cal.extra.get("calibrated_devices", ())
+    low, high = cal.band if measured_here or not cal.extra.get("band_other_device") else cal.extra["band_other_device"]
     h, w = Size.of(img_size).hw
     row = {"predicted": True, "device": sheet.name, "model": model, "img_h": h, "img_w": w,
            "img_size": h if h == w else None, "batch_size": batch_size, "dtype": dtype, "features": features,
            "peak_flops": peak, "mem_bandwidth": sheet.mem_bandwidth, "launch_us": sheet.launch_seconds * 1e6,
            **{k: estimate[k] for k in ROOFLINE_FIELDS},
-           "imgs_per_s": rate, "imgs_per_s_p10": rate * cal.band[0], "imgs_per_s_p90": rate * cal.band[1],
+           "imgs_per_s": rate, "imgs_per_s_p10": rate * low, "imgs_per_s_p90": rate * high,
+           "band_from": "leave one family out on this device's table" if measured_here else
+                        "leave one device out (no published table of this device was fitted)",
            "latency_ms": seconds * 1e3, "roofline_imgs_per_s": batch_size / estimate["roofline_ms"] * 1e3,
            "serve_bytes": counted["serve_bytes"], "device_memory_bytes": sheet.memory_bytes,
            "fits_memory": sheet.memory_bytes is None or counted["serve_bytes"] <= sheet.memory_bytes,
