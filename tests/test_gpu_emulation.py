@@ -73,3 +73,18 @@ def test_cuda_target_runs_attention_fused_without_a_score_matrix():
     assert cuda.bytes_by_class["attention"] == 3 * 256 + 128 + 256 + 32
     cpu = _traffic(module, q, None)
     assert cpu.bytes_by_class["matmul_conv"] > 0        # the math path's QK^T and AV bmm on a CPU
+
+
+def test_training_memory_recipe_parts_follow_mixed_precision_training():
+    """fp32 master weights (4 B), fp32 gradients (4 B) and AdamW's two fp32 states (8 B) per trainable
+    parameter, whatever the autocast dtype; autocast's activations sit between half and all of fp32's
+    (norm and softmax outputs and the residual stream stay fp32; casts of weights are saved for backward)."""
+    from zoo.runs.gpu_memory import gpu_train_bytes
+
+    fp32 = gpu_train_bytes("vit_ti16", 224, 8, "fp32", "adamw")    # activations well above the weights
+    amp = gpu_train_bytes("vit_ti16", 224, 8, "bf16", "adamw")
+    n = fp32["trainable_params"]
+    for r in (fp32, amp):
+        assert r["grad_bytes"] == 4 * n and r["optimizer_bytes"] == 8 * n and r["weight_bytes"] >= 4 * n
+        assert r["input_bytes"] == 8 * 3 * 224 * 224 * 4
+    assert fp32["train_act_peak_bytes"] / 2 < amp["train_act_peak_bytes"] < fp32["train_act_peak_bytes"]
