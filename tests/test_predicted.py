@@ -52,3 +52,18 @@ def test_a_gpu_no_table_measured_gets_the_wider_leave_one_device_out_band():
     assert measured["imgs_per_s_p10"] / measured["imgs_per_s"] == pytest.approx(data["band"][0])
     assert other["imgs_per_s_p90"] / other["imgs_per_s"] == pytest.approx(data["band_other_device"][1])
     assert data["band_other_device"][1] - data["band_other_device"][0] > data["band"][1] - data["band"][0]
+
+
+def test_two_devices_give_the_break_even_price_ratio_of_their_expected_rates():
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--resolutions", "224", "--batch-sizes", "8",
+                       "--predict", "A100,L4", "--dtype", "bf16", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    a100, l4 = (r for r in out["rows"])
+    (even,) = out["break_even"]
+    # same images per dollar when price_A / price_L4 = rate_A / rate_L4
+    assert even["break_even_price_ratio"] == pytest.approx(a100["imgs_per_s"] / l4["imgs_per_s"])
+    assert even["break_even_low"] == pytest.approx(a100["imgs_per_s_p10"] / l4["imgs_per_s_p90"])
+    refused = call_main("zoo.compare", "--models", "vit_ti16", "--batch-sizes", "sweep", "--latency-target-ms", "9",
+                        "--predict", "A100,L4")
+    assert refused.returncode == 2 and not refused.stdout

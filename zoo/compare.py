@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "on stderr instead of keeping them in results/logs/")
     p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
                                                        "device (H100, H200, A100, 'A100 40GB', 'V100 SXM2', "
-                                                       "'V100 PCIe', L4, T4, 'RTX 4090', 'RTX 5090'), marked "
+                                                       "'V100 PCIe', L4, T4, 'RTX 4090', 'RTX 5090'; or two, "
+                                                       "comma-separated, for their break-even price ratio), marked "
                                                        "predicted; nothing is written")
     p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "
                                                           "give (none is shipped): adds images per dollar")
@@ -149,7 +150,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.predict is not None:
         from .runs.roofline_rows import check_predict
 
-        check_predict(args.predict, args.dtype)
+        devices = args.predict.split(",")            # two devices: each predicted, and their break-even
+        if len(devices) > 2 or (len(devices) == 2 and args.sweep):
+            raise UsageError("--predict: one device, or two for their break-even (and then no sweep)")
+        for device in devices:
+            check_predict(device.strip(), args.dtype)
         args.no_save = True              # a prediction is never a result
     if not args.no_save:
         args.out = check_out_dir(args.out)

@@ -76,9 +76,44 @@ def predicted_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def break_even(first: list[dict], second: list[dict]) -> list[dict]:
+    """Per (model, size, batch) predicted on two devices: the price ratio first / second at which both give
+    the same images per dollar (= their expected img/s ratio), and its range over both bands (the first's
+    p10 over the second's p90, the first's p90 over the second's p10)."""
+    out = []
+    for a, b in zip(first, second):
+        out.append({"predicted": True, "model": a["model"], "img_h": a["img_h"], "img_w": a["img_w"],
+                    "batch_size": a["batch_size"], "devices": [a["device"], b["device"]],
+                    "break_even_price_ratio": a["imgs_per_s"] / b["imgs_per_s"],
+                    "break_even_low": a["imgs_per_s_p10"] / b["imgs_per_s_p90"],
+                    "break_even_high": a["imgs_per_s_p90"] / b["imgs_per_s_p10"]})
+    return out
+
+
+def break_even_markdown(rows: list[dict]) -> str:
+    a, b = rows[0]["devices"]
+    lines = ["", f"PREDICTED break-even: {a} is worth its price while it costs less than this many times {b}'s "
+                 "per hour (expected img/s ratio; range from both bands: a margin inside it is not decided)", "",
+             "| model | size (px) | batch | break-even price ratio | range |", "|---|---|---:|---:|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | "
+                     f"{r['break_even_price_ratio']:.2f} | {r['break_even_low']:.2f}-{r['break_even_high']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def print_predictions(plan, device: str, fmt: str, sweep_target_ms: float | None = None,
                       price_per_hour: float | None = None) -> int:
-    """zoo.compare --predict: the rows in `fmt`; skipped sizes listed under a markdown table."""
+    """zoo.compare --predict: the rows in `fmt`; skipped sizes listed under a markdown table. Two devices
+    ("A100,L4"): each one's rows (no sweep: the same batches on both), then their break-even price ratios."""
+    devices = [d.strip() for d in device.split(",")]
+    if len(devices) > 1:
+        per_device = [predicted_rows(plan, d, None, price_per_hour) for d in devices[:2]]
+        even = break_even(*per_device)
+        if fmt == "json":
+            sys.stdout.write(json.dumps({"rows": per_device[0] + per_device[1], "break_even": even}, indent=2) + "\n")
+        else:
+            sys.stdout.write("\n".join(predicted_markdown(rows) for rows in per_device) + break_even_markdown(even))
+        return 0
     rows = predicted_rows(plan, device, sweep_target_ms, price_per_hour)
     if fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
