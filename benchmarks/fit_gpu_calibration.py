@@ -1,7 +1,7 @@
 """Fit archzoo's GPU calibration (analysis.calibration) on timm's published inference benchmarks.
 
     python benchmarks/fit_gpu_calibration.py --table "RTX 4090=PATH.csv@COMMIT" --table "RTX 5090=PATH.csv@COMMIT"
-        [--count-only] [--steps 1500]
+        [--table "RTX 3090=PATH.csv@COMMIT" --unfused "RTX 3090"] [--count-only] [--steps 1500]
 
 Writes zoo/models/data/timm_benchmark_gpu.csv (the rows used, with device, file and commit),
 benchmarks/data/gpu_op_counts.json.gz (each row's counted kernels, so nothing is recounted; resumes) and
@@ -24,13 +24,18 @@ from gpu_published import (COUNTS, FACTORS, SUBSET, count_key, count_row, family
 COLUMNS = ("device", "source_file", "commit", "family", "model", "img_size", "batch_size", "imgs_per_s", "gmacs")
 
 
-def write_subset(tables: list[tuple[str, Path, str]]) -> list[dict]:
+# Families counted in their fused inference form (timm's reparameterize_model); a table whose run did not fuse
+# them (its GMACs column gives the training form: RepVGG-A0 1.52, not 1.36) leaves them out (--unfused).
+FUSED_FAMILIES = ("repvgg", "levit")
+
+
+def write_subset(tables: list[tuple[str, Path, str]], unfused: set[str] = frozenset()) -> list[dict]:
     rows = []
     for device, path, commit in tables:
         with open(path, newline="", encoding="utf-8") as f:
             for r in csv.DictReader(f):
                 fam = family(r["model"])
-                if fam:
+                if fam and not (device in unfused and fam in FUSED_FAMILIES):
                     rows.append({"device": device, "source_file": "results/" + path.name, "commit": commit,
                                  "family": fam, "model": r["model"], "img_size": int(r["infer_img_size"]),
                                  "batch_size": int(r["infer_batch_size"]),
@@ -63,6 +68,8 @@ def count_all(rows: list[dict]) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", action="append", default=[], help='"DEVICE=PATH@COMMIT" (repeatable)')
+    parser.add_argument("--unfused", action="append", default=[],
+                        help="DEVICE whose table ran RepVGG/LeViT unfused: those families are left out of it")
     parser.add_argument("--count-only", action="store_true")
     parser.add_argument("--steps", type=int, default=1500)
     args = parser.parse_args(argv)
@@ -71,7 +78,7 @@ def main(argv=None) -> int:
         device, rest = spec.split("=", 1)
         path, commit = rest.rsplit("@", 1)
         tables.append((device, Path(path), commit))
-    rows = write_subset(tables) if tables else read_subset()
+    rows = write_subset(tables, set(args.unfused)) if tables else read_subset()
     counts = count_all(rows)
     if args.count_only:
         return 0

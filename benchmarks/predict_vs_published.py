@@ -9,7 +9,7 @@ Per table (one GPU): Spearman of predicted vs measured img/s, median |predicted 
 measured figures inside the predicted p10-p90 band, for
 - calibrated, in-sample: the shipped factors (fitted on every table) and band;
 - calibrated, leave one family out: factors refitted without the family, band as shipped;
-- calibrated, leave one device out: factors fitted on the other table only;
+- calibrated, leave one device out: factors fitted on the other tables only;
 - roofline: datasheet peaks, 5 us per kernel, no calibration (a bound);
 - k / MACs: img/s = k / (GMACs per image, timm's own column), k fitted per table (median), in-sample and
   leave one family out.
@@ -62,7 +62,8 @@ def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: i
     others = [s for s in every if s["device"] != device]
     if others:
         other = fit(others, steps)
-        lines.append((f"calibrated, leave one device out (fitted on {others[0]['device']})",
+        names = " and ".join(sorted({s["device"] for s in others}))
+        lines.append((f"calibrated, leave one device out (fitted on {names} only)",
                       stats([rate(s, other) for s in rows], measured, cal.band)))
     bound = [s["batch_size"] / roofline(s["ops"], s["tensor_peak"], s["bandwidth"], 5e-6)["roofline_ms"] * 1e3
              for s in rows]

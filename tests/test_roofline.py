@@ -43,7 +43,7 @@ def test_a_real_triad_runs_and_restores_threads():
 
 def test_datasheets_name_sources_and_dense_peaks():
     assert set(DEVICE_SHEETS) == {"H100", "H200", "A100", "A100 40GB", "V100 SXM2", "V100 PCIe", "L4", "T4",
-                                  "RTX 4090", "RTX 5090"}
+                                  "RTX 3090", "RTX 4090", "RTX 5090"}
     for sheet in DEVICE_SHEETS.values():
         assert sheet.sources and sheet.mem_bandwidth > 0 and all(v > 0 for v in sheet.peak_flops.values())
     # NVIDIA's H100 SXM datasheet: BF16 1,979 TFLOPS with sparsity -> dense half; A100: 312 dense, 2,039 GB/s

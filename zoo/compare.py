@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "on stderr instead of keeping them in results/logs/")
     p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
                                                        "device (H100, H200, A100, 'A100 40GB', 'V100 SXM2', "
-                                                       "'V100 PCIe', L4, T4, 'RTX 4090', 'RTX 5090'; or two, "
+                                                       "'V100 PCIe', L4, T4, 'RTX 3090', 'RTX 4090', 'RTX 5090'; or two, "
                                                        "comma-separated, for their break-even price ratio), marked "
                                                        "predicted; nothing is written")
     p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "

@@ -79,6 +79,12 @@ DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
                  "https://www.thefpsreview.com/gpu-family/nvidia-geforce-rtx-4090-gpu-family-specifications "
                  "(1008 GB/s)"),
                 memory_bytes=24e9),
+    DeviceSheet("RTX 3090", {"fp32": 35.6 * T, "tf32": 35.6 * T, "bf16": 71 * T, "fp16": 71 * T}, 936e9,
+                ("NVIDIA Ampere GA102 GPU architecture whitepaper, appendix A (GeForce RTX 3090)",
+                 "https://holynerdvana.blogspot.com/2022/10/nvidia-geforce-rtx-3090-specifications.html (FP32 35.6 "
+                 "TFLOPS, FP16 tensor 142 dense / 285 sparse with FP16 accumulate, so 71 with FP32 accumulate on a "
+                 "GeForce part; 24 GB, 936 GB/s)"),
+                memory_bytes=24e9),
     DeviceSheet("RTX 5090", {"fp32": 104.8 * T, "tf32": 104.8 * T, "bf16": 209.6 * T, "fp16": 209.6 * T}, 1792e9,
                 ("https://www.spheron.network/blog/nvidia-rtx-5090-specs/ (32 GB GDDR7, 1,792 GB/s; FP16 tensor "
                  "838.4 TFLOPS sparse with FP16 accumulate; dense with FP32 accumulate, as autocast runs, is a "
