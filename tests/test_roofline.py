@@ -42,7 +42,8 @@ def test_a_real_triad_runs_and_restores_threads():
 
 
 def test_datasheets_name_sources_and_dense_peaks():
-    assert set(DEVICE_SHEETS) == {"H100", "H200", "A100", "L4", "T4", "RTX 4090"}
+    assert set(DEVICE_SHEETS) == {"H100", "H200", "A100", "A100 40GB", "V100 SXM2", "V100 PCIe", "L4", "T4",
+                                  "RTX 3090", "RTX 4090", "RTX 5090"}
     for sheet in DEVICE_SHEETS.values():
         assert sheet.sources and sheet.mem_bandwidth > 0 and all(v > 0 for v in sheet.peak_flops.values())
     # NVIDIA's H100 SXM datasheet: BF16 1,979 TFLOPS with sparsity -> dense half; A100: 312 dense, 2,039 GB/s
@@ -52,7 +53,15 @@ def test_datasheets_name_sources_and_dense_peaks():
     with pytest.raises(ValueError, match="no bf16"):
         sheet_peak(device_sheet("T4"), "bf16")
     with pytest.raises(ValueError, match="unknown device"):
-        device_sheet("V100")
+        device_sheet("P100")
+    # V100 SXM2 datasheet: 125 tensor TFLOPS, 900 GB/s, no bf16; PCIe 112; A100 40 GB: 1,555 GB/s, same peaks
+    assert sheet_peak(device_sheet("V100"), "fp16") == 125e12 and device_sheet("v100 pcie").peak_flops["fp16"] == 112e12
+    assert device_sheet("V100 SXM2").mem_bandwidth == device_sheet("V100 PCIe").mem_bandwidth == 900e9
+    with pytest.raises(ValueError, match="no bf16"):
+        sheet_peak(device_sheet("V100 PCIe"), "bf16")
+    assert device_sheet("A100 40GB").mem_bandwidth == 1555e9 and device_sheet("a100 80gb").name == "A100"
+    assert device_sheet("A100 40GB").peak_flops == device_sheet("A100").peak_flops
+    assert device_sheet("A100 40GB").memory_bytes == 40e9 and device_sheet("A100").memory_bytes == 80e9
 
 
 def test_bandwidth_is_probed_once_per_machine_whatever_the_dtype(tmp_path, monkeypatch):
@@ -83,15 +92,17 @@ def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert len(rows) == 4 and all(r["predicted"] and r["device"] == "H100" for r in rows)
-    assert all(r["roofline_ms"] > 0 and r["imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["roofline_ms"])
-               for r in rows)
+    assert all(r["roofline_ms"] > 0
+               and r["roofline_imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["roofline_ms"]) for r in rows)
+    assert all(r["imgs_per_s_p10"] < r["imgs_per_s"] < r["imgs_per_s_p90"] and r["calibration_source"] for r in rows)
+    assert all(r["imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["latency_ms"]) for r in rows)
     assert not (tmp_path / "results").exists()
     table = call_main("zoo.compare", "--models", "vit_ti16", "--predict", "l4")
     assert table.returncode == 0 and table.stdout.startswith("PREDICTED, not measured")
 
 
 def test_compare_predict_refuses_unknown_devices_and_missing_dtypes():
-    for args in (("--predict", "V100"), ("--predict", "T4", "--dtype", "bf16")):
+    for args in (("--predict", "P100"), ("--predict", "T4", "--dtype", "bf16")):
         result = call_main("zoo.compare", "--models", "vit_ti16", *args)
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
 

@@ -106,8 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
     p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
-                                                       "device (H100, H200, A100, L4, T4, 'RTX 4090'), marked "
+                                                       "device (H100, H200, A100, 'A100 40GB', 'V100 SXM2', "
+                                                       "'V100 PCIe', L4, T4, 'RTX 3090', 'RTX 4090', 'RTX 5090'; or two, "
+                                                       "comma-separated, for their break-even price ratio), marked "
                                                        "predicted; nothing is written")
+    p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "
+                                                          "give (none is shipped): adds images per dollar")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -150,17 +154,26 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_backend(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
+    if args.price_per_hour is not None:
+        if args.predict is None:
+            raise UsageError("--price-per-hour: only with --predict")
+        args.price_per_hour = positive_number(args.price_per_hour, "price-per-hour")
     if args.predict is not None:
         from .runs.roofline_rows import check_predict
 
         unmodelled = [name for name, given in (("--detector", args.detector is not None),
+                                               ("--segmenter", args.segmenter is not None),
                                                ("--metrics train", "train" in args.metrics),
                                                ("--backend onnxruntime", "onnxruntime" in args.backends)) if given]
         if unmodelled:     # never a silent backbone-only, inference-only or eager figure
             raise UsageError(f"--predict: the estimate is the backbone's eager inference; it does not model "
                              f"{', '.join(unmodelled)} (drop {'them' if len(unmodelled) > 1 else 'it'})")
 
-        check_predict(args.predict, args.dtype)
+        devices = args.predict.split(",")            # two devices: each predicted, and their break-even
+        if len(devices) > 2 or (len(devices) == 2 and args.sweep):
+            raise UsageError("--predict: one device, or two for their break-even (and then no sweep)")
+        for device in devices:
+            check_predict(device.strip(), args.dtype)
         args.no_save = True              # a prediction is never a result
     if not args.no_save:
         args.out = check_out_dir(out_or_default(args.out))
@@ -247,9 +260,10 @@ def _main(argv: list[str] | None) -> int:
                           channels_last=args.channels_last, compile=args.compile, backends=args.backends,
                           pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)
         if args.predict is not None:
-            from .runs.roofline_rows import print_predictions
+            from .runs.predicted import print_predictions
 
-            return print_predictions(plan, args.predict, args.format)
+            return print_predictions(plan, args.predict, args.format,
+                                     args.latency_target_ms if args.sweep else None, args.price_per_hour)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops

@@ -210,6 +210,10 @@ def _store_answer(result: dict, q: Query) -> None:
 @handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    if any(a == "--predict" or a.startswith("--predict=") for a in (sys.argv[1:] if argv is None else argv)):
+        from .select_predicted import main as predicted      # a GPU not at hand: zoo.select_predicted
+
+        return predicted(argv)
     try:
         args = build_parser().parse_args(argv)
         choice(args.format, FORMATS, "format")

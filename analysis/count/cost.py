@@ -11,12 +11,14 @@ CPU; MACs agree either way.
 from __future__ import annotations
 
 from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from ..size import Size, SizeLike
 from ..vocab import COMPONENTS, attention_path, dtype_name
+from .autocast import CudaAutocastEmulation
 from .components import ComponentClassifier, ModuleStack
 from .counter import MacCounter
 from .dispatch import ObservingMode
@@ -38,9 +40,10 @@ def image_batch(module: nn.Module, batch_size: int, img_size: Size,
         torch.randn(shape, device=device, dtype=dtype)
 
 
-def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = False):
+def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = False, gpu=None):
     """A module stack, a MAC counter and a memory tracker (and with `traffic` a TrafficCounter, kept
-    as `counter.traffic`) in one dispatch mode; on meta, fast shape-only kernels and fused-SDPA routing."""
+    as `counter.traffic`) in one dispatch mode; on meta, fast shape-only kernels and fused-SDPA routing.
+    `gpu` (a GpuEmulation) makes the count what a CUDA GPU runs: its SDPA kernels, its autocast casts."""
     stack = ExitStack()
     on_meta = next(module.parameters()).device.type == "meta"
     modules = stack.enter_context(ModuleStack(module))
@@ -49,17 +52,27 @@ def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = 
     counter.traffic = TrafficCounter(classifier, modules) if traffic else None
     observers = [counter, memory] + ([counter.traffic] if traffic else [])
     stack.enter_context(ObservingMode(observers, fast_meta=on_meta))
-    stack.enter_context(FusedSdpaOnMeta() if on_meta and emulate_fused_sdpa else nullcontext())
+    target = "cuda" if gpu is not None else "cpu"
+    stack.enter_context(FusedSdpaOnMeta(target) if on_meta and emulate_fused_sdpa else nullcontext())
+    if gpu is not None:
+        stack.enter_context(CudaAutocastEmulation(gpu.autocast))
     return stack, counter, memory
 
 
+@dataclass(frozen=True)
+class GpuEmulation:
+    """Count what a CUDA GPU runs (analysis.count.autocast): `autocast` the low-precision dtype of
+    torch.autocast (None: no autocast, the model's own dtype throughout)."""
+    autocast: torch.dtype | None = None
+
+
 def run_forward(module: nn.Module, x: torch.Tensor, classifier: ComponentClassifier | None = None,
-                emulate_fused_sdpa: bool = True, traffic: bool = False
+                emulate_fused_sdpa: bool = True, traffic: bool = False, gpu: GpuEmulation | None = None
                 ) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
     """One inference forward (no_grad): MAC counter (with `traffic`, its bytes in `.traffic`), memory
     tracker, CUDA peak (or None)."""
     stack, counter, memory = _instrumented(module, classifier or ComponentClassifier(module), emulate_fused_sdpa,
-                                           traffic)
+                                           traffic, gpu)
     with CudaPeak(x.device) as cuda, torch.no_grad(), stack:
         out = module(x)
         del out
@@ -74,7 +87,8 @@ def _loss(out) -> torch.Tensor:
 
 
 def run_train_step(module: nn.Module, x: torch.Tensor, classifier: ComponentClassifier | None = None,
-                   emulate_fused_sdpa: bool = True) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
+                   emulate_fused_sdpa: bool = True, gpu: GpuEmulation | None = None
+                   ) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
     """Forward + backward of sum(outputs), gradients pre-allocated (so not counted as activations)."""
     was_training = module.training
     params = [p for p in module.parameters() if p.requires_grad]
@@ -83,7 +97,7 @@ def run_train_step(module: nn.Module, x: torch.Tensor, classifier: ComponentClas
     module.train()
     try:
         stack, counter, memory = _instrumented(module, classifier or ComponentClassifier(module),
-                                               emulate_fused_sdpa)
+                                               emulate_fused_sdpa, gpu=gpu)
         with CudaPeak(x.device) as cuda, torch.enable_grad(), stack:
             loss = _loss(module(x))
             counter.phase = "backward"

@@ -8,7 +8,8 @@ kernels fuse (torch.compile, TensorRT, a fused attention kernel's own internals)
 so this is an upper bound on it; caches can also serve re-reads. Operator classes: matmul_conv (ops
 with a MAC rule), attention (SDPA kernels, and softmax: in these models it normalises attention
 scores), norm, data_movement (copies, cat, pad, roll, gather), elementwise (everything else: pointwise
-ops, activations, reductions, pooling).
+ops, activations, reductions, pooling). The roofline's op list keeps grouped convolutions apart as
+depthwise_conv (their bytes stay under matmul_conv in bytes_by_op_class).
 
 Non-MAC FLOPs (a stated convention, not a measurement): norms 5 per input element (fvcore's count for
 a norm with an affine: mean, subtract, variance, scale, shift); softmax 5 per element (max, subtract,
@@ -83,6 +84,13 @@ def op_class(func) -> str:
     return "elementwise"
 
 
+def _kernel_class(func, cls: str, args) -> str:
+    """The op class, with grouped (depthwise) convolutions apart: they run far below the GEMM peak."""
+    if cls == "matmul_conv" and op_name(func) == "convolution" and len(args) > 8 and args[8] > 1:
+        return "depthwise_conv"
+    return cls
+
+
 def non_mac_flops(func, cls: str, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> int:
     """The convention in the module docstring, per op."""
     name = op_name(func)
@@ -143,7 +151,7 @@ class TrafficCounter(Observer):
         component = self._component(func)
         self.bytes_by_component[component] += read + written
         self.flops_by_component[component] += 2 * macs + extra
-        self.ops[OpTraffic(cls, 2 * macs + extra, read + written)] += 1
+        self.ops[OpTraffic(_kernel_class(func, cls, args), 2 * macs + extra, read + written)] += 1
 
     def _component(self, func) -> str:
         if self.classifier is None or self.stack is None:

@@ -3,7 +3,10 @@
 Dense means without 2:4 structured sparsity: where a datasheet gives only the "with sparsity" figure,
 half of it is used. fp32 is the non-tensor-core rate (tf32: tensor cores, when TF32 is allowed). A
 dtype a device has no tensor-core path for is absent. Each entry names its sources (retrieved for
-archzoo issue 23; third-party pages quote NVIDIA's datasheets and whitepapers, whose names are given).
+archzoo issues 23 and 31; third-party pages quote NVIDIA's datasheets and whitepapers, whose names are
+given). GeForce parts (RTX 4090, 5090) run FP16/BF16 tensor cores with FP32 accumulation, as autocast's
+GEMMs do, at half the FP16-accumulate rate: that rate is the one given. memory_bytes is the device's memory
+(the larger variant where a part comes in two sizes: V100 16/32 GB), for the --predict memory check.
 """
 from __future__ import annotations
 
@@ -19,41 +22,89 @@ class DeviceSheet:
     mem_bandwidth: float                  # bytes/s
     sources: tuple[str, ...] = field(default=())
     launch_seconds: float = 5e-6          # per-kernel launch cost the roofline adds (see analysis.roofline)
+    memory_bytes: float | None = None     # device memory (GB = 1e9 bytes, as datasheets state it)
 
 
 DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
     DeviceSheet("H100", {"fp32": 66.9 * T, "tf32": 494.7 * T, "bf16": 989.4 * T, "fp16": 989.4 * T}, 3350e9,
                 ("NVIDIA H100 Tensor Core GPU datasheet (SXM5: 80 GB HBM3, 3.35 TB/s; TF32 989 / BF16, FP16 1,979 "
                  "TFLOPS with sparsity, FP32 67)",
-                 "https://glennklockwood.com/garden/processors/h100 (dense: TF32 494.7, FP16/BF16 989.4, FP32 66.9)")),
+                 "https://glennklockwood.com/garden/processors/h100 (dense: TF32 494.7, FP16/BF16 989.4, FP32 66.9)"),
+                memory_bytes=80e9),
     DeviceSheet("H200", {"fp32": 66.9 * T, "tf32": 494.7 * T, "bf16": 989.4 * T, "fp16": 989.4 * T}, 4800e9,
                 ("NVIDIA H200 Tensor Core GPU datasheet (SXM: 141 GB HBM3e, 4.8 TB/s; same GH100 compute as H100)",
                  "https://www.aiminingco.com/gpu/h200/specs (4.8 TB/s, same GH100 die)",
-                 "https://glennklockwood.com/garden/processors/h100 (H200 = H100 with HBM3e)")),
+                 "https://glennklockwood.com/garden/processors/h100 (H200 = H100 with HBM3e)"),
+                memory_bytes=141e9),
     DeviceSheet("A100", {"fp32": 19.5 * T, "tf32": 156 * T, "bf16": 312 * T, "fp16": 312 * T}, 2039e9,
                 ("NVIDIA A100 Tensor Core GPU datasheet, nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf "
                  "(80 GB SXM: 2,039 GB/s; TF32 156, BF16/FP16 312 TFLOPS dense, FP32 19.5)",
-                 "https://glennklockwood.com/garden/processors/A100")),
+                 "https://glennklockwood.com/garden/processors/A100 (A100 80G SXM4: 80 GB HBM2e, 2.039 TB/s)"),
+                memory_bytes=80e9),
+    DeviceSheet("A100 40GB", {"fp32": 19.5 * T, "tf32": 156 * T, "bf16": 312 * T, "fp16": 312 * T}, 1555e9,
+                ("NVIDIA A100 Tensor Core GPU datasheet, nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf "
+                 "(40 GB: same compute as the 80 GB part; TF32 156, BF16/FP16 312 TFLOPS dense, FP32 19.5)",
+                 "https://glennklockwood.com/garden/processors/A100 (A100 40G SXM4: 40 GB HBM2, 1.555 TB/s; "
+                 "FLOPS the same as the 80 GB part)",
+                 "https://upb-pc2.atlassian.net/wiki/spaces/PC2DOK/pages/1900609/NVIDIA+A100+40GB+with+NVLINK "
+                 "(40 GB HBM2, 1,555 GB/s; FP16/BF16 312 TFLOPS, 624 with sparsity)"),
+                memory_bytes=40e9),
+    DeviceSheet("V100 SXM2", {"fp32": 15.7 * T, "fp16": 125 * T}, 900e9,
+                ("NVIDIA Tesla V100 datasheet (SXM2: 15.7 FP32 TFLOPS, 125 tensor TFLOPS, 16 or 32 GB HBM2, "
+                 "900 GB/s; Volta: FP16 tensor cores only, no BF16 or TF32)",
+                 "https://developer.nvidia.com/programming-tensor-cores-cuda-9-0 (V100 tensor cores: up to 125 "
+                 "tensor TFLOPS)",
+                 "https://github.com/avensun/deep-learning-benchmark (Tesla V100: 15.7 FP32, 125 FP16 TFLOPS)"),
+                memory_bytes=32e9),
+    DeviceSheet("V100 PCIe", {"fp32": 14 * T, "fp16": 112 * T}, 900e9,
+                ("NVIDIA Tesla V100 PCIe product brief PB-08744-001 (250 W; 14 FP32, 112 tensor TFLOPS)",
+                 "https://www.io-tech.fi/uutinen/nvidia-esitteli-tesla-v100-pci-express-kiihdyttimen-"
+                 "tieteelliseen-laskentaan/ (V100 PCIe at about 1370 MHz: 14 FP32, 112 tensor TFLOPS, 16 GB HBM2, "
+                 "900 GB/s)"),
+                memory_bytes=32e9),
     DeviceSheet("L4", {"fp32": 30.3 * T, "tf32": 60 * T, "bf16": 121 * T, "fp16": 121 * T}, 300e9,
                 ("NVIDIA L4 Tensor Core GPU datasheet (FP32 30.3 TFLOPS; TF32 120, FP16/BF16 242 TFLOPS with "
                  "sparsity; 24 GB GDDR6, 300 GB/s)",
                  "https://store.sourcecode.com/en-us/bg-bucket-compare/125/9820 (TF32 120 with sparsity, 300 GB/s)",
-                 "https://grokipedia.com/page/NVIDIA_L4_vs_L40S (FP16 242 with sparsity, 300 GB/s)")),
+                 "https://grokipedia.com/page/NVIDIA_L4_vs_L40S (FP16 242 with sparsity, 300 GB/s)"),
+                memory_bytes=24e9),
     DeviceSheet("T4", {"fp32": 8.1 * T, "fp16": 65 * T}, 320e9,
                 ("NVIDIA T4 Tensor Core GPU datasheet (FP32 8.1 TFLOPS, mixed-precision FP16/FP32 65 TFLOPS, "
                  "16 GB GDDR6, 320 GB/s; Turing: no BF16 or TF32 tensor cores)",
-                 "https://sysrqmts.com/en/gpus/nvidia/tesla/t4 (320.0 GB/s, FP16 65.13, FP32 8.141)")),
+                 "https://sysrqmts.com/en/gpus/nvidia/tesla/t4 (320.0 GB/s, FP16 65.13, FP32 8.141)"),
+                memory_bytes=16e9),
     DeviceSheet("RTX 4090", {"fp32": 82.6 * T, "tf32": 82.6 * T, "bf16": 165.2 * T, "fp16": 165.2 * T}, 1008e9,
                 ("NVIDIA Ada GPU architecture whitepaper (RTX 4090: 82.6 FP32 TFLOPS, 1,008 GB/s GDDR6X)",
                  "https://waredb.com/processor/nvidia-geforce-rtx-4090 (FP16/BF16 tensor 165.15 dense, TF32 82.58)",
                  "https://www.thefpsreview.com/gpu-family/nvidia-geforce-rtx-4090-gpu-family-specifications "
-                 "(1008 GB/s)")),
+                 "(1008 GB/s)"),
+                memory_bytes=24e9),
+    DeviceSheet("RTX 3090", {"fp32": 35.6 * T, "tf32": 35.6 * T, "bf16": 71 * T, "fp16": 71 * T}, 936e9,
+                ("NVIDIA Ampere GA102 GPU architecture whitepaper, appendix A (GeForce RTX 3090)",
+                 "https://holynerdvana.blogspot.com/2022/10/nvidia-geforce-rtx-3090-specifications.html (FP32 35.6 "
+                 "TFLOPS, FP16 tensor 142 dense / 285 sparse with FP16 accumulate, so 71 with FP32 accumulate on a "
+                 "GeForce part; 24 GB, 936 GB/s)"),
+                memory_bytes=24e9),
+    DeviceSheet("RTX 5090", {"fp32": 104.8 * T, "tf32": 104.8 * T, "bf16": 209.6 * T, "fp16": 209.6 * T}, 1792e9,
+                ("https://www.spheron.network/blog/nvidia-rtx-5090-specs/ (32 GB GDDR7, 1,792 GB/s; FP16 tensor "
+                 "838.4 TFLOPS sparse with FP16 accumulate; dense with FP32 accumulate, as autocast runs, is a "
+                 "quarter of it on GeForce parts, as for the RTX 4090: 660.6 / 4 = 165.2)",
+                 "https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 "
+                 "(104 FP32 TFLOPS, 1,792 GB/s)"),
+                memory_bytes=32e9),
 )}
 
 
+ALIASES = {"A100 80GB": "A100", "V100": "V100 SXM2"}     # the usual part under a shorter name
+
+
 def device_sheet(name: str) -> DeviceSheet:
-    """The sheet for `name`, matched without case or spaces ("h100", "rtx4090"); ValueError otherwise."""
+    """The sheet for `name`, matched without case or spaces ("h100", "rtx4090", "a100 80gb"); ValueError
+    otherwise."""
     wanted = name.replace(" ", "").lower()
+    for alias, key in ALIASES.items():
+        if alias.replace(" ", "").lower() == wanted:
+            return DEVICE_SHEETS[key]
     for key, sheet in DEVICE_SHEETS.items():
         if key.replace(" ", "").lower() == wanted:
             return sheet

@@ -23,7 +23,7 @@ def build(model: str, img_size: Size, device: str, dtype: str = "fp32", features
         from ..models.detectors import create_detector
 
         return create_detector(model, detector, img_size, device=device, dtype=torch_dtype(dtype),
-                               frozen_stages=frozen_stages)
+                               frozen_stages=frozen_stages, **overrides)
     module = create_model(model, img_size=img_size, device=device, dtype=torch_dtype(dtype), features=features,
                           **overrides)
     if frozen_stages is not None:

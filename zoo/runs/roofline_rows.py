@@ -2,11 +2,18 @@
 memory bandwidth), or predicted for a datasheet device that is not here (`zoo.compare --predict`).
 
 Predicted rows are never results rows: they carry `predicted: true` and the device's name, and are
-printed, never written to results/. The estimate itself is analysis.roofline's.
+printed (zoo.runs.predicted), never written to results/. A prediction counts what the GPU runs
+(analysis.count.autocast: autocast's casts, fused attention, the reparameterised inference form); its
+bound is analysis.roofline's, its expectation and band analysis.calibration's with the shipped factors.
 """
 from __future__ import annotations
 
-from analysis.count.cost import image_batch, run_forward
+import functools
+import json
+from importlib import resources
+
+from analysis.calibration import Calibration, expected_seconds
+from analysis.count.cost import GpuEmulation, image_batch, run_forward, weight_bytes
 from analysis.roofline import CPU_LAUNCH_SECONDS, GPU_LAUNCH_SECONDS, roofline
 from analysis.timing.devices import device_sheet, sheet_peak
 from analysis.vocab import DTYPES, resolve_device
@@ -19,12 +26,33 @@ ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_sha
 
 
 def traffic_ops(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32",
-                features: bool = False) -> list[tuple[str, int, int, int]]:
-    """(op_class, FLOPs, bytes, count) of one eager forward of the batch, counted on meta."""
+                features: bool = False, gpu: bool = False) -> list[tuple[str, int, int, int]]:
+    """(op_class, FLOPs, bytes, count) of one eager forward of the batch, counted on meta. With `gpu`, what
+    a CUDA GPU runs: its fused SDPA kernels, and for bf16/fp16 torch.autocast over fp32 weights and input
+    (timm's benchmark --amp), casts included (analysis.count.autocast)."""
+    return gpu_forward(model, img_size, batch_size, dtype, features, gpu)["ops"]
+
+
+def gpu_forward(model: str, img_size: Size, batch_size: int, dtype: str, features: bool = False,
+                gpu: bool = True) -> dict:
+    """One counted forward: its op list and the memory serving the batch needs (weights as held, the
+    activation peak, the input), for traffic_ops and predictions. With `gpu` the model is in its
+    inference form where it has one (timm's reparameterize_model: RepVGG's branches fused into one conv),
+    as timm's benchmark --reparam runs it (its published GMACs are of that form)."""
     img_size = Size.of(img_size)
-    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[dtype], features=features)
-    counter, _, _ = run_forward(module, image_batch(module, batch_size, img_size, DTYPES[dtype]), traffic=True)
-    return counter.traffic.op_list()
+    held = "fp32" if gpu else dtype
+    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[held], features=features)
+    if gpu and any(hasattr(m, "reparameterize") or hasattr(m, "fuse") for m in module.modules()):
+        import torch
+        from timm.utils.model import reparameterize_model
+
+        with torch.device("meta"):       # the fused kernels are made where the weights are
+            module = reparameterize_model(module)
+    emulation = GpuEmulation(None if dtype == "fp32" else DTYPES[dtype]) if gpu else None
+    x = image_batch(module, batch_size, img_size, DTYPES[held])
+    counter, memory, _ = run_forward(module, x, traffic=True, gpu=emulation)
+    serve = weight_bytes(module) + memory.peak_bytes + x.numel() * x.element_size()
+    return {"ops": counter.traffic.op_list(), "serve_bytes": serve}
 
 
 def measured_roofline(task, record: dict, peak: dict | None) -> dict:
@@ -40,38 +68,43 @@ def measured_roofline(task, record: dict, peak: dict | None) -> dict:
     return {"mem_bandwidth": peak["mem_bandwidth"], **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 
 
+@functools.cache
+def gpu_calibration() -> Calibration:
+    """The shipped factors (zoo/models/data/gpu_calibration.json, fitted by benchmarks/fit_gpu_calibration.py)."""
+    text = resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text(encoding="utf-8")
+    return Calibration.from_json(json.loads(text))
+
+
 def predict(model: str, img_size: Size, batch_size: int, dtype: str, device: str, features: bool = False,
-            tf32: bool = False) -> dict:
-    """The roofline estimate of one forward on a datasheet device (analysis.timing.devices)."""
+            tf32: bool = False, price_per_hour: float | None = None) -> dict:
+    """One forward on a datasheet device (analysis.timing.devices), counted as the GPU runs it: the calibrated
+    expectation (imgs_per_s, latency_ms) with its held-out p10-p90 band, the roofline bound, serving memory."""
     sheet = device_sheet(device)
     peak = sheet_peak(sheet, dtype, tf32)
-    estimate = roofline(traffic_ops(model, img_size, batch_size, dtype, features), peak, sheet.mem_bandwidth,
-                        sheet.launch_seconds)
+    counted = gpu_forward(model, img_size, batch_size, dtype, features)
+    estimate = roofline(counted["ops"], peak, sheet.mem_bandwidth, sheet.launch_seconds)
+    cal = gpu_calibration()
+    seconds = expected_seconds(counted["ops"], peak, sheet.peak_flops["fp32"], sheet.mem_bandwidth, cal)
+    rate = batch_size / seconds
+    measured_here = sheet.name in cal.extra.get("calibrated_devices", ())
+    low, high = cal.band if measured_here or not cal.extra.get("band_other_device") else cal.extra["band_other_device"]
     h, w = Size.of(img_size).hw
-    return {"predicted": True, "device": sheet.name, "model": model, "img_h": h, "img_w": w,
-            "img_size": h if h == w else None, "batch_size": batch_size, "dtype": dtype, "features": features,
-            "peak_flops": peak, "mem_bandwidth": sheet.mem_bandwidth, "launch_us": sheet.launch_seconds * 1e6,
-            **{k: estimate[k] for k in ROOFLINE_FIELDS},
-            "imgs_per_s": batch_size / estimate["roofline_ms"] * 1e3,
-            "roofline_ms_by_op_class": estimate["roofline_ms_by_op_class"], "source": "; ".join(sheet.sources)}
-
-
-def predicted_markdown(rows: list[dict]) -> str:
-    """A table of predicted rows, headed so it cannot be taken for measurements."""
-    if not rows:
-        return "no predictions\n"
-    first = rows[0]
-    lines = [f"PREDICTED, not measured: roofline on {first['device']} from its datasheet "
-             f"({first['peak_flops'] / 1e12:g} TFLOP/s {first['dtype']} dense, "
-             f"{first['mem_bandwidth'] / 1e9:g} GB/s, {first['launch_us']:g} us per kernel); unfused eager traffic",
-             "", "| model | size (px) | batch | predicted ms / batch | predicted img/s | compute-bound | "
-             "memory-bound | launch |", "|---|---|---|---:|---:|---:|---:|---:|"]
-    for r in rows:
-        size = r["img_size"] or f"{r['img_h']}x{r['img_w']}"
-        lines.append(f"| {r['model']} | {size} | {r['batch_size']} | {r['roofline_ms']:.3g} | {r['imgs_per_s']:.4g} | "
-                     f"{r['roofline_compute_share']:.0%} | {r['roofline_memory_share']:.0%} | "
-                     f"{r['roofline_launch_share']:.0%} |")
-    return "\n".join(lines) + "\n"
+    row = {"predicted": True, "device": sheet.name, "model": model, "img_h": h, "img_w": w,
+           "img_size": h if h == w else None, "batch_size": batch_size, "dtype": dtype, "features": features,
+           "peak_flops": peak, "mem_bandwidth": sheet.mem_bandwidth, "launch_us": sheet.launch_seconds * 1e6,
+           **{k: estimate[k] for k in ROOFLINE_FIELDS},
+           "imgs_per_s": rate, "imgs_per_s_p10": rate * low, "imgs_per_s_p90": rate * high,
+           "band_from": "leave one family out on this device's table" if measured_here else
+                        "leave one device out (no published table of this device was fitted)",
+           "latency_ms": seconds * 1e3, "roofline_imgs_per_s": batch_size / estimate["roofline_ms"] * 1e3,
+           "serve_bytes": counted["serve_bytes"], "device_memory_bytes": sheet.memory_bytes,
+           "fits_memory": sheet.memory_bytes is None or counted["serve_bytes"] <= sheet.memory_bytes,
+           "roofline_ms_by_op_class": estimate["roofline_ms_by_op_class"], "source": "; ".join(sheet.sources),
+           "calibration_source": cal.source}
+    if price_per_hour is not None:
+        row["price_per_hour_usd"] = price_per_hour
+        row["imgs_per_usd"] = rate * 3600 / price_per_hour
+    return row
 
 
 def check_predict(device: str, dtype: str) -> None:
@@ -80,30 +113,3 @@ def check_predict(device: str, dtype: str) -> None:
         sheet_peak(device_sheet(device), dtype)
     except ValueError as e:
         raise UsageError(f"--predict: {e}") from None
-
-
-def print_predictions(plan, device: str, fmt: str) -> int:
-    """zoo.compare --predict: one predicted row per planned (model, size, batch); skipped sizes listed."""
-    import json
-    import sys
-
-    seen, rows = set(), []
-    for task in plan.tasks:
-        key = (task.model, task.img_size, task.batch_size)
-        if key not in seen:
-            seen.add(key)
-            rows.append(predict(task.model, task.img_size, task.batch_size, task.dtype, device, task.features))
-    if fmt == "json":
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-    elif fmt == "csv":
-        import csv
-
-        columns = [k for k in rows[0] if not isinstance(rows[0][k], dict)] if rows else []
-        writer = csv.DictWriter(sys.stdout, columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    else:
-        sys.stdout.write(predicted_markdown(rows))
-        for row in plan.skipped:
-            sys.stdout.write(f"skipped: {row['model']} {row['img_h']}x{row['img_w']}: {row['skipped']}\n")
-    return 0

@@ -75,12 +75,12 @@ def _hint(strides: list[int]) -> str:
 
 
 def create_detector(model: str, detector: str, img_size: Size, device=None, dtype=None,
-                    frozen_stages: int | None = None) -> TwoStageDetector:
-    """`detector` (a DETECTORS name) on the registry backbone `model` at `img_size`."""
+                    frozen_stages: int | None = None, **overrides) -> TwoStageDetector:
+    """`detector` (a DETECTORS name) on the registry backbone `model` at `img_size` (overrides: to create_model)."""
     detector = ALIASES.get(detector, detector)
     if detector not in DETECTORS:
         raise ZooError(f"unknown detector {detector!r}; expected one of {', '.join(DETECTOR_NAMES)}")
-    backbone = create_model(model, img_size=img_size, device=device, dtype=dtype, features=True)
+    backbone = create_model(model, img_size=img_size, device=device, dtype=dtype, features=True, **overrides)
     strides, _ = feature_layout(backbone)
     if strides != PYRAMID_STRIDES:
         raise ZooError(f"{model}: a detector needs maps at strides 4, 8, 16, 32; its features are at strides "

@@ -1,0 +1,94 @@
+"""Fitting analysis.calibration's factors to measured batch times: least squares on log(expected / measured),
+by gradient descent in torch (efficiencies through a sigmoid, so each stays in (0, 1)); and the held-out
+(leave-one-group-out) predictions the band and the honest error figures come from.
+
+A sample is {"ops": [(op_class, flops, bytes, count)], "tensor_peak", "vector_peak", "bandwidth" (per s),
+"seconds" (measured per batch), "group" (a family or a device name)}.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .calibration import KERNEL_CLASSES, TENSOR_CORE_CLASSES, Calibration, expected_seconds, quantile
+
+_N = len(KERNEL_CLASSES)
+
+
+def _arrays(samples: list[dict]):
+    rows, cls, flops, nbytes, count = [], [], [], [], []
+    for i, s in enumerate(samples):
+        for c, f, b, n in s["ops"]:
+            rows.append(i), cls.append(KERNEL_CLASSES.index(c)), flops.append(f), nbytes.append(b), count.append(n)
+    d = torch.float64
+    per_row = {k: torch.tensor([s[k] for s in samples], dtype=d) for k in ("tensor_peak", "vector_peak", "bandwidth",
+                                                                           "seconds")}
+    return (torch.tensor(rows), torch.tensor(cls), torch.tensor(flops, dtype=d), torch.tensor(nbytes, dtype=d),
+            torch.tensor(count, dtype=d), per_row)
+
+
+def _calibration(params: dict[str, torch.Tensor]) -> Calibration:
+    e, m = torch.sigmoid(params["compute"]).tolist(), torch.sigmoid(params["memory"]).tolist()
+    return Calibration({c: e[KERNEL_CLASSES.index(c)] for c in TENSOR_CORE_CLASSES},
+                       {c: m[i] for i, c in enumerate(KERNEL_CLASSES)},
+                       math.exp(params["log_half"].item()), math.exp(params["log_launch"].item()))
+
+
+def fit(samples: list[dict], steps: int = 1500, lr: float = 0.05) -> Calibration:
+    """The factors minimising the mean squared log ratio of expected to measured batch time (one thread:
+    the problem is small, and threads only contend)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _fit(samples, steps, lr)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _fit(samples: list[dict], steps: int, lr: float) -> Calibration:
+    rows, cls, flops, nbytes, count, per_row = _arrays(samples)
+    params = {"compute": torch.zeros(_N, dtype=torch.float64), "memory": torch.ones(_N, dtype=torch.float64),
+              "log_half": torch.tensor(math.log(1e8), dtype=torch.float64),
+              "log_launch": torch.tensor(math.log(3e-6), dtype=torch.float64)}
+    for p in params.values():
+        p.requires_grad_(True)
+    optimizer = torch.optim.Adam(params.values(), lr=lr)
+    tensor_cores = torch.tensor([c in TENSOR_CORE_CLASSES for c in KERNEL_CLASSES])[cls]
+    is_gemm = cls == KERNEL_CLASSES.index("matmul_conv")
+    peak = torch.where(tensor_cores, per_row["tensor_peak"][rows], per_row["vector_peak"][rows])
+    log_measured = per_row["seconds"].log()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        e = torch.sigmoid(params["compute"])[cls]
+        e = torch.where(is_gemm, e * flops / (flops + params["log_half"].exp()), torch.where(tensor_cores, e, 1.0))
+        compute = flops / (e * peak)
+        memory = nbytes / (torch.sigmoid(params["memory"])[cls] * per_row["bandwidth"][rows])
+        kernel = count * (torch.maximum(compute, memory) + params["log_launch"].exp())
+        expected = torch.zeros(len(samples), dtype=torch.float64).index_add(0, rows, kernel)
+        loss = ((expected.log() - log_measured) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    return _calibration({k: v.detach() for k, v in params.items()})
+
+
+def expected(sample: dict, cal: Calibration) -> float:
+    return expected_seconds(sample["ops"], sample["tensor_peak"], sample["vector_peak"], sample["bandwidth"], cal)
+
+
+def held_out(samples: list[dict], key: str = "group", steps: int = 1500) -> list[float]:
+    """measured / expected images per second (expected / measured seconds) for every sample, each predicted
+    by factors fitted without its group."""
+    ratios = [0.0] * len(samples)
+    for group in sorted({s[key] for s in samples}):
+        train = [s for s in samples if s[key] != group]
+        cal = fit(train, steps)
+        for i, s in enumerate(samples):
+            if s[key] == group:
+                ratios[i] = expected(s, cal) / s["seconds"]
+    return ratios
+
+
+def band(ratios: list[float]) -> tuple[float, float]:
+    """(p10, p90) of measured / expected images per second: multiply the expected rate by these."""
+    return quantile(ratios, 0.1), quantile(ratios, 0.9)

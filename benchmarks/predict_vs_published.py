@@ -1,0 +1,109 @@
+"""archzoo's GPU prediction against timm's published measured inference tables: how well it ranks, how far
+off it is, and how often the p10-p90 band holds the measured figure, in-sample and held out.
+
+    python benchmarks/predict_vs_published.py [--steps 1500] [--out FILE.md]
+
+Reads what benchmarks/fit_gpu_calibration.py shipped (zoo/models/data/timm_benchmark_gpu.csv, the cached
+counts in benchmarks/data/gpu_op_counts.json.gz, zoo/models/data/gpu_calibration.json); counts nothing.
+Per table (one GPU): Spearman of predicted vs measured img/s, median |predicted / measured - 1|, share of
+measured figures inside the predicted p10-p90 band, for
+- calibrated, in-sample: the shipped factors (fitted on every table) and band;
+- calibrated, leave one family out: factors refitted without the family, band as shipped;
+- calibrated, leave one device out: factors fitted on the other tables only;
+- roofline: datasheet peaks, 5 us per kernel, no calibration (a bound);
+- k / MACs: img/s = k / (GMACs per image, timm's own column), k fitted per table (median), in-sample and
+  leave one family out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_published import FACTORS, read_counts, read_subset, samples  # noqa: E402
+
+
+def stats(predicted: list[float], measured: list[float], band: tuple[float, float] | None) -> dict:
+    from analysis.calibration import spearman
+
+    errors = [abs(p / m - 1) for p, m in zip(predicted, measured)]
+    out = {"n": len(measured), "spearman": spearman(predicted, measured), "median_abs_error": statistics.median(errors)}
+    if band is not None:
+        out["band_coverage"] = sum(p * band[0] <= m <= p * band[1] for p, m in zip(predicted, measured)) / len(measured)
+    return out
+
+
+def rate(sample: dict, cal) -> float:
+    from analysis.calibration_fit import expected
+
+    return sample["batch_size"] / expected(sample, cal)
+
+
+def k_over_macs(train: list[dict], test: list[dict]) -> list[float]:
+    k = statistics.median(s["imgs_per_s"] * s["gmacs"] for s in train)
+    return [k / s["gmacs"] for s in test]
+
+
+def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: int) -> list[tuple[str, dict]]:
+    from analysis.calibration import Calibration
+    from analysis.calibration_fit import fit
+    from analysis.roofline import roofline
+
+    measured = [s["imgs_per_s"] for s in rows]
+    lines = [("calibrated, in-sample (shipped factors)", stats([rate(s, cal) for s in rows], measured, cal.band))]
+    held = {}
+    for family in sorted({s["group"] for s in rows}):
+        refit = fit([s for s in rows if s["group"] != family], steps)
+        held.update({id(s): rate(s, refit) for s in rows if s["group"] == family})
+    lines.append(("calibrated, leave one family out", stats([held[id(s)] for s in rows], measured, cal.band)))
+    others = [s for s in every if s["device"] != device]
+    if others:
+        other = fit(others, steps)
+        names = " and ".join(sorted({s["device"] for s in others}))
+        lines.append((f"calibrated, leave one device out (fitted on {names} only)",
+                      stats([rate(s, other) for s in rows], measured, cal.band)))
+    bound = [s["batch_size"] / roofline(s["ops"], s["tensor_peak"], s["bandwidth"], 5e-6)["roofline_ms"] * 1e3
+             for s in rows]
+    lines.append(("roofline bound (datasheet, 5 us per kernel)", stats(bound, measured, None)))
+    lines.append(("k / MACs, in-sample", stats(k_over_macs(rows, rows), measured, None)))
+    k_held = {}
+    for family in sorted({s["group"] for s in rows}):
+        test = [s for s in rows if s["group"] == family]
+        k_held.update(zip(map(id, test), k_over_macs([s for s in rows if s["group"] != family], test)))
+    lines.append(("k / MACs, leave one family out", stats([k_held[id(s)] for s in rows], measured, None)))
+    assert isinstance(cal, Calibration)
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1500, help="optimiser steps per refit")
+    parser.add_argument("--out", type=Path, default=None, help="also write the markdown here")
+    args = parser.parse_args(argv)
+    from analysis.calibration import Calibration
+
+    cal = Calibration.from_json(json.loads(FACTORS.read_text(encoding="utf-8")))
+    every = samples(read_subset(), read_counts())
+    text = [f"Calibration: {cal.source}; band (measured / expected img/s, p10-p90): "
+            f"{cal.band[0]:.3f}-{cal.band[1]:.3f}", ""]
+    for device in sorted({s["device"] for s in every}):
+        rows = [s for s in every if s["device"] == device]
+        text += [f"### {device}: {len(rows)} rows, {len({s['group'] for s in rows})} families (AMP fp16, NCHW, "
+                 "timm's batch per row)", "",
+                 "| predictor | Spearman | median abs(pred/meas - 1) | p10-p90 band covers |", "|---|---:|---:|---:|"]
+        for name, s in table_report(device, rows, every, cal, args.steps):
+            cover = f"{s['band_coverage']:.0%}" if "band_coverage" in s else "-"
+            text.append(f"| {name} | {s['spearman']:.3f} | {s['median_abs_error']:.3f} | {cover} |")
+        text.append("")
+    out = "\n".join(text)
+    print(out)
+    if args.out:
+        args.out.write_text(out, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

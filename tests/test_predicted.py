@@ -1,0 +1,69 @@
+"""zoo.compare --predict's decisions on a GPU not at hand (memory check, sweep, price) and zoo.select --predict.
+Expected values are closed forms (an input's bytes, a price's arithmetic), not the code's own output."""
+import json
+from importlib import resources
+
+import pytest
+
+from tests.cli import call_main
+
+from zoo.runs.roofline_rows import predict
+
+
+def test_a_batch_whose_input_alone_exceeds_the_device_is_marked():
+    # 2048 fp32 images of 3 x 1024 x 1024: 2048 * 3 * 1024^2 * 4 bytes = 25.77 GB > the L4's 24 GB
+    row = predict("vit_ti16", 1024, 2048, "bf16", "L4")
+    assert row["serve_bytes"] >= 2048 * 3 * 1024 ** 2 * 4 and row["fits_memory"] is False
+    assert predict("vit_ti16", 224, 8, "bf16", "L4")["fits_memory"] is True
+
+
+def test_price_turns_the_expected_rate_into_images_per_dollar():
+    row = predict("vit_ti16", 224, 8, "bf16", "A100", price_per_hour=2.0)
+    assert row["imgs_per_usd"] == pytest.approx(row["imgs_per_s"] * 3600 / 2.0)
+
+
+def test_compare_predict_sweep_keeps_the_latency_target_and_doubles_the_batch():
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--resolutions", "224", "--batch-sizes", "sweep",
+                       "--latency-target-ms", "20", "--predict", "A100", "--dtype", "bf16", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    batch = row["batch_size"]
+    assert row["latency_ms"] <= 20 and batch & (batch - 1) == 0          # a power of two under the target
+    assert predict("vit_ti16", 224, batch * 2, "bf16", "A100")["latency_ms"] > 20
+
+
+def test_price_needs_predict():
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--price-per-hour", "2")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+def test_select_predict_answers_marked_predicted():
+    result = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--max-latency-ms", "10",
+                       "--batch-size", "32", "--models", "vit_ti16,vit_b16,vit_l16")
+    assert result.returncode == 0, result.stderr
+    assert "PREDICTED, not measured" in result.stdout and "vit_ti16" in result.stdout
+    bad = call_main("zoo.select", "--predict", "V100", "--dtype", "bf16", "--models", "vit_ti16")
+    assert bad.returncode == 2 and "bf16" in bad.stderr
+
+
+def test_a_gpu_no_table_measured_gets_the_wider_leave_one_device_out_band():
+    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    measured, other = predict("vit_ti16", 224, 8, "fp16", "RTX 4090"), predict("vit_ti16", 224, 8, "fp16", "A100")
+    assert measured["imgs_per_s_p10"] / measured["imgs_per_s"] == pytest.approx(data["band"][0])
+    assert other["imgs_per_s_p90"] / other["imgs_per_s"] == pytest.approx(data["band_other_device"][1])
+    assert data["band_other_device"][1] - data["band_other_device"][0] > data["band"][1] - data["band"][0]
+
+
+def test_two_devices_give_the_break_even_price_ratio_of_their_expected_rates():
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--resolutions", "224", "--batch-sizes", "8",
+                       "--predict", "A100,L4", "--dtype", "bf16", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    a100, l4 = (r for r in out["rows"])
+    (even,) = out["break_even"]
+    # same images per dollar when price_A / price_L4 = rate_A / rate_L4
+    assert even["break_even_price_ratio"] == pytest.approx(a100["imgs_per_s"] / l4["imgs_per_s"])
+    assert even["break_even_low"] == pytest.approx(a100["imgs_per_s_p10"] / l4["imgs_per_s_p90"])
+    refused = call_main("zoo.compare", "--models", "vit_ti16", "--batch-sizes", "sweep", "--latency-target-ms", "9",
+                        "--predict", "A100,L4")
+    assert refused.returncode == 2 and not refused.stdout

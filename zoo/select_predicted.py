@@ -1,0 +1,95 @@
+"""`python -m zoo.select --predict DEVICE ...`: the backbones that meet a throughput or latency budget on a GPU
+that is not here, by archzoo's calibrated prediction (zoo.runs.roofline_rows.predict), ranked; every figure is
+marked predicted. Models that miss a constraint are listed with the first one they broke.
+
+Kept apart from zoo.select's measured path: nothing is timed or written; counting is on meta.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import UsageError, UsageParser, ZooError
+from .runs.plan import check_dtype, choice, model_names, positive_int, positive_number, sizes
+
+RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
+GIB = 1024 ** 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = UsageParser(prog="python -m zoo.select --predict", description=__doc__.splitlines()[0])
+    p.add_argument("--predict", metavar="DEVICE", required=True, help="a datasheet device (zoo.compare --predict)")
+    p.add_argument("--models", default="all")
+    p.add_argument("--resolution", default="224")
+    p.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16 (bf16/fp16: torch.autocast; default bf16)")
+    p.add_argument("--batch-size", default="1")
+    p.add_argument("--max-latency-ms", help="predicted ms per batch (the calibrated expectation)")
+    p.add_argument("--min-imgs-per-s", help="predicted images per second (the calibrated expectation)")
+    p.add_argument("--price-per-hour", metavar="USD", help="the device's price, which you give: adds images per dollar")
+    p.add_argument("--rank", default="imgs_per_s", help=f"{', '.join(RANKS)} (default imgs_per_s)")
+    p.add_argument("--format", default="table", help="table or json")
+    return p
+
+
+def screen(row: dict, max_latency_ms: float | None, min_imgs_per_s: float | None) -> str | None:
+    """The first constraint the predicted row breaks, or None."""
+    if not row["fits_memory"]:
+        return f"serving memory {row['serve_bytes'] / GIB:.1f} GiB > the device's {row['device_memory_bytes'] / 1e9:g} GB"
+    if max_latency_ms is not None and row["latency_ms"] > max_latency_ms:
+        return f"predicted {row['latency_ms']:.3g} ms / batch > {max_latency_ms:g}"
+    if min_imgs_per_s is not None and row["imgs_per_s"] < min_imgs_per_s:
+        return f"predicted {row['imgs_per_s']:.4g} img/s < {min_imgs_per_s:g}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        choice(args.rank, RANKS, "rank")
+        choice(args.format, ("table", "json"), "format")
+        size = sizes(args.resolution, "resolution")[0]
+        batch = positive_int(args.batch_size, "batch-size", 1 << 16)
+        max_ms = None if args.max_latency_ms is None else positive_number(args.max_latency_ms, "max-latency-ms")
+        min_rate = None if args.min_imgs_per_s is None else positive_number(args.min_imgs_per_s, "min-imgs-per-s")
+        price = None if args.price_per_hour is None else positive_number(args.price_per_hour, "price-per-hour")
+        if args.rank == "imgs_per_usd" and price is None:
+            raise UsageError("--rank imgs_per_usd needs --price-per-hour")
+        from .runs.roofline_rows import check_predict, predict
+
+        check_predict(args.predict, check_dtype(args.dtype))
+        kept, excluded = [], []
+        for model in model_names(args.models):
+            row = predict(model, size, batch, args.dtype, args.predict, price_per_hour=price)
+            row["top1"] = _top1(model, size)
+            broke = screen(row, max_ms, min_rate)
+            (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+    except (UsageError, ZooError) as e:
+        print(f"zoo.select: error: {e}", file=sys.stderr)
+        return 2
+    kept.sort(key=lambda r: -(r.get(args.rank) or 0))
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"predicted": True, "shortlist": kept, "excluded": excluded}, indent=2) + "\n")
+    else:
+        sys.stdout.write(render(kept, excluded, args.rank))
+    return 0
+
+
+def _top1(model: str, size) -> float | None:
+    from .models.accuracy import checkpoint_at
+
+    h, w = size.hw
+    found = checkpoint_at(model, h) if h == w else None
+    return float(found["top1"]) if found and found.get("top1") is not None else None
+
+
+def render(kept: list[dict], excluded: list[dict], rank: str) -> str:
+    from .runs.predicted import predicted_markdown
+
+    lines = [f"ranked by predicted {rank}" if rank != "top1" else "ranked by published top-1", ""]
+    lines.append(predicted_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n")
+    if kept:
+        lines += ["top-1 (published, ImageNet-1k, timm's evaluation): "
+                  + ", ".join(f"{r['model']} {r['top1']:.1f}" for r in kept if r["top1"] is not None), ""]
+    lines += [f"excluded: {r['model']}: {r['excluded']}" for r in excluded]
+    return "\n".join(lines) + "\n"
