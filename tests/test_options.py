@@ -32,3 +32,36 @@ def test_both_commands_use_the_one_definition():
     assert zoo.compare.FORMATS == ("table", "markdown", "csv", "json")
     assert zoo.select.FORMATS == ("table", "markdown", "json")      # select writes no CSV
     assert zoo.shortlist.pretraining_option is zoo.compare.pretraining_option is zoo.options.pretraining_option
+
+
+def test_compare_and_select_count_the_same_adamw_training_memory(tmp_path):
+    """--optimizer adamw with --detector: compare and select take the same axis and name the same fields
+    (train_serve_bytes / train_mib, train_optimizer); AdamW keeps one fp32 state tensor more per trainable
+    parameter than SGD with momentum: 4 bytes per trainable parameter more (zoo.runs.counted.serving_memory)."""
+    import json
+
+    from cli import call_main
+
+    common = ("--models", "resnet50", "--detector", "cascade_maskrcnn", "--dtype", "bf16")
+    rows = {}
+    for optimizer in ("sgd", "adamw"):
+        done = call_main("zoo.compare", *common, "--resolutions", "800x1344", "--metrics", "cost,memory,train",
+                         "--optimizer", optimizer, "--format", "json", "--no-save")
+        assert done.returncode == 0, done.stderr
+        (rows[optimizer],) = json.loads(done.stdout)
+    assert rows["adamw"]["train_serve_bytes"] - rows["sgd"]["train_serve_bytes"] == 4 * rows["sgd"]["params"]
+    assert rows["adamw"]["train_optimizer"].startswith("AdamW: 2 fp32 state tensors per parameter")
+    done = call_main("zoo.select", *common, "--resolution", "800x1344", "--train", "--optimizer", "adamw",
+                     "--batch-size", "1", "--format", "json", "--no-save")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["shortlist"]
+    assert row["train_optimizer"] == rows["adamw"]["train_optimizer"]
+    assert row["train_mib"] == rows["adamw"]["train_serve_bytes"] / 2 ** 20
+
+
+def test_optimizer_without_a_training_step_is_refused():
+    from cli import call_main
+
+    done = call_main("zoo.compare", "--models", "deit_ti", "--metrics", "cost", "--optimizer", "adamw")
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        "zoo.compare: error: --optimizer: the training step's memory; needs --metrics with train"]

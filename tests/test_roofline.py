@@ -124,3 +124,18 @@ def test_report_compares_both_predictors_by_rank_and_ratio(tmp_path):
     assert "| roofline | 0.800 |" in report.table(df)
     assert len(report.plot(df, tmp_path / "p.png")) == 4 and (tmp_path / "p.png").stat().st_size > 0
     assert report.frame([]).empty and report.plot(report.frame([]), tmp_path / "e.png") == []
+
+
+def test_a_timed_detector_row_gets_the_whole_detectors_roofline():
+    """The roofline of a timed --detector row is the detector's, not its backbone's (issue 30): with a stand-in
+    machine of 100 GFLOP/s and 10 GB/s, it is at least the whole detector's compute time, 2 x MACs / peak."""
+    from analysis.size import Size
+    from zoo.runs.roofline_rows import measured_roofline
+    from zoo.runs.tasks import Task, run_task
+
+    size = Size(800, 1280)
+    whole = run_task(Task("cost", "resnet50", size, detector="maskrcnn", train=False))
+    assert whole["backbone_macs"] < 0.5 * whole["macs"]              # so a backbone-only roofline falls short
+    task = Task("throughput", "resnet50", size, detector="maskrcnn")
+    fields = measured_roofline(task, {"ran_batch_size": 1}, {"peak_flops": 1e11, "mem_bandwidth": 1e10})
+    assert fields["roofline_ms"] >= 2 * whole["macs"] / 1e11 * 1e3

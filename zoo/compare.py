@@ -20,7 +20,7 @@ import sys
 from analysis.vocab import DEVICES, DTYPE_NAMES
 
 from .errors import UsageError, UsageParser, ZooError
-from .options import BACKENDS, COMPILE_MODES, FORMATS, pretraining_option, weights_option
+from .options import BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, pretraining_option, weights_option
 from .signals import Terminated, terminate_as_interrupt
 from .models.detectors import DETECTOR_NAMES
 from .models.segmenters.specs import SEGMENTERS
@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                "latency of a batch passes this; the largest within is marked")
     p.add_argument("--features", action="store_true",
                    help="the backbone as a multi-scale feature extractor (no pooling, no head), as detectors use it")
+    p.add_argument("--optimizer", help=f"with --metrics train: whose fp32 state the training memory counts: "
+                                       f"{', '.join(OPTIMIZERS)} (default sgd, with momentum; as zoo.select)")
     p.add_argument("--frozen-stages", help="with --features, --detector or --segmenter: no gradients for the stem and "
                                            "the first K stages (mmdetection's frozen_stages; 0 = the stem only; -1 = "
                                            "nothing frozen, the same rows as without the option)")
@@ -138,6 +140,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_memory_override()
     if args.frozen_stages is not None:
         args.frozen_stages = frozen_stages_option(args.frozen_stages)
+    if args.optimizer is not None:
+        choice(args.optimizer, OPTIMIZERS, "optimizer")
+        if "train" not in args.metrics:
+            raise UsageError("--optimizer: the training step's memory; needs --metrics with train")
     if args.detector is not None:
         choice(args.detector, DETECTOR_NAMES, "detector")
     if args.segmenter is not None:
@@ -255,7 +261,7 @@ def _main(argv: list[str] | None) -> int:
         args = parse(argv)
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
-                          segmenter=args.segmenter,
+                          segmenter=args.segmenter, optimizer=args.optimizer,
                           device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backends=args.backends,
                           pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)

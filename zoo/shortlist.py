@@ -17,7 +17,7 @@ from .runs.data_dir import out_or_default
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
                         check_out_dir, check_threads, choice, finite_number, model_names, pad_size, positive_int,
                         positive_number, sizes, split_list)
-from .options import BACKENDS, COMPILE_MODES, pretraining_option, weights_option
+from .options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
 from .options import SELECT_FORMATS as FORMATS
 from .runs.tasks import one_line
 from .selection_table import num  # noqa: F401 - the callers' number format
@@ -25,7 +25,6 @@ from .selection_table import num  # noqa: F401 - the callers' number format
 from .shortlist_rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
                              _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen)
 LATENCY_STATS = ("p50", "p99")
-OPTIMIZERS = ("sgd", "adamw")
 MIB = 2 ** 20
 DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within it says what it is sure of
 # numeric constraints (all >= 0) -> their upper bound, if any

@@ -226,6 +226,7 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
     built = {"features": fields.pop("features", False), "frozen_stages": fields.pop("frozen_stages", None),
              "detector": fields.pop("detector", None), "segmenter": fields.pop("segmenter", None)}
     check_stages(models, built["frozen_stages"], built["detector"], built["features"], built["segmenter"])
+    optimizer = fields.pop("optimizer", None)     # a cost task's (training memory); timing steps are SGD's
     timing = fields
     if "backend" in timing:        # one backend, as Task names it
         backends = (timing.pop("backend"),)
@@ -256,7 +257,7 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
             for batch in batch_sizes:
                 if count:
                     tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics,
-                                      padded_from=padded_from, **built))
+                                      padded_from=padded_from, optimizer=optimizer, **built))
                 if "throughput" in metrics:
                     tasks += [Task("throughput", model, img_size, batch, dtype, backend=backend,
                                    padded_from=padded_from, **built, **timing) for backend in backends]

@@ -19,29 +19,32 @@ from analysis.timing.devices import device_sheet, sheet_peak
 from analysis.vocab import DTYPES, resolve_device
 
 from ..errors import UsageError
-from ..models.registry import create_model
 from analysis.size import Size
 
 ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_share", "roofline_launch_share")
 
 
 def traffic_ops(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32",
-                features: bool = False, gpu: bool = False) -> list[tuple[str, int, int, int]]:
+                features: bool = False, gpu: bool = False, **task_model) -> list[tuple[str, int, int, int]]:
     """(op_class, FLOPs, bytes, count) of one eager forward of the batch, counted on meta. With `gpu`, what
     a CUDA GPU runs: its fused SDPA kernels, and for bf16/fp16 torch.autocast over fp32 weights and input
-    (timm's benchmark --amp), casts included (analysis.count.autocast)."""
-    return gpu_forward(model, img_size, batch_size, dtype, features, gpu)["ops"]
+    (timm's benchmark --amp), casts included (analysis.count.autocast). task_model: detector, segmenter,
+    frozen_stages: the module a task measures (zoo.runs.counted.build), a whole detector included."""
+    return gpu_forward(model, img_size, batch_size, dtype, features, gpu, **task_model)["ops"]
 
 
 def gpu_forward(model: str, img_size: Size, batch_size: int, dtype: str, features: bool = False,
-                gpu: bool = True) -> dict:
+                gpu: bool = True, **task_model) -> dict:
     """One counted forward: its op list and the memory serving the batch needs (weights as held, the
     activation peak, the input), for traffic_ops and predictions. With `gpu` the model is in its
     inference form where it has one (timm's reparameterize_model: RepVGG's branches fused into one conv),
-    as timm's benchmark --reparam runs it (its published GMACs are of that form)."""
+    as timm's benchmark --reparam runs it (its published GMACs are of that form). The module is the one the
+    count and the timing build (zoo.runs.counted.build), so a detector's roofline is the whole detector's."""
+    from .counted import build
+
     img_size = Size.of(img_size)
     held = "fp32" if gpu else dtype
-    module = create_model(model, img_size=img_size, device="meta", dtype=DTYPES[held], features=features)
+    module = build(model, img_size, "meta", held, features=features, **task_model)
     if gpu and any(hasattr(m, "reparameterize") or hasattr(m, "fuse") for m in module.modules()):
         import torch
         from timm.utils.model import reparameterize_model
@@ -63,7 +66,8 @@ def measured_roofline(task, record: dict, peak: dict | None) -> dict:
         return {}
     batch = record.get("ran_batch_size") or task.batch_size
     launch = GPU_LAUNCH_SECONDS if resolve_device(task.device).type == "cuda" else CPU_LAUNCH_SECONDS
-    estimate = roofline(traffic_ops(task.model, task.img_size, batch, task.dtype, task.features),
+    estimate = roofline(traffic_ops(task.model, task.img_size, batch, task.dtype, task.features,
+                                    detector=task.detector, segmenter=task.segmenter),
                         peak["peak_flops"], peak["mem_bandwidth"], launch)
     return {"mem_bandwidth": peak["mem_bandwidth"], **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 

@@ -17,7 +17,7 @@ from analysis.timing.protocol import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 
 from .._version import __version__
 from ..models.registry import get_spec
-from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
+from .counted import count, counted, serving_memory  # noqa: F401 - count: imported from here by callers and tests
 from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, beyond_int64, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
@@ -41,6 +41,7 @@ class Task:
     frozen_stages: Optional[int] = None   # no gradients for the stem and stages 1..K (features / detector)
     detector: Optional[str] = None        # count the whole detector (zoo.models.detectors) on this backbone
     segmenter: Optional[str] = None       # count the whole segmenter (zoo.models.segmenters) on this backbone
+    optimizer: Optional[str] = None       # cost with train: whose state the training memory counts (None: SGD)
     iters: Optional[int] = None       # throughput: at least this many timed steps (else the protocol's)
     padded_from: Optional[str] = None     # the size asked for, when --pad-to padded it up to img_size
     min_seconds: Optional[float] = None   # throughput: at least this timed span (else the protocol's)
@@ -61,7 +62,7 @@ class Task:
         fields = dataclasses.asdict(self)
         for name in ("kind", "model", "img_size", "batch_size"):
             fields.pop(name)
-        for name in ("frozen_stages", "detector", "segmenter"):     # absent when unset: earlier rows keep their keys
+        for name in ("frozen_stages", "detector", "segmenter", "optimizer"):   # absent when unset: earlier rows keep their keys
             if fields[name] is None:
                 fields.pop(name)
         if self.kind == "cost":
@@ -170,4 +171,6 @@ def _cost(task: Task) -> dict:
         from ..models.detectors.published import task_fields
 
         record = {**record, **task_fields(task.model, task.detector)}
+    if task.optimizer is not None and task.train:     # the training memory with that optimizer's state
+        record = {**record, **serving_memory(record, task.dtype, task.optimizer)}
     return record
