@@ -82,11 +82,15 @@ def published_for(model: str, spec: SegmenterSpec) -> PublishedRow | None:
 def published_cells(record: dict) -> dict:
     """A segmenter record's published figures for display: params, GFLOPs with the size they were counted at,
     and our inference GMACs / theirs where the record is at that size (else None: not comparable)."""
-    row = record.get("seg_published")
-    if not row:
+    stored = record.get("seg_published")
+    # the figures come from the shipped table, the stored row only names which entry (a results file is not
+    # trusted to hold them: a damaged or hand-edited entry shows no published figures rather than a crash)
+    row = next((p for p in ADE20K if isinstance(stored, dict) and p.source == stored.get("source")), None)
+    if row is None:
         return {}
-    h, w = row["flops_size"]
+    h, w = row.flops_size
     same_size = (record.get("img_h"), record.get("img_w")) == (h, w)
-    return {"published_params_m": row["params_m"], "published_gflops": f"{row['gflops']} at {h}x{w}",
-            "params_vs_published": record["params"] / 1e6 / row["params_m"] if record.get("params") else None,
-            "gmacs_vs_published": record["macs"] / 1e9 / row["gflops"] if same_size and record.get("macs") else None}
+    params, macs = record.get("params"), record.get("macs")
+    return {"published_params_m": row.params_m, "published_gflops": f"{row.gflops} at {h}x{w}",
+            "params_vs_published": params / 1e6 / row.params_m if isinstance(params, int) and params else None,
+            "gmacs_vs_published": macs / 1e9 / row.gflops if same_size and isinstance(macs, int) and macs else None}
