@@ -142,3 +142,21 @@ def test_task_accuracy_against_gflops_with_and_without_rows(tmp_path):
     assert (tmp_path / "t.png").is_file()
     assert [(p["model"], p["GFLOPs"], p["score"]) for p in plotted] == [("swin_t", 260.0, 46.0),
                                                                        ("convnext_t", 940.0, 46.7)]
+
+
+def test_an_unusable_file_is_named_and_not_shown(tmp_path):
+    from zoo.report.rows import load
+
+    path = gpu_predictions.predictions_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"predicted": true, "device": "L4"}\n')          # a row without the fields the table reads
+    data = load(tmp_path)
+    assert data.predicted == [] and "predicted.jsonl is not usable" in data.predicted_problem
+    from zoo.report.build import sections
+
+    shown = sections(data)["predicted_gpu.md"].markdown()
+    assert "Left out: no usable predicted GPU rows: results/predicted.jsonl is not usable" in shown
+    path.write_text("{not json\n")
+    assert gpu_predictions.read_predictions(tmp_path)[0] == []
+    path.unlink()
+    assert gpu_predictions.read_predictions(tmp_path) == ([], None)

@@ -234,7 +234,8 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                [] if len(rooflined) else [roofline.NO_ROWS]),
         "predicted_gpu.md": Section(predicted_gpu.HEADING, predicted_gpu.intro(data.predicted),
                                     predicted_gpu.predicted_table(data.predicted),
-                                    [data.predicted_problem] if data.predicted_problem else
+                                    [f"no usable predicted GPU rows: {data.predicted_problem}"]
+                                    if data.predicted_problem else
                                     _unless_empty(data.predicted, "predicted GPU rows (run `python -m zoo.report "
                                                                   "--refresh`)"),
                                     footnotes=predicted_gpu.sources(data.predicted)),

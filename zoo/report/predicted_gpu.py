@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from analysis.timing.devices import device_sheet
@@ -15,7 +14,9 @@ from ..markdown import markdown_table
 from ..models.accuracy import pareto_front
 from . import style
 from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
-from .plots import Plotted, _empty, _rounded, accuracy_vs
+from .plots import Plotted, _empty, _rounded, accuracy_vs   # first: it puts matplotlib on the Agg backend
+
+import matplotlib.pyplot as plt  # noqa: E402
 
 GIB = 2 ** 30
 PLOT_BATCH = 64
