@@ -123,6 +123,12 @@ def test_check_passes_when_current_and_names_what_is_stale(small_results, monkey
     assert any("vit_ti16 at 224" in p and "macs" in p for p in check(small_results))
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows[1:]))
     assert any("lacks vit_ti16 at 224" in p for p in check(small_results))
+    predicted_file = small_results / "results" / "predicted.jsonl"   # the classifiers of SMALL_SET, 5 GPUs
+    predicted = [json.loads(line) for line in predicted_file.read_text().splitlines()]
+    assert {r["model"] for r in predicted} == {"vit_ti16", "resnet50", "swin_t"} and len(predicted) == 3 * 2 * 5
+    predicted[0]["imgs_per_s"] += 1       # a committed prediction that no longer matches a fresh one
+    predicted_file.write_text("".join(json.dumps(r) + "\n" for r in predicted))
+    assert any("predicted.jsonl" in p and "imgs_per_s" in p for p in check(small_results))
 
 
 def test_noisy_rows_are_marked_and_left_out_of_fits(small_results):

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..models.pretraining import PRETRAINING
 from ..markdown import markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
-from . import plots, roofline, style, summary, tables
+from . import plots, predicted_gpu, roofline, style, summary, tables
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
@@ -22,14 +22,16 @@ from .textbook import textbook_table
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "detection.md",
                   "accuracy.md", "textbook.md", "detectors.md", "segmentation.md",
-                  "not_measured.md", "choosing.md", "roofline.md")
+                  "not_measured.md", "choosing.md", "roofline.md", "predicted_gpu.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png",
-              "roofline_vs_measured.png", "eager_vs_onnxruntime.png")
+              "roofline_vs_measured.png", "eager_vs_onnxruntime.png", "task_accuracy_vs_gflops.png",
+              *predicted_gpu.PLOT_FILES)
 # where each plot sits on the page: beside the table it summarises (and the Pareto plots in the summary too)
 PLACEMENT = dict(zip(PLOT_FILES, (("cost.md",), ("attention.md",), ("throughput.md",), ("components.md",),
                                   ("summary", "accuracy.md"), ("summary", "accuracy.md"), ("roofline.md",),
-                                  ("throughput.md",))))
+                                  ("throughput.md",), ("detectors.md",),
+                                  *(("predicted_gpu.md",) for _ in predicted_gpu.PLOT_FILES))))
 PLOT_DATA_FILE = "plots.json"
 STYLE_KEY = "style"            # in plots.json, beside each plot's data
 HTML_FILE = "index.html"
@@ -230,6 +232,13 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                "correlation with the measured p50 latency; spread: p90 / p10 of predicted / "
                                "measured.", roofline.table(rooflined),
                                [] if len(rooflined) else [roofline.NO_ROWS]),
+        "predicted_gpu.md": Section(predicted_gpu.HEADING, predicted_gpu.intro(data.predicted),
+                                    predicted_gpu.predicted_table(data.predicted),
+                                    [f"no usable predicted GPU rows: {data.predicted_problem}"]
+                                    if data.predicted_problem else
+                                    _unless_empty(data.predicted, "predicted GPU rows (run `python -m zoo.report "
+                                                                  "--refresh`)"),
+                                    footnotes=predicted_gpu.sources(data.predicted)),
     }
 
 
@@ -247,7 +256,10 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
              plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
              plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1"),
              roofline.plot(roofline.frame(data.throughput), out / PLOT_FILES[6]),
-             plots.eager_vs_onnxruntime(data.throughput, out / PLOT_FILES[7])]
+             plots.eager_vs_onnxruntime(data.throughput, out / PLOT_FILES[7]),
+             predicted_gpu.task_accuracy_vs_gflops(data.detectors, data.segmenters, out / PLOT_FILES[8])]
+    drawn += [predicted_gpu.accuracy_vs_predicted(points, data.predicted, device, out / name)
+              for device, name in zip(predicted_gpu.DEVICES, predicted_gpu.PLOT_FILES)]
     return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN.get(name) for name in PLOT_FILES}}
 
 
@@ -255,7 +267,10 @@ CAPTIONS = dict(zip(PLOT_FILES, (
     "GMACs per image against input side", "attention's share of MACs against tokens",
     "throughput against input side (fp32, batch 1)", "MACs per component", "top-1 against GMACs (Pareto per "
     "pretraining group)", "top-1 against measured img/s at batch 1 (Pareto per pretraining group)",
-    "roofline and MACs-only latency against measured", "eager PyTorch against ONNX Runtime, per model")))
+    "roofline and MACs-only latency against measured", "eager PyTorch against ONNX Runtime, per model",
+    "published task accuracy (COCO box AP, ADE20K mIoU) against counted GFLOPs of the whole detector or segmenter",
+    *(f"top-1 against PREDICTED img/s on {d} (224 px, batch 64, {predicted_gpu.dtype_on(d)} autocast; not measured; "
+      "Pareto per pretraining group)" for d in predicted_gpu.DEVICES))))
 
 
 def summary_of(data: ReportRows) -> dict:

@@ -5,7 +5,8 @@ registry model at 224, 384, its native resolution and every resolution an accura
 was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples, and the
 whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN and Cascade
 Mask R-CNN with detectron2's ViTDet heads at 1024), each with the published AP of its recipe, and the UperNets
-of the published ADE20K tables (ImageNet-1K, 512 crop) at 512 x 2048.
+of the published ADE20K tables (ImageNet-1K, 512 crop) at 512 x 2048. Beside them the predicted GPU rows of the
+classifiers among them (zoo.report.gpu_predictions: results/predicted.jsonl, counted on meta, shipped calibration).
 `check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
 file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
 PNG bytes aside) and each PNG's presence.
@@ -26,6 +27,7 @@ from ..runs.parallel import count_rows
 from ..runs.store import ResultStore, latest
 from ..runs.tasks import Task
 from ..runs.user_cache import disabled
+from .gpu_predictions import predicted_models, stale_predictions, write_predictions
 from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES, build_reports
 from .html import without_images
 
@@ -86,6 +88,7 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
             if progress:
                 progress(f"{task.model} {task.img_size}")
         write_answers(out_dir)     # zoo.select's answers to the worked questions, which the report renders
+        write_predictions(out_dir, predicted_models(tasks))   # predicted GPU rows (rewritten whole)
     return written
 
 
@@ -109,6 +112,7 @@ def check(out_dir: str | Path = ".", progress=None) -> list[str]:
                                 "fresh count")
             if progress:
                 progress(f"{task.model} {task.img_size}")
+        problems += stale_predictions(out_dir, predicted_models(tasks))
     return problems + stale_answers(out_dir) + stale_reports(out_dir)
 
 

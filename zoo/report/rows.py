@@ -9,6 +9,7 @@ from ..answers import load_answers
 from ..models.registry import natural_key
 from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
+from .gpu_predictions import read_predictions
 
 
 @dataclass
@@ -26,6 +27,8 @@ class ReportRows:
     answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.answers)
     detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes, of feature
     detection_timed: list = field(default_factory=list)   # extractors or of detectors (the detection section)
+    predicted: list = field(default_factory=list)         # results/predicted.jsonl: predicted GPU rows, never timed
+    predicted_problem: str | None = None                  # why that file cannot be used (it is then not shown)
 
     @property
     def square_cost(self) -> list[dict]:
@@ -85,6 +88,7 @@ def load(results_dir: str | Path) -> ReportRows:
             key = (r["model"], r["img_h"], r["img_w"])
             if key not in cost or r["settings"].get("train") or not cost[key]["settings"].get("train"):
                 cost[key] = r
+    predicted, predicted_problem = read_predictions(results_dir)
     runs: dict[tuple, list[float]] = {}
     for r in timed_rows:
         if is_measured(r):
@@ -101,6 +105,7 @@ def load(results_dir: str | Path) -> ReportRows:
                                           if r["settings"].get("segmenter") and is_measured(r)], "cost"),
                       detection_cost=_filled([r for r in latest(every_cost) if detection_row(r)], "cost"),
                       detection_timed=_filled([r for r in latest(every_timed) if detection_row(r)], "throughput"),
+                      predicted=predicted, predicted_problem=predicted_problem,
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
                       - sum(1 for r in every_cost if task_head(r)))
 

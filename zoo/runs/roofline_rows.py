@@ -1,8 +1,9 @@
 """Roofline estimates for the zoo's models: beside a timed row (this machine's measured GEMM peak and
 memory bandwidth), or predicted for a datasheet device that is not here (`zoo.compare --predict`).
 
-Predicted rows are never results rows: they carry `predicted: true` and the device's name, and are
-printed (zoo.runs.predicted), never written to results/. A prediction counts what the GPU runs
+Predicted rows are never measured rows: they carry `predicted: true` and the device's name; zoo.compare
+prints them (zoo.runs.predicted), and only zoo.report --refresh commits a fixed set beside the results
+(results/predicted.jsonl, zoo.report.gpu_predictions), never into cost.jsonl or throughput.jsonl. A prediction counts what the GPU runs
 (analysis.count.autocast: autocast's casts, fused attention, the reparameterised inference form); its
 bound is analysis.roofline's, its expectation and band analysis.calibration's with the shipped factors.
 """
@@ -83,9 +84,17 @@ def predict(model: str, img_size: Size, batch_size: int, dtype: str, device: str
             tf32: bool = False, price_per_hour: float | None = None) -> dict:
     """One forward on a datasheet device (analysis.timing.devices), counted as the GPU runs it: the calibrated
     expectation (imgs_per_s, latency_ms) with its held-out p10-p90 band, the roofline bound, serving memory."""
+    sheet_peak(device_sheet(device), dtype, tf32)          # an unknown device or dtype fails before counting
+    counted = gpu_forward(model, img_size, batch_size, dtype, features)
+    return predict_counted(counted, model, img_size, batch_size, dtype, device, features, tf32, price_per_hour)
+
+
+def predict_counted(counted: dict, model: str, img_size: Size, batch_size: int, dtype: str, device: str,
+                    features: bool = False, tf32: bool = False, price_per_hour: float | None = None) -> dict:
+    """predict() from a forward gpu_forward already counted for this (model, img_size, batch_size, dtype,
+    features): one count serves every device (zoo.report's committed predictions)."""
     sheet = device_sheet(device)
     peak = sheet_peak(sheet, dtype, tf32)
-    counted = gpu_forward(model, img_size, batch_size, dtype, features)
     estimate = roofline(counted["ops"], peak, sheet.mem_bandwidth, sheet.launch_seconds)
     cal = gpu_calibration()
     seconds = expected_seconds(counted["ops"], peak, sheet.peak_flops["fp32"], sheet.mem_bandwidth, cal)

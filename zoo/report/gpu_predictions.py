@@ -1,0 +1,151 @@
+"""Predicted GPU throughput committed beside the results: results/predicted.jsonl, one row per (device, model,
+batch), every one marked `predicted: true` (never a measurement, never in cost.jsonl or throughput.jsonl).
+
+What is predicted: each classifier among the deterministic rows (a registry model with an ImageNet accuracy
+entry, counted at 224 px) at batch 1 and 64 under bf16 autocast (fp16 on V100, which lacks bf16), on five datasheet devices
+(analysis.timing.devices), by zoo.runs.roofline_rows.predict. Counted on meta with the shipped calibration, so
+the rows are the same on any machine: `zoo.report --refresh` rewrites the file whole, `--check` recomputes it.
+Each forward is counted once per (model, batch) and reused for the five devices.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from analysis.size import Size
+
+PREDICTED_FILE = "predicted.jsonl"
+DEVICES = ("H100", "A100", "L4", "RTX 4090", "V100")     # names devices.device_sheet accepts ("V100": SXM2)
+BATCHES = (1, 64)
+SIZE = 224
+DTYPE = "bf16"               # torch.autocast over fp32 weights, as timm's benchmark --amp runs
+OTHER_DTYPE = {"V100": "fp16"}    # Volta has no bf16 tensor cores: AMP there is fp16 autocast
+# what each committed row keeps of predict()'s (its per-op-class split stays with zoo.compare --predict)
+KEPT = ("predicted", "device", "model", "img_h", "img_w", "img_size", "batch_size", "dtype", "peak_flops",
+        "mem_bandwidth", "imgs_per_s", "imgs_per_s_p10", "imgs_per_s_p90", "band_from", "latency_ms",
+        "roofline_imgs_per_s", "roofline_ms", "serve_bytes", "device_memory_bytes", "fits_memory", "source",
+        "calibration_source")
+REQUIRED = {"predicted": bool, "device": str, "model": str, "batch_size": int, "imgs_per_s": float,
+            "imgs_per_s_p10": float, "imgs_per_s_p90": float, "roofline_imgs_per_s": float,
+            "latency_ms": float, "serve_bytes": int, "fits_memory": bool, "calibration_source": str,
+            "band_from": str}
+MAX_BYTES = 16 << 20
+
+
+class PredictionsError(ValueError):
+    """results/predicted.jsonl is not a list of rows this module could have written."""
+
+
+def predicted_models(tasks) -> list[str]:
+    """The classifiers among the deterministic tasks (zoo.report.deterministic) counted at SIZE px: models with
+    an ImageNet accuracy entry (ViTDet's backbones have none), in task order."""
+    from ..models.accuracy import accuracy_entries
+
+    square = Size(SIZE, SIZE)
+    found = [t.model for t in tasks if t.img_size == square and not t.detector and not t.segmenter
+             and accuracy_entries(t.model)]
+    return list(dict.fromkeys(found))
+
+
+def _rounded(value):
+    """Floats to 9 significant digits: the same file on any machine despite last-bit differences of libm."""
+    return float(f"{value:.9g}") if isinstance(value, float) else value
+
+
+def fresh_predictions(models: list[str]) -> list[dict]:
+    """Every (model, batch, device) row, device by device in DEVICES order, then model and batch; one count
+    per (model, batch, dtype), reused across the devices of that dtype."""
+    from ..runs.roofline_rows import gpu_forward, predict_counted
+
+    per_device: dict[str, list[dict]] = {device: [] for device in DEVICES}
+    for model in models:
+        for batch in BATCHES:
+            counted: dict[str, dict] = {}       # dtype -> the counted forward, shared by the devices
+            for device in DEVICES:
+                dtype = OTHER_DTYPE.get(device, DTYPE)
+                if dtype not in counted:
+                    counted[dtype] = gpu_forward(model, Size(SIZE, SIZE), batch, dtype)
+                row = predict_counted(counted[dtype], model, Size(SIZE, SIZE), batch, dtype, device)
+                per_device[device].append({k: _rounded(row[k]) for k in KEPT})
+    return [row for device in DEVICES for row in per_device[device]]
+
+
+def predictions_path(results_dir: str | Path) -> Path:
+    return Path(results_dir) / "results" / PREDICTED_FILE
+
+
+def text_of(rows: list[dict]) -> str:
+    return "".join(json.dumps(r, sort_keys=True, allow_nan=False) + "\n" for r in rows)
+
+
+def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
+    """Replace results/predicted.jsonl atomically with fresh predictions of `models`; returns its path."""
+    from ..runs.safe_io import write_atomic
+
+    path = predictions_path(results_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text_of(fresh_predictions(models)))
+    return path
+
+
+def _check_row(row, number: int) -> dict:
+    if not isinstance(row, dict):
+        raise PredictionsError(f"line {number} is not an object")
+    for key, kind in REQUIRED.items():
+        value = row.get(key)
+        if not isinstance(value, kind) or (kind is float and isinstance(value, bool)):
+            if not (kind is float and isinstance(value, int) and not isinstance(value, bool)):
+                raise PredictionsError(f"line {number}: {key} is not {kind.__name__}")
+    if row["predicted"] is not True:
+        raise PredictionsError(f"line {number}: not marked predicted")
+    return row
+
+
+def read_predictions(results_dir: str | Path) -> tuple[list[dict], str | None]:
+    """(rows, None); ([], None) without a file; ([], why) for a file that is not usable (a link or FIFO is not
+    opened; strict JSON, each row with the fields the report reads)."""
+    from ..runs.safe_io import kind_of, strict_loads
+
+    path = predictions_path(results_dir)
+    found = kind_of(path)
+    if found:
+        return [], f"results/{PREDICTED_FILE} is {found}, not a regular file"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return [], None
+    except OSError as e:
+        return [], f"results/{PREDICTED_FILE} cannot be read ({e.strerror or e})"
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise PredictionsError(f"larger than {MAX_BYTES:,} bytes")
+        lines = raw.decode("utf-8").splitlines()
+        return [_check_row(strict_loads(line), n) for n, line in enumerate(lines, 1) if line.strip()], None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return [], f"results/{PREDICTED_FILE} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+
+
+def _key(row: dict) -> tuple:
+    return row["device"], row["model"], row["batch_size"]
+
+
+def stale_predictions(results_dir: str | Path, models: list[str]) -> list[str]:
+    """Problems: the committed predictions missing, unusable, or different from fresh ones (by row, named)."""
+    rows, why = read_predictions(results_dir)
+    if why:
+        return [why]
+    if not predictions_path(results_dir).exists():
+        return [f"results/{PREDICTED_FILE} is missing: run `python -m zoo.report --refresh`"] if models else []
+    old, new = {_key(r): r for r in rows}, {_key(r): r for r in fresh_predictions(models)}
+    problems = [f"results/{PREDICTED_FILE} lacks {m} batch {b} on {d}" for d, m, b in new if (d, m, b) not in old]
+    problems += [f"results/{PREDICTED_FILE} holds {m} batch {b} on {d}, which is no longer predicted"
+                 for d, m, b in old if (d, m, b) not in new]
+    for key in new.keys() & old.keys():
+        fields = sorted(k for k in set(new[key]) | set(old[key]) if new[key].get(k) != old[key].get(k))
+        if fields:
+            problems.append(f"results/{PREDICTED_FILE}: {key[1]} batch {key[2]} on {key[0]}: committed "
+                            f"{', '.join(fields)} differ from a fresh prediction")
+    return sorted(problems)
