@@ -35,8 +35,6 @@ def test_the_check_finds_an_empty_section(tmp_path):
     assert sorted({f.split(":")[0] for f in empty_sections(tmp_path)}) == ["cost.md", "detection.md", "roofline.md"]
 
 
-@pytest.mark.xfail(strict=False, reason="rows added by integrator: the committed timed, detection, roofline and "
-                                        "predicted rows come with the merge of the measuring branches (issue 35)")
 def test_no_committed_section_says_it_has_no_rows(committed):
     assert empty_sections(committed / "reports") == []
 

@@ -133,7 +133,8 @@ def section_html(name: str, section, figures: list[str], facets: dict) -> str:
     out += [f"<p>{html.escape(section.intro)}</p>", *(f'<p class="note">NB: {html.escape(n)}</p>' for n in section.notes)]
     body = (table_html(section.table, f"t-{sid}", facets, cite=sid) if hasattr(section, "table")
             else blocks_html(section.text))
-    wide = hasattr(section, "table") and len(_cells(section.table.splitlines()[0])) > WIDE_COLUMNS
+    # a wide table, or a text section's tables (detectors.md's run to 16 columns), goes below its plots, full width
+    wide = not hasattr(section, "table") or len(_cells(section.table.splitlines()[0])) > WIDE_COLUMNS
     out.append(f'<div class="pair{" wide" if wide else ""}">{"".join(figures)}<div class="tables">{body}</div></div>'
                if figures else body)
     cited = getattr(section, "footnotes", [])
