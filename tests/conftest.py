@@ -6,6 +6,7 @@ worker imports this file, so each has its own), and each test gets its own empty
 the user data folder (zoo.runs.data_dir) where a command without --out writes: never the user's own."""
 import os
 import shutil
+import subprocess
 import tempfile
 
 import pytest
@@ -51,3 +52,18 @@ def isolated_data_dir(tmp_path_factory, monkeypatch):
 def committed(tmp_path_factory):
     """A folder holding the results/ and reports/ committed at git's HEAD (tests/committed.py)."""
     return extract_committed(tmp_path_factory.mktemp("committed"))
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A real 16 KiB tmpfs, for full-disk tests (needs root and mount permission; skips saying so)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip() or done.returncode}); "
+                    f"needs root in a mount namespace that allows it")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -3,7 +3,6 @@ row text that would run in a markdown viewer (finding 10): a real FIFO, a real f
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 from cli import call_main
@@ -76,20 +75,6 @@ def test_a_folder_in_the_way_is_refused_with_one_line(tmp_path, small):
     done = call_main("zoo.select", "--answers", "--out", str(tmp_path))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "folder" in done.stderr
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == [ANSWERS_FILE]
-
-
-@pytest.fixture
-def small_fs(tmp_path):
-    """A real 16 KiB tmpfs (needs root and mount permission)."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip() or done.returncode})")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_full_disk_leaves_no_temporary_file_and_the_old_answers_whole(small_fs, small):

@@ -101,21 +101,6 @@ def test_a_folder_in_place_of_a_report_file_is_refused(tmp_path):
     assert "index.html is a folder" in result.stderr
 
 
-@pytest.fixture
-def small_fs(tmp_path):
-    """A real 16 KiB tmpfs (needs root and mount permission)."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip() or done.returncode}); "
-                    f"needs root in a mount namespace that allows it")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
 def _fill(path: Path) -> None:
     with open(path, "wb", buffering=0) as f:
         try:

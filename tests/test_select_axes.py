@@ -157,7 +157,7 @@ def test_a_stored_noisy_row_is_timed_again(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("args, message", [
     (["--backend", "tensorrt"], "--backend: unknown backend 'tensorrt'"),
-    (["--backend", "onnxruntime", "--train"], "--backend onnxruntime times fp32 inference only"),
+    (["--backend", "onnxruntime", "--train"], "--backend onnxruntime: the backend times fp32 inference only"),
     (["--optimizer", "adam"], "--optimizer: unknown optimizer 'adam'"),
     (["--wait-quiet", "-1"], "--wait-quiet: -1 must be between 0 and 86,400 seconds"),
     (["--compile", "fast"], "--compile: unknown compile 'fast'"),

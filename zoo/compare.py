@@ -246,7 +246,6 @@ def print_records(records: list[dict], fmt: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    args = None
     try:
         with terminate_as_interrupt("zoo.compare", command=argv is None):
             return _main(argv)

@@ -175,19 +175,13 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
 
 def _save_plan(q: Query, path: str) -> str:
     """--save-plan: the screens here (no timing), the plan written; returns what to run on the serving machine."""
-    from .shortlist import check_query, count_screen, rank_screen, screen
+    from .shortlist import check_query, count_screen, rank_screen, screen_all
     from .shortlist_plan import plan_of, write_plan
 
     q = check_query(q)
     if not q.measured:
         raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")
-    excluded, published = [], {}
-    for model in q.models:
-        entry, reason = screen(model, q)
-        if reason:
-            excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
-        else:
-            published[model] = entry
+    excluded, published = screen_all(q)
     candidates = rank_screen(count_screen(published, q, excluded)[1], q, excluded)
     write_plan(path, plan_of(q, [r["model"] for r in candidates], excluded))
     return (f"plan: {len(candidates)} candidates to time, {len(excluded)} screened out, in {path}\n"

@@ -16,7 +16,7 @@ from .models.spec import Size
 from .runs.data_dir import out_or_default
 from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
                         check_out_dir, check_threads, choice, finite_number, model_names, pad_size, positive_int,
-                        positive_number, sizes, split_list)
+                        positive_number, sizes)
 from .options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
 from .options import SELECT_FORMATS as FORMATS
 from .runs.tasks import one_line
@@ -110,16 +110,17 @@ def _check_backend(q: Query) -> None:
     choice(q.backend, BACKENDS, "backend")
     if q.compile is not None:
         choice(q.compile, COMPILE_MODES, "compile")
-    if q.backend != "onnxruntime":
+    if q.backend == "eager":        # eager times every setting (and the check would load torch)
         return
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        raise UsageError('--backend onnxruntime: ONNX Runtime is not installed (pip install "archzoo[onnx]")') from None
-    if q.train or q.dtype != "fp32" or q.channels_last or q.compile:
-        raise UsageError("--backend onnxruntime times fp32 inference only (no --train, --dtype, --channels-last "
-                         "or --compile)")
+    from analysis.timing.backends import TimingSetting        # the backend states its restrictions, as for compare
+    from analysis.timing.harness import backend_named
+
+    setting = TimingSetting(device=q.device if q.device != "auto" else "cpu", dtype=q.dtype,
+                            mode="train" if q.train else "inference", channels_last=q.channels_last,
+                            compile=q.compile)
+    why = backend_named(q.backend).unsupported(setting)
+    if why:
+        raise UsageError(f"--backend {q.backend}: the backend {why}")
 
 
 def _check_detector(q: Query) -> None:
@@ -268,6 +269,19 @@ def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
     return (None, reason) if reason else _published(model, q)
 
 
+def screen_all(q: Query) -> tuple[list[dict], dict[str, dict | None]]:
+    """(every model the size rule or the accuracy screen excludes, with why; {model: its published entry} of
+    the rest), in the query's order."""
+    excluded, published = [], {}
+    for model in q.models:
+        entry, reason = screen(model, q)
+        if reason:
+            excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
+        else:
+            published[model] = entry
+    return excluded, published
+
+
 def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dict]):
     """Count the models that passed `screen` (model -> its accuracy entry) on the scheduler; returns (the
     schedule, whose MACs timing takes; the rows within the counted budgets). The others go to `excluded`."""
@@ -321,13 +335,8 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     q = check_query(query)
-    excluded, undecided, published = [], [], {}
-    for model in q.models:
-        entry, reason = screen(model, q)
-        if reason:
-            excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
-        else:
-            published[model] = entry
+    excluded, published = screen_all(q)
+    undecided = []
     counts, candidates = count_screen(published, q, excluded)
     summary = None
     if q.measured and q.predict is not None:
