@@ -5,7 +5,7 @@ from importlib import resources
 
 import pytest
 
-from tests.cli import call_main
+from cli import call_main
 
 from zoo.runs.roofline_rows import predict
 
