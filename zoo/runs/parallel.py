@@ -80,14 +80,16 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
     finished = False
     try:
         futures = [pool.submit(call, item) for item in items]
+        spawned = {p.pid: p for p in _workers(pool)}    # NB: a broken pool may forget them before we ask
         broken = False
         for item, future in zip(items, futures):
             try:
                 yield future.result()
             except BrokenProcessPool as e:
                 if not broken:
+                    seen = {**spawned, **{p.pid: p for p in _workers(pool)}}
                     log.warning("a counting worker ended abruptly (%s; %s); counting the rest in this process",
-                                _how_workers_ended(pool), e)
+                                _how_workers_ended(list(seen.values())), e)
                 broken = True
                 yield fn(item)
         pool.shutdown(wait=True)
@@ -103,9 +105,9 @@ def _workers(pool: ProcessPoolExecutor) -> list:
     return list((getattr(pool, "_processes", None) or {}).values())     # NB: the executor's own (private) table
 
 
-def _how_workers_ended(pool: ProcessPoolExecutor) -> str:
+def _how_workers_ended(workers: list) -> str:
     """'worker <pid> killed by SIGTERM' for each worker that died of a signal; what else ended them otherwise."""
-    ended = [(p.pid, p.exitcode) for p in _workers(pool) if p.exitcode]
+    ended = [(p.pid, p.exitcode) for p in workers if p.exitcode]
     names = {-sig.value: sig.name for sig in signal.Signals}
     said = [f"worker {pid} killed by {names.get(code, f'signal {-code}')}" if code < 0 else f"worker {pid} exited {code}"
             for pid, code in ended]
