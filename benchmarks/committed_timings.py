@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     parser.add_argument("--models", help="comma list: only these of the planned models (a quick try)")
     parser.add_argument("--quick", action="store_true", help="zoo.compare --quick (not for committed rows)")
     args = parser.parse_args(argv)
-    from zoo.compare import main as compare
+    from zoo.compare.cli import main as compare
 
     out = args.out or Path(tempfile.mkdtemp(prefix="committed_timings"))
     worst = 0

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     parser.add_argument("--assume-bandwidth", type=float, default=None,
                         help="GB/s for timed CPU fp32 inference rows without roofline_ms (their own peak_flops)")
     args = parser.parse_args(argv)
-    from zoo.compare import main as compare
+    from zoo.compare.cli import main as compare
     from zoo.report import roofline
     from zoo.report.rows import load
 

@@ -25,7 +25,7 @@ def main(argv=None) -> int:
     parser.add_argument("--executor", default="subprocess", help="subprocess (default) or local")
     parser.add_argument("--device", default="auto")
     args = parser.parse_args(argv)
-    from zoo.compare import main as compare
+    from zoo.compare.cli import main as compare
     from zoo.report.rows import load
     from zoo.report.tables import throughput_table
 

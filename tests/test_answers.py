@@ -4,15 +4,15 @@ import json
 
 import pytest
 
-import zoo.answers
-from zoo.answers import load_answers, stale_answers, write_answers
+import zoo.select.answers
+from zoo.select.answers import load_answers, stale_answers, write_answers
 
 SMALL = [("Under 5 GMACs at 224 px", {"models": "deit_ti,vit_b16", "resolution": "224", "max_gmacs": "5"})]
 
 
 @pytest.fixture
 def small_answers(tmp_path, monkeypatch):
-    monkeypatch.setattr(zoo.answers, "QUESTIONS", SMALL)
+    monkeypatch.setattr(zoo.select.answers, "QUESTIONS", SMALL)
     write_answers(tmp_path)
     return tmp_path
 
@@ -20,7 +20,7 @@ def small_answers(tmp_path, monkeypatch):
 def test_stored_answers_are_zoo_selects_output_and_stale_ones_are_found(small_answers, monkeypatch, capsys):
     (stored,) = load_answers(small_answers)
     assert stored["command"] == "python -m zoo.select --models deit_ti,vit_b16 --resolution 224 --max-gmacs 5"
-    from zoo.select import main                       # the command prints the same answer
+    from zoo.select.cli import main                       # the command prints the same answer
 
     monkeypatch.chdir(small_answers)
     assert main(stored["command"].split()[3:] + ["--format", "json"]) == 0
@@ -56,7 +56,7 @@ def test_the_report_renders_stored_answers_without_building_a_model(small_answer
     # counted, and here, not by the pool's workers (a fresh process would not see the stand-in)
     monkeypatch.setattr(zoo.runs.parallel, "available_cores", lambda: 1)
     with disabled():
-        (fresh,) = zoo.answers.fresh_answers()      # the stand-in is the one zoo.select reaches
+        (fresh,) = zoo.select.answers.fresh_answers()      # the stand-in is the one zoo.select reaches
     assert {e["reason"] for e in fresh["answer"]["excluded"]} == {"counting failed: AssertionError: the report "
                                                                  "built a model"}
     build_reports(small_answers, small_answers / "reports")
@@ -95,7 +95,7 @@ def test_the_committed_first_question_answers_an_imagenet_1k_only_model():
     best = first["answer"]["shortlist"][0]
     # results-imagenet.csv: convnext_tiny.fb_in1k at 224 -> 82.066; bit_r50x1's goog_distilled_in1k (82.820) was
     # distilled from BiT-M-R152x2, ImageNet-21k pre-trained (google-research/big_transfer README): excluded
-    assert (best["model"], best["top1"], best["top1_weights"], best["pretraining"]) == \
+    assert (best["model"], best["top1"], best["weights"], best["pretraining"]) == \
         ("convnext_t", 82.066, "convnext_tiny.fb_in1k", "in1k")
     excluded = {e["model"]: e["reason"] for e in first["answer"]["excluded"]}
     assert excluded["bit_r50x1"] == "no in1k checkpoint (its checkpoints: in21k; goog_distilled_in1k is in21k by " \

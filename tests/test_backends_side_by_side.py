@@ -3,7 +3,7 @@ Runtime apart with their ratio, and the report's detection section shows H x W f
 import pytest
 
 from analysis.size import Size
-from zoo.display import merge, to_markdown
+from zoo.compare.display import merge, to_markdown
 from zoo.runs.tasks import Task, base_row, count
 
 
@@ -112,7 +112,7 @@ def test_iters_and_min_seconds_set_the_protocol_and_stay_out_of_old_keys():
 
 
 def test_compare_plans_each_backend_interleaved():
-    from zoo.compare import main, parse
+    from zoo.compare.cli import main, parse
     from zoo.runs.plan import plan_tasks
 
     args = parse(["--models", "deit_ti,resnet50", "--metrics", "throughput", "--backend", "eager,onnxruntime",
@@ -124,7 +124,7 @@ def test_compare_plans_each_backend_interleaved():
 
 
 def test_compare_pad_to_records_the_size_asked_for(tmp_path):
-    from zoo.compare import main
+    from zoo.compare.cli import main
     from zoo.runs.store import ResultStore
 
     assert main(["--models", "swin_t,convnext_t", "--resolutions", "800x1333", "--pad-to", "32", "--metrics",
@@ -138,7 +138,7 @@ def test_compare_pad_to_records_the_size_asked_for(tmp_path):
 def test_the_console_table_never_cuts_a_map_shape():
     from rich.console import Console
 
-    from zoo.display import to_rich
+    from zoo.compare.display import to_rich
 
     row = {**base_row(Task("cost", "resnet50", (800, 1344), features=True)), "family": "resnet",
            **count("resnet50", Size(800, 1344), train=False, features=True)}

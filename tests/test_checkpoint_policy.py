@@ -13,11 +13,11 @@ import timm
 from timm.models import _registry
 
 import zoo
-from zoo.display import merge
+from zoo.compare.display import merge
 from zoo.models.accuracy import checkpoint_at
 from zoo.models.cards import TIMM_ARCHS
 from zoo.report.accuracy import accuracy_points, accuracy_table
-from zoo.shortlist import _accuracy, _row
+from zoo.select.shortlist import _accuracy, _row
 
 ACCURACY_FIELDS = {"source", "weights", "pretraining", "img_size", "top1", "top5", "real", "imagenet_v2", "sketch",
                    "imagenet_r", "imagenet_a"}
@@ -65,7 +65,7 @@ def test_every_table_shows_the_default_checkpoint_derived_from_timm():
             ((want["weights"], want["top1"], want["pretraining"]) if want else (None, None, None)), (model, size)
         entry, reason = _accuracy(model, size, None, "default")
         selected = _row(model, size, entry)
-        assert reason is None and selected["top1_weights"] == (want and want["weights"]), (model, size)
+        assert reason is None and selected["weights"] == (want and want["weights"]), (model, size)
         if want:
             shown += 1
             assert selected["top1"] == want["top1"] and selected["pretraining"] == want["pretraining"]
@@ -155,9 +155,9 @@ def test_select_json_shows_the_downloaded_weights_and_the_paper_ones(capsys, tmp
     assert code == 0, err
     rows = {r["model"]: r for r in json.loads(out)["shortlist"]}
     # results-imagenet.csv at 224 (the default tags of timm 1.0.31's pretrained order)
-    assert (rows["convnext_t"]["top1"], rows["convnext_t"]["top1_weights"]) == (84.192, "convnext_tiny.in12k_ft_in1k")
-    assert (rows["vit_b16"]["top1"], rows["vit_b16"]["weights_short"]) == (85.108, "augreg2_in21k_ft_in1k")
-    assert (rows["resnet50"]["top1"], rows["resnet50"]["weights_short"]) == (80.382, "a1_in1k")
+    assert (rows["convnext_t"]["top1"], rows["convnext_t"]["weights"]) == (84.192, "convnext_tiny.in12k_ft_in1k")
+    assert (rows["vit_b16"]["top1"], rows["vit_b16"]["weights_label"]) == (85.108, "augreg2_in21k_ft_in1k")
+    assert (rows["resnet50"]["top1"], rows["resnet50"]["weights_label"]) == (80.382, "a1_in1k")
     for row in rows.values():
         assert all(set(e) >= ACCURACY_FIELDS and e["img_size"] == 224 for e in row["accuracy"])
     assert {e["weights"] for e in rows["convnext_t"]["accuracy"]} >= {"convnext_tiny.fb_in1k",
@@ -167,9 +167,9 @@ def test_select_json_shows_the_downloaded_weights_and_the_paper_ones(capsys, tmp
                          "--weights", "paper")
     rows = {r["model"]: r for r in json.loads(out)["shortlist"]}
     # ConvNeXt README: 82.1; deep-residual-networks README: 1-crop error 24.7% (the Caffe model timm lacks)
-    assert (rows["convnext_t"]["top1"], rows["convnext_t"]["weights_short"]) == (82.1, "fb_in1k")
-    assert (rows["resnet50"]["top1"], rows["resnet50"]["top1_weights"], rows["resnet50"]["weights_short"]) == \
-        (75.3, None, "not in timm")
+    assert (rows["convnext_t"]["top1"], rows["convnext_t"]["weights_label"]) == (82.1, "fb_in1k (repository)")
+    assert (rows["resnet50"]["top1"], rows["resnet50"]["weights"], rows["resnet50"]["weights_label"]) == \
+        (75.3, None, "not in timm (repository)")
     code, out, err = run(select, capsys, "--models", "deit_ti", "--weights", "newest")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []

@@ -101,7 +101,7 @@ def sometimes_broken(task):
         raise RuntimeError("injected failure\\n  frame 1 (C++)\\n  frame 2 (C++)")
     return real(task)
 tasks._cost = sometimes_broken
-from zoo.compare import main
+from zoo.compare.cli import main
 sys.exit(main(sys.argv[2:]))
 """
 

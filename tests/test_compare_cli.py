@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from cli import call_main, run_cli
-from zoo.compare import main
+from zoo.compare.cli import main
 from zoo.runs.schema import SCHEMA_VERSION
 
 # ViT-Ti/16 at 224 in closed form (seed notes, ex. 3.5.2 with d = 192, N = 197, 12 layers):
@@ -147,7 +147,7 @@ def append_then_hang(self, row):
     if self.path(row["kind"]).read_text().count("\\n") == 2:
         time.sleep(3600)
 ResultStore.append = append_then_hang
-from zoo.compare import main
+from zoo.compare.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -1,7 +1,7 @@
 """The console table of zoo.compare: shared settings stated once, few records turned on their side, never squeezed."""
 from rich.console import Console
 
-from zoo.display import fold_constant, to_rich
+from zoo.compare.display import fold_constant, to_rich
 
 
 def _records():
@@ -60,7 +60,7 @@ def test_many_records_stay_one_row_each():
 
 
 def test_a_timed_record_names_its_device_and_machine_as_the_reports_do():
-    from zoo.display import timed_on
+    from zoo.compare.display import timed_on
 
     record = {"env": {"cpu_model": "AMD EPYC", "gpu_name": None}, "threads": 2, "timing_settings": {"device": "cpu"}}
     assert timed_on(record) == "cpu: AMD EPYC (2 threads)"

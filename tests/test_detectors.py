@@ -7,7 +7,7 @@ import torch
 from analysis.count.cost import cost_record, macs_by_module
 from analysis.size import Size
 from cli import call_main
-from zoo.display import merge
+from zoo.compare.display import merge
 from zoo.models.detectors import DetectorSpec, TwoStageDetector, create_detector, detector_fields
 from zoo.models.detectors.published import coco_rows, task_fields
 from zoo.models.registry import create_model

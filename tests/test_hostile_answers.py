@@ -7,8 +7,8 @@ import shutil
 import pytest
 from cli import call_main
 
-import zoo.answers
-from zoo.answers import ANSWERS_FILE, read_answers, stale_answers, write_answers
+import zoo.select.answers
+from zoo.select.answers import ANSWERS_FILE, read_answers, stale_answers, write_answers
 
 SMALL = [("Under 5 GMACs at 224 px", {"models": "deit_ti,vit_b16", "resolution": "224", "max_gmacs": "5"})]
 CRAFTED = {"deep": "[" * 100_000 + "]" * 100_000, "a list of numbers": "[1, 2]",
@@ -19,13 +19,13 @@ CRAFTED = {"deep": "[" * 100_000 + "]" * 100_000, "a list of numbers": "[1, 2]",
 
 @pytest.fixture
 def small(monkeypatch):
-    monkeypatch.setattr(zoo.answers, "QUESTIONS", SMALL)
+    monkeypatch.setattr(zoo.select.answers, "QUESTIONS", SMALL)
 
 
 def _results(tmp_path, answers: str | None = None):
     results = tmp_path / "results"
     results.mkdir(parents=True, exist_ok=True)
-    shutil.copy(zoo.answers.Path(__file__).resolve().parents[1] / "results" / "cost.jsonl", results / "cost.jsonl")
+    shutil.copy(zoo.select.answers.Path(__file__).resolve().parents[1] / "results" / "cost.jsonl", results / "cost.jsonl")
     if answers is not None:
         (results / ANSWERS_FILE).write_text(answers)
     return tmp_path
@@ -94,7 +94,7 @@ def test_a_full_disk_leaves_no_temporary_file_and_the_old_answers_whole(small_fs
 
 
 def test_row_text_reaches_markdown_and_html_as_text():
-    from zoo.markdown import markdown_table
+    from zoo.console.markdown import markdown_table
     from zoo.report.html import table_html
 
     table = markdown_table(["cpu"], [["<script>alert(1)</script>\nrow two | & more"]])

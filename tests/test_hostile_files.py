@@ -224,7 +224,7 @@ def test_a_symlinked_peak_cache_is_replaced_not_followed(tmp_path, monkeypatch):
 
 
 def test_select_and_report_end_on_sigterm_with_one_line_and_143(capsys):
-    from zoo.signals import handles_sigterm
+    from zoo.console.signals import handles_sigterm
 
     def main_killed_midway(argv):
         os.kill(os.getpid(), signal.SIGTERM)

@@ -45,7 +45,7 @@ def test_batch_1_past_the_available_memory_is_refused_naming_need_and_limit(monk
 
 CHILD = """
 import os, sys
-from zoo.compare import parse
+from zoo.compare.cli import parse
 parse(["--models", "deit_ti", "--metrics", "throughput", "--backend", "onnxruntime", "--no-save"])
 print("imported on check:", "onnxruntime" in sys.modules)
 from zoo.runs.timed import import_onnxruntime

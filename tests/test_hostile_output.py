@@ -9,7 +9,7 @@ import math
 import pytest
 
 from zoo import compare, select
-from zoo.display import to_csv, to_json
+from zoo.compare.display import to_csv, to_json
 from zoo.report.build import build_reports
 from zoo.runs.store import ResultStore
 

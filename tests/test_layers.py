@@ -119,7 +119,7 @@ def test_models_import_only_the_shared_size_from_analysis():
 
 
 MAX_PARAMETERS = 10
-TOO_MANY_PARAMETERS_FOR_NOW: set[str] = set()     # zoo.shortlist.select takes a Query (or its fields as **options)
+TOO_MANY_PARAMETERS_FOR_NOW: set[str] = set()     # zoo.select.shortlist.select takes a Query (or its fields as **options)
 
 
 def parameter_counts() -> dict[str, int]:

@@ -5,7 +5,7 @@ from pathlib import Path
 import zoo.compare
 import zoo.options
 import zoo.select
-import zoo.shortlist
+import zoo.select.shortlist
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = {"FORMATS", "SELECT_FORMATS", "BACKENDS", "COMPILE_MODES"}
@@ -27,11 +27,11 @@ def test_the_shared_vocabularies_are_assigned_only_in_zoo_options():
 
 
 def test_both_commands_use_the_one_definition():
-    assert zoo.compare.BACKENDS is zoo.shortlist.BACKENDS is zoo.select.BACKENDS is zoo.options.BACKENDS
-    assert zoo.compare.COMPILE_MODES is zoo.shortlist.COMPILE_MODES is zoo.options.COMPILE_MODES
+    assert zoo.compare.BACKENDS is zoo.select.shortlist.BACKENDS is zoo.select.BACKENDS is zoo.options.BACKENDS
+    assert zoo.compare.COMPILE_MODES is zoo.select.shortlist.COMPILE_MODES is zoo.options.COMPILE_MODES
     assert zoo.compare.FORMATS == ("table", "markdown", "csv", "json")
     assert zoo.select.FORMATS == ("table", "markdown", "json")      # select writes no CSV
-    assert zoo.shortlist.pretraining_option is zoo.compare.pretraining_option is zoo.options.pretraining_option
+    assert zoo.select.shortlist.pretraining_option is zoo.compare.pretraining_option is zoo.options.pretraining_option
 
 
 def test_compare_and_select_count_the_same_adamw_training_memory(tmp_path):

@@ -93,7 +93,7 @@ def fake_probes(rates: dict):
 def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
     from analysis.timing.backends import TimingSetting
     from zoo.runs.timed import mfu_fields
-    from zoo.display import cells, _columns
+    from zoo.compare.display import cells, _columns
 
     monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.float16: 1e9, torch.float32: 3e10}))
     peak = measure_peak_flops("cpu", "fp16")

@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from zoo.progress import progress_tracker
+from zoo.console.progress import progress_tracker
 
 
 def test_disabled_tracker_prints_nothing(capsys):

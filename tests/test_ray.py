@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("ray", reason="needs the ray extra: pip install \".[ray]\"")
 
-from zoo.compare import main  # noqa: E402
+from zoo.compare.cli import main  # noqa: E402
 from ray_cluster import LocalRayCluster  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.models.registry import list_models  # noqa: E402

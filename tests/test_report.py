@@ -93,7 +93,7 @@ def test_a_same_machine_rerun_replaces_its_row(small_results):
 
 
 def test_check_passes_when_current_and_names_what_is_stale(small_results, monkeypatch):
-    from zoo import answers
+    from zoo.select import answers
 
     # each check() answers the worked questions afresh over the whole registry; stale answers are
     # test_answers.py's, so one small question here

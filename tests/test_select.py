@@ -17,8 +17,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 import zoo  # noqa: E402
 from analysis.size import Size  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
-from zoo.select import main, select  # noqa: E402
-from zoo.shortlist import limit, num  # noqa: E402
+from zoo.select.cli import main, select  # noqa: E402
+from zoo.select.shortlist import limit, num  # noqa: E402
 from cli import call_main  # noqa: E402
 
 MIB = 2 ** 20
@@ -71,8 +71,8 @@ def test_rows_show_accuracy_at_the_resolution_only(at_384):
     # timm's results-imagenet{,v2-matched-frequency,-sketch}.csv: convnext_tiny.in12k_ft_in1k_384, the first tag
     # of timm's pretrained order evaluated at 384: 85.154, IN-V2 74.790, Sketch 41.097 (ImageNet-12k: in21k)
     t = rows["convnext_t"]
-    assert (t["top1"], t["top1_img_size"], t["top1_source"], t["pretraining"]) == (85.154, 384, "timm", "in21k")
-    assert (t["imagenet_v2"], t["sketch"], t["weights_short"]) == (74.79, 41.097, "in12k_ft_in1k_384")
+    assert (t["top1"], t["top1_resolution"], t["top1_source"].split(":")[0], t["pretraining"]) == (85.154, 384, "timm", "in21k")
+    assert (t["imagenet_v2"], t["sketch"], t["weights_label"]) == (74.79, 41.097, "in12k_ft_in1k_384")
     # BiT-R50x1 is published at 480 (README) and evaluated by timm at 448: nothing at 384
     assert rows["bit_r50x1"]["top1"] is None
 

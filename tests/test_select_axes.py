@@ -6,29 +6,29 @@ import re
 import pytest
 
 from test_select import DEIT_TI_PARAMS, MIB, run_select, vit_macs
-from zoo.select import main, select
+from zoo.select.cli import main, select
 
 
 def test_no_function_of_select_takes_more_than_ten_parameters():
     import inspect
 
-    import zoo.answers
+    import zoo.select.answers
     import zoo.select
-    import zoo.selection_table
-    import zoo.shortlist
-    import zoo.shortlist_cost
-    import zoo.shortlist_timing
+    import zoo.select.table
+    import zoo.select.shortlist
+    import zoo.select.cost
+    import zoo.select.timing
 
-    for module in (zoo.select, zoo.shortlist, zoo.shortlist_cost, zoo.shortlist_timing, zoo.selection_table,
-                   zoo.answers):
+    for module in (zoo.select, zoo.select.shortlist, zoo.select.cost, zoo.select.timing, zoo.select.table,
+                   zoo.select.answers):
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             if fn.__module__ == module.__name__:
                 assert len(inspect.signature(fn).parameters) <= 10, f"{module.__name__}.{name}"
 
 
 def test_every_option_of_the_command_is_a_query_field():
-    from zoo.select import build_parser, query_of
-    from zoo.shortlist import Query
+    from zoo.select.cli import build_parser, query_of
+    from zoo.select.shortlist import Query
 
     args = build_parser().parse_args(["--features", "--train", "--optimizer", "adamw", "--backend", "eager",
                                       "--channels-last", "--compile", "--allow-noisy", "--wait-quiet", "5"])
@@ -86,7 +86,7 @@ def test_a_rank_no_candidate_has_falls_back_to_gmacs_and_says_so():
     assert out["query"]["rank"] == "gmacs" and out["query"]["rank_asked"] == "top1"
     assert "no candidate has top1 at 800x1344 px" in out["query"]["rank_note"]
     assert [r["model"] for r in out["shortlist"]] == ["resnet50", "convnext_t"]    # 4.09 x 6 < 4.46 x 6 GMACs
-    from zoo.select import render
+    from zoo.select.cli import render
 
     assert "NB: no candidate has top1" in render(out, "markdown")
 
@@ -125,7 +125,7 @@ def test_noisy_timings_leave_a_model_undecided_unless_allow_noisy(tmp_path, monk
         "undecided: within noise: latency p50 500 ms vs 100 ms (eager; n=10, band 0-1,100 ms")
     # the timing is handed the counted MACs (closed form, ViT paper's shapes: 197 tokens of width 192, 12 blocks)
     assert handed["deit_ti"] == pytest.approx(vit_macs(197, 192, 12, 196, 16), rel=0.01)
-    from zoo.select import render
+    from zoo.select.cli import render
 
     assert "undecided (1):\n- deit_ti: undecided: within noise" in render(out, "markdown")
     decided = select(["deit_ti", "deit_s"], 224, max_latency_ms=100, device="cpu", save=False, out=str(tmp_path),
@@ -198,7 +198,7 @@ def test_pad_to_pads_each_side_and_the_answer_says_so():
     out = select(["swin_t"], "800x1333", pad_to=32, features=True)
     assert out["query"]["resolution"] == (800, 1344) and out["query"]["padded_from"] == "800x1333"
     assert [r["model"] for r in out["shortlist"]] == ["swin_t"]
-    from zoo.select import render
+    from zoo.select.cli import render
 
     assert render(out, "markdown").startswith("shortlist feature extractors at 800x1344 px (padded from 800x1333)")
     refused = select(["swin_t"], "800x1333", features=True)["excluded"][0]["reason"]

@@ -10,11 +10,11 @@ import pytest
 
 from analysis.timing.latency import latency_stats
 from zoo.errors import UsageError
-from zoo.select import main, select
-from zoo.shortlist_bound import CONV_MARGIN, GEMM_MARGIN, lower_bound_ms
-from zoo.shortlist_evidence import order_band
-from zoo.shortlist_timing import BudgetSpent, Timing
-from zoo.signals import Terminated
+from zoo.select.cli import main, select
+from zoo.select.bound import CONV_MARGIN, GEMM_MARGIN, lower_bound_ms
+from zoo.select.evidence import order_band
+from zoo.select.timing import BudgetSpent, Timing
+from zoo.console.signals import Terminated
 
 # timm's results-imagenet.csv top-1 at 224 (the tags the rows show): vit_b16 85.108 > convnext_t 84.192 >
 # deit_s 79.856 > deit_ti 72.19; none is published for vit_h14 at 224
@@ -171,7 +171,7 @@ def test_lower_bound_formula():
 
 
 def test_a_peak_probed_under_load_is_scaled_to_a_quiet_machine():
-    from zoo.shortlist_bound import quiet_rates
+    from zoo.select.bound import quiet_rates
 
     # 2 cores, both ours, others used 75% of them while the GEMM peak was probed: we had a quarter, so a quiet
     # machine reaches 4x the probed rate; others on 1 of 2 cores while we ran on the other (threads 1) is no load
@@ -190,7 +190,7 @@ def test_the_budget_ends_timing_with_a_partial_answer():
     assert out["timing"]["partial"] == {"reason": "budget spent (--budget-s 100)", "status": 3}
     assert [u["model"] for u in out["untimed"]] == ["deit_s", "deit_ti"]
     assert all(u["reason"] == "untimed: budget spent (--budget-s 100)" for u in out["untimed"])
-    from zoo.select import render
+    from zoo.select.cli import render
 
     text = render(out, "markdown")
     # the fake clock: 2 x (60 s + 14 steps of ~95 ms) = ~123 s
@@ -204,7 +204,7 @@ def test_the_budget_ends_timing_with_a_partial_answer():
 def test_the_budget_alarm_stops_a_timing_in_flight():
     import time
 
-    from zoo.shortlist_timing import budget_alarm
+    from zoo.select.timing import budget_alarm
 
     with pytest.raises(BudgetSpent), budget_alarm(0.05):
         time.sleep(5)                       # a timing that would overrun the budget
@@ -236,11 +236,11 @@ def test_a_budget_spent_while_probing_the_peak_times_nothing():
 
 @pytest.mark.parametrize("error, status", [(BudgetSpent(), 3), (KeyboardInterrupt(), 130), (Terminated(), 143)])
 def test_an_interrupt_while_timing_keeps_the_answer_so_far(error, status, monkeypatch, tmp_path, capsys):
-    import zoo.shortlist_timing
+    import zoo.select.timing
 
     timer = FakeTimer({"vit_b16": 95.0, "convnext_t": 20.0}, interrupt_at="convnext_t")
     timer.interrupt = error
-    monkeypatch.setattr(zoo.shortlist_timing, "_default_timing", lambda q, store, saving: timer.timing())
+    monkeypatch.setattr(zoo.select.timing, "_default_timing", lambda q, store, saving: timer.timing())
     code = main(["--models", "vit_b16,convnext_t", "--max-latency-ms", "30", "--latency-stat", "p99",
                  "--device", "cpu", "--out", str(tmp_path), "--format", "json"])
     assert code == status
@@ -252,7 +252,7 @@ def test_an_interrupt_while_timing_keeps_the_answer_so_far(error, status, monkey
 
 
 def test_save_plan_then_from_plan_times_only_the_candidates(monkeypatch, tmp_path, capsys):
-    import zoo.shortlist_timing
+    import zoo.select.timing
 
     plan = tmp_path / "plan.json"
     assert main(["--models", "deit_ti,vit_b16,vit_h14", "--max-gmacs", "10", "--max-latency-ms", "30",
@@ -262,7 +262,7 @@ def test_save_plan_then_from_plan_times_only_the_candidates(monkeypatch, tmp_pat
     assert saved["candidates"] == ["deit_ti"] and saved["query"]["max_latency_ms"] == 30
     assert {e["model"] for e in saved["screened_out"]} == {"vit_b16", "vit_h14"}
     timer = FakeTimer({"deit_ti": 8.0})
-    monkeypatch.setattr(zoo.shortlist_timing, "_default_timing", lambda q, store, saving: timer.timing())
+    monkeypatch.setattr(zoo.select.timing, "_default_timing", lambda q, store, saving: timer.timing())
     assert main(["--from-plan", str(plan), "--no-save", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert timer.timed == ["deit_ti"] and [r["model"] for r in out["shortlist"]] == ["deit_ti"]
@@ -295,7 +295,7 @@ def test_ranked_by_latency_a_model_whose_bound_is_above_the_best_is_not_timed():
 
 
 def test_predict_lists_roofline_estimates_and_decides_nothing():
-    from zoo.select import render
+    from zoo.select.cli import render
 
     timer = FakeTimer({"deit_ti": 8.0, "vit_b16": 95.0})
     out = ask(["vit_b16", "deit_ti", "vit_h14"], timer, max_latency_ms=30, predict="h100")

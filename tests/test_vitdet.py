@@ -97,7 +97,7 @@ def test_compare_gives_four_maps_at_strides_4_to_32_and_the_closed_form(capsys):
     """The issue's first 'done when': the command line, JSON out."""
     import json
 
-    from zoo.compare import main
+    from zoo.compare.cli import main
 
     argv = ["--models", "vitdet_b16", "--resolutions", "1024", "--metrics", "cost,memory", "--features",
             "--no-save", "--format", "json"]

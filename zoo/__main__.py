@@ -1,6 +1,6 @@
 """`python -m zoo` is `python -m zoo.compare`."""
 import sys
 
-from .compare import main
+from .compare.cli import main
 
 sys.exit(main())

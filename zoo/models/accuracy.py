@@ -145,6 +145,27 @@ def checkpoint_at(model: str, img_size: int, weights: str = "default",
             "shipped": chosen.weights is not None, "timm_eval": same.as_dict() if same else None}
 
 
+def weights_label(entry: dict) -> str:
+    """The checkpoint of a shown accuracy, short: its timm tag, or 'not in timm'; a card entry names its source."""
+    return entry["weights_short"] + ("" if entry["source"] == "timm" else f" ({entry['source']})")
+
+
+def entry_fields(entry: dict | None) -> dict:
+    """The fields a row (zoo.compare's and zoo.select's alike) shows of the checkpoint_at entry it shows."""
+    return {"top1": entry["top1"] if entry else None, "top1_resolution": entry["img_size"] if entry else None,
+            "pretraining": entry["pretraining"] if entry else None,
+            "top1_source": f"{entry['source']}: {entry['citation']}" if entry else None,
+            "weights": entry["weights"] if entry else None, "weights_label": weights_label(entry) if entry else None,
+            "weights_policy": entry["policy"] if entry else None}
+
+
+def accuracy_fields(model: str, img_size: int | None, weights: str = "default", pretraining=None) -> dict:
+    """The accuracy a record at img_size shows under the --weights policy, its checkpoint, and `accuracy`:
+    every entry at that size (card and timm)."""
+    entry = checkpoint_at(model, img_size, weights, pretraining) if img_size else None
+    return {**entry_fields(entry), "accuracy": accuracy_at(model, img_size) if img_size else []}
+
+
 def top1_at(model: str, img_size: int, pretraining: Iterable[str] | None = None,
             weights: str = "default") -> dict | None:
     """checkpoint_at with the pretraining groups first (the older signature)."""

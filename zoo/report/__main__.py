@@ -17,7 +17,7 @@ from ..models.accuracy import pretraining_option, weights_option
 from ..runs.data_dir import out_or_default
 from ..runs.safe_io import check_out_dir, kind_of, refuse_symlinked_folder
 from ..runs.user_cache import disabled
-from ..signals import exit_status, handles_sigterm, interrupted
+from ..console.signals import exit_status, handles_sigterm, interrupted
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"zoo.report: error: {e}", file=sys.stderr)
         return 2
-    from ..progress import progress_tracker
+    from ..console.progress import progress_tracker
     from .build import build_reports
 
     # warnings: bad lines named once, one line each; --check counts afresh, never from the user cache

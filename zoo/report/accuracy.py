@@ -8,7 +8,7 @@ from different pretraining data or test protocols are not one race.
 """
 from __future__ import annotations
 
-from ..markdown import markdown_table
+from ..console.markdown import markdown_table
 from ..models.accuracy import SHIFTED, checkpoint_at, pareto_front
 from .rows import machine_name, main_machine
 from .tables import spec_or_none

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.pretraining import PRETRAINING
-from ..markdown import markdown_text
+from ..console.markdown import markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
 from . import plots, predicted_gpu, roofline, style, summary, tables
 from .accuracy import accuracy_points, accuracy_table, citations

@@ -2,13 +2,13 @@
 stored in results/answers.json, rendered as zoo.select prints them; nothing is measured here."""
 from __future__ import annotations
 
-from ..answers import ANSWERS_FILE
-from ..selection_table import render
+from ..select.answers import ANSWERS_FILE
+from ..select.table import render
 
 
 def choosing_markdown(stored: list[dict] | None, compact: bool = False) -> str:
     """Each stored question, its command and zoo.select's markdown output (compact: without the excluded
-    list); `stored` is zoo.answers.load_answers' list."""
+    list); `stored` is zoo.select.answers.load_answers' list."""
     if stored is None:
         return f"No stored answers in results/{ANSWERS_FILE} (`python -m zoo.select --answers` writes them).\n"
     parts = []

@@ -3,7 +3,7 @@ label, with each map's stride, the MACs, activation and training memory at the r
 ONNX Runtime where both were timed at the same input."""
 from __future__ import annotations
 
-from ..markdown import markdown_table
+from ..console.markdown import markdown_table
 from ..runs.schema import row_size
 
 MIB = 2 ** 20

@@ -3,7 +3,7 @@ the published figures of its recipe, and every row of the published COCO tables 
 matches it (zoo.models.detectors.published)."""
 from __future__ import annotations
 
-from ..markdown import markdown_table as markdown
+from ..console.markdown import markdown_table as markdown
 from ..models.detectors.published import NOT_PUBLISHED, PUBLISHED, PUBLISHED_SIZE, coco_rows, task_fields
 from ..runs.schema import row_size
 from .tables import g, mib

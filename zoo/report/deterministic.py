@@ -18,7 +18,7 @@ from pathlib import Path
 
 from analysis.size import Size
 
-from ..answers import stale_answers, write_answers
+from ..select.answers import stale_answers, write_answers
 from ..models.accuracy import accuracy_entries
 from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models

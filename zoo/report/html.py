@@ -45,7 +45,7 @@ CITED = re.compile(r"\[(\d+)\]$")
 
 
 def _cells(line: str) -> list[str]:
-    """Split a markdown row on unescaped pipes; the cell's text as zoo.markdown had it (escaped again below)."""
+    """Split a markdown row on unescaped pipes; the cell's text as zoo.console.markdown had it (escaped again below)."""
     return [html.unescape(c.strip().replace("\\|", "|")) for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis.timing.devices import device_sheet
 
-from ..markdown import markdown_table
+from ..console.markdown import markdown_table
 from ..models.accuracy import pareto_front
 from . import style
 from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE

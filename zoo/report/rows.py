@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..answers import load_answers
+from ..select.answers import load_answers
 from ..models.registry import natural_key
 from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
@@ -24,7 +24,7 @@ class ReportRows:
     runs: dict = field(default_factory=dict)   # measurement key -> img/s of every measured timed row of it
     detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
     segmenters: list[dict] = field(default_factory=list)  # latest whole-segmenter cost rows (--segmenter)
-    answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.answers)
+    answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.select.answers)
     detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes, of feature
     detection_timed: list = field(default_factory=list)   # extractors or of detectors (the detection section)
     predicted: list = field(default_factory=list)         # results/predicted.jsonl: predicted GPU rows, never timed

@@ -2,7 +2,7 @@
 every other published row shipped (zoo.models.segmenters.published), each with its recipe and source."""
 from __future__ import annotations
 
-from ..markdown import markdown_table as markdown
+from ..console.markdown import markdown_table as markdown
 from ..models.segmenters.published import ADE20K, published_cells
 from ..runs.schema import row_size
 from .tables import g, mib

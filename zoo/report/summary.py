@@ -2,7 +2,7 @@
 facets (family, size, pretraining) the page's tables filter by. Built from the same rows as the sections."""
 from __future__ import annotations
 
-from ..markdown import markdown_table
+from ..console.markdown import markdown_table
 from ..models.accuracy import checkpoint_at, pretraining_of
 from .rows import ReportRows, machine_name, main_machine
 
@@ -75,7 +75,7 @@ def _answer_line(item: dict) -> str:
     if not shortlist:
         return f"{item['question']}: no model qualifies"
     best = shortlist[0]
-    top1 = f"top-1 {best['top1']:g}% ({best.get('weights_short')}, {best.get('pretraining')})" \
+    top1 = f"top-1 {best['top1']:g}% ({best.get('weights_label')}, {best.get('pretraining')})" \
         if best.get("top1") is not None else "no top-1"
     gmacs = f", {best['gmacs']:.2f} GMACs" if best.get("gmacs") is not None else ""
     return f"{item['question']}: {best['model']}, {top1}{gmacs}"

@@ -14,7 +14,7 @@ from analysis.count.closed_form import attention_crossover_tokens
 from analysis.vocab import COMPONENTS
 
 from ..errors import ZooError
-from ..markdown import markdown_table as markdown
+from ..console.markdown import markdown_table as markdown
 from ..models.registry import get_spec
 from ..runs.schema import measurement_key, row_size, sort_key
 from .rows import machine_name, setting_name

@@ -9,7 +9,7 @@ from __future__ import annotations
 from analysis.count.closed_form import (ViTShape, attention_crossover_tokens, global_attention_layer_macs,
                                         vit_macs, vit_params_beyond_textbook, vit_textbook_params)
 
-from ..markdown import markdown_table
+from ..console.markdown import markdown_table
 
 VIT_B16 = ViTShape(embed_dim=768, depth=12, mlp_dim=3072, patch_size=16)
 D, LAYERS = VIT_B16.embed_dim, VIT_B16.depth

@@ -3,15 +3,15 @@ batch, dtype, feature-extractor and training settings (cost tasks on the schedul
 budget it breaks."""
 from __future__ import annotations
 
-from .models.spec import Size
-from .runs.plan import MAX_BATCH
-from .shortlist_bound import split_macs
+from ..models.spec import Size
+from ..runs.plan import MAX_BATCH
+from .bound import split_macs
 
 MIB = 2 ** 20
 
 
 def cost_task(model: str, q, batch: int):
-    from .runs.tasks import Task
+    from ..runs.tasks import Task
 
     return Task("cost", model, q.resolution, batch, q.dtype, train=q.train, features=q.features,
                 segmenter=q.segmenter, padded_from=q.padded_from, detector=_detector(model, q))
@@ -19,7 +19,7 @@ def cost_task(model: str, q, batch: int):
 
 def _detector(model: str, q) -> str | None:
     """The DETECTORS key q.detector means on `model` (its own recipe on vitdet_*), or None."""
-    from .models.detectors.specs import resolve_detector
+    from ..models.detectors.specs import resolve_detector
 
     return None if q.detector is None else resolve_detector(model, q.detector)
 
@@ -27,8 +27,8 @@ def _detector(model: str, q) -> str | None:
 def count_candidates(models: list[str], q):
     """Count `models` at the query's batch on the scheduler (zoo.runs.scheduler): read from the user cache, the
     rest counted on the machine's cores. Returns (the schedule, whose MACs go on to timing; model -> cost row)."""
-    from .runs.scheduler import run_in_order, schedule
-    from .runs.tasks import run_task
+    from ..runs.scheduler import run_in_order, schedule
+    from ..runs.tasks import run_task
 
     tasks = [cost_task(model, q, 1 if q.batch_size == "auto" else q.batch_size) for model in models]
     plan, rows = schedule(tasks), []
@@ -38,13 +38,13 @@ def count_candidates(models: list[str], q):
 
 def _with_optimizer(c: dict, q) -> dict:
     """A count's fields, with --train's memory counted for the query's optimizer."""
-    from .runs.counted import serving_memory
+    from ..runs.counted import serving_memory
 
     return {**c, **serving_memory(c, q.dtype, q.optimizer)} if q.train else c
 
 
 def _count(model: str, q, batch: int) -> dict:
-    from .runs.counted import counted
+    from ..runs.counted import counted
 
     return _with_optimizer(counted(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train,
                                    features=q.features, segmenter=q.segmenter,
@@ -117,7 +117,7 @@ def at_batch(row: dict) -> str:
 
 
 def counted_reason(row: dict, q) -> str | None:
-    from .selection_table import num
+    from .table import num
 
     checks = [("max_params", row["params_m"], "params {v} M > {lim} M"),
               ("max_gmacs", row["gmacs"], "{v} GMACs > {lim}"),

@@ -9,7 +9,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 PLAN_FORMAT = "archzoo-select-plan"
 PLAN_VERSION = 1
@@ -20,7 +20,7 @@ RUN_OPTIONS = ("out", "save", "budget_s", "wait_quiet", "time_all", "threads")
 def plan_of(q, candidates: list[str], excluded: list[dict]) -> dict:
     """The plan file's object for a checked Query, its candidates (in the order they would be tried) and the
     models screened out here (with their reasons)."""
-    from .runs.tasks import software
+    from ..runs.tasks import software
 
     query = {k: v for k, v in dataclasses.asdict(q).items() if k not in RUN_OPTIONS}
     query["models"] = list(q.models)

@@ -31,15 +31,15 @@ import argparse
 import logging
 import sys
 
-from .errors import UsageError, UsageParser, ZooError
-from .models.cards import PRETRAINING
-from .runs.data_dir import out_or_default
-from .runs.plan import check_out_dir, choice
-from .runs.safe_io import strict_dumps
-from .selection_table import render  # noqa: F401 - render: part of the API
-from .runs.user_cache import disabled
-from .signals import exit_status, handles_sigterm, interrupted
-from .shortlist_timing import PARTIAL_STATUS, BudgetSpent
+from ..errors import UsageError, UsageParser, ZooError
+from ..options import DATASHEET_DEVICES, add_options
+from ..runs.data_dir import out_or_default
+from ..runs.plan import check_out_dir, choice
+from ..runs.safe_io import strict_dumps
+from .table import render  # noqa: F401 - render: part of the API
+from ..runs.user_cache import disabled
+from ..console.signals import exit_status, handles_sigterm, interrupted
+from .timing import PARTIAL_STATUS, BudgetSpent
 from .shortlist import (BACKENDS, COMPILE_MODES, DEFAULT_BUDGET_S, FORMATS, OPTIMIZERS, RANKS, Query,  # noqa: F401
                         num, select)  # noqa: F401 - select: the API, as `from zoo.select import select`
 
@@ -47,17 +47,9 @@ from .shortlist import (BACKENDS, COMPILE_MODES, DEFAULT_BUDGET_S, FORMATS, OPTI
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="python -m zoo.select", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--resolution", default="224", help="input side, or HEIGHTxWIDTH (default 224)")
-    p.add_argument("--pad-to", help="pad each side up to a multiple of this first (as detection pipelines pad to 32)")
-    p.add_argument("--models", default="all", help="comma list: names, wildcards (swin_*), timm:<name> "
-                                                   "(default: the whole registry)")
-    p.add_argument("--features", action="store_true",
-                   help="count and time the backbone as a feature extractor (no pooling, no head)")
-    p.add_argument("--detector", help="count the whole detector on each backbone (zoo.compare --detector's names: "
-                                      "maskrcnn, cascade_maskrcnn, vitdet_*, mmdet_*), with the published COCO box "
-                                      "and mask AP of its recipe (--rank box_ap / mask_ap); counted constraints only")
-    p.add_argument("--segmenter", help="count (and time) the whole segmenter on each backbone: upernet (see "
-                                       "zoo.compare --segmenter); with --rank miou or miou_ms, ranked by the "
-                                       "published ADE20K mIoU of the same recipe")
+    add_options(p, "--pad-to", "--models", "--features", "--detector", "--segmenter",
+                models=dict(default="all", help="comma list: registry names, wildcards (swin_*), timm:<name> "
+                                                "(default: the whole registry)"))
     p.add_argument("--max-gmacs", help="GMACs per image")
     p.add_argument("--max-params", help="parameters, millions")
     p.add_argument("--max-act-mib", help="activation peak of one forward at the batch, MiB")
@@ -65,31 +57,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train", action="store_true", help="count (and time) a training step at the batch")
     p.add_argument("--max-train-mib", help="training memory at the batch, MiB: fp32 weights, gradients, optimizer "
                                            "state, training activations (implies --train)")
-    p.add_argument("--optimizer", default="sgd", help=f"whose state training memory counts: {', '.join(OPTIMIZERS)} "
-                                                      f"(default sgd)")
+    add_options(p, "--optimizer", optimizer=dict(default="sgd"))
     p.add_argument("--min-top1", help="ImageNet-1k top-1 (%%) published at this resolution")
-    p.add_argument("--pretraining", help=f"comma list of {', '.join(PRETRAINING)}: the checkpoint shown is "
-                                         f"chosen among these groups' (a model with none is excluded)")
-    p.add_argument("--weights", default="default", help="whose accuracy: default (timm's evaluation of the "
-                                                       "checkpoint timm.create_model(..., pretrained=True) loads at "
-                                                       "the size), paper (the authors'), best (timm's most accurate)")
+    add_options(p, "--pretraining", "--weights")
     p.add_argument("--weights-available", action="store_true",
                    help="only models with timm weights evaluated at this resolution (packaged table)")
     p.add_argument("--max-latency-ms", help="measured latency of one batch (see --latency-stat)")
     p.add_argument("--latency-stat", default="p50", help="p50 (default) or p99")
     p.add_argument("--min-imgs-per-s", help="measured images per second")
-    p.add_argument("--backend", default="eager", help=f"timing runtime: {', '.join(BACKENDS)} (default eager)")
-    p.add_argument("--device", default="auto", help="for timing: auto, cpu, cuda (default auto)")
-    p.add_argument("--dtype", default="fp32", help="fp32, bf16, fp16 (counting and timing; default fp32)")
+    add_options(p, "--backend", "--device", "--dtype")
     p.add_argument("--batch-size", default="1", help="a batch, or auto with --max-serve-mib: the largest that "
                                                      "fits (default 1)")
-    p.add_argument("--threads", help="CPU threads for timing (default: all available cores)")
-    p.add_argument("--channels-last", action="store_true", help="timing: channels-last memory format")
-    p.add_argument("--compile", nargs="?", const="default", default=None,
-                   help=f"timing: torch.compile, with a mode ({', '.join(COMPILE_MODES)}; default 'default')")
-    p.add_argument("--quick", action="store_true", help="short timing runs")
-    p.add_argument("--iters", help="timing: at least this many timed steps (default 10, --quick 3); a p99 needs 100")
-    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 1, --quick 0.3)")
+    add_options(p, "--threads", "--channels-last", "--compile", "--quick", "--iters", "--min-seconds")
     p.add_argument("--allow-noisy", action="store_true",
                    help="decide on noisy timings too (default: such a model is listed as undecided)")
     p.add_argument("--wait-quiet", metavar="SECONDS", help="before each timing, wait up to this long for a quiet "
@@ -102,18 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "for --from-plan on the machine that will serve; times nothing")
     p.add_argument("--from-plan", metavar="FILE", help="run a --save-plan FILE's query on its candidates, timing on "
                                                         "this machine (other query options are not taken)")
-    p.add_argument("--predict", metavar="DEVICE", help="time nothing: list each candidate's roofline latency on a "
-                                                       "datasheet GPU (as zoo.compare --predict), deciding nothing")
+    add_options(p, "--predict", predict=dict(help=f"time nothing: list each candidate's roofline latency on a datasheet "
+                                                  f"GPU ({DATASHEET_DEVICES}), marked predicted, with its error "
+                                                  f"band, deciding nothing"))
     p.add_argument("--rank", default="top1", help=f"{', '.join(RANKS)} (default top1)")
     p.add_argument("--format", default="table", help=f"{', '.join(FORMATS)} (default table)")
-    p.add_argument("--out", default=None, help="folder whose results/ timed rows are reused from and appended to "
-                                               "(default: the user data folder, $ARCHZOO_DATA_DIR or "
-                                               "~/.local/share/archzoo)")
-    p.add_argument("--no-save", action="store_true", help="write nothing (stored rows are still reused)")
+    add_options(p, "--out", "--no-save", no_save=dict(help="write nothing (stored rows are still reused)"))
     p.add_argument("--answers", action="store_true",
                    help="answer the report's worked questions into <out>/results/answers.json (printed, not "
                         "written, with --no-save) and exit")
-    p.add_argument("--no-cache", action="store_true", help="count again: neither read nor write the user cache")
+    add_options(p, "--no-cache")
     return p
 
 
@@ -128,7 +105,7 @@ def answer_questions(args: argparse.Namespace) -> int:
     and printed in --format (json: the file's content; table: its path when written). Options are checked
     as in every other mode, before anything is counted or written."""
     from .answers import answers_path, fresh_answers, write_answers
-    from .runs.safe_io import refuse_unless_regular
+    from ..runs.safe_io import refuse_unless_regular
     from .shortlist import check_query
 
     check_query(query_of(args))
@@ -158,7 +135,7 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
     options given beside it (one run could not say which it answered)."""
     if not args.from_plan:
         return query_of(args), None
-    from .shortlist_plan import RUN_OPTIONS, query_from_plan, read_plan
+    from .plan import RUN_OPTIONS, query_from_plan, read_plan
 
     defaults = vars(build_parser().parse_args([]))
     given = [k for k, v in vars(args).items() if k in Query.__dataclass_fields__ and k not in RUN_OPTIONS
@@ -176,7 +153,7 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
 def _save_plan(q: Query, path: str) -> str:
     """--save-plan: the screens here (no timing), the plan written; returns what to run on the serving machine."""
     from .shortlist import check_query, count_screen, rank_screen, screen_all
-    from .shortlist_plan import plan_of, write_plan
+    from .plan import plan_of, write_plan
 
     q = check_query(q)
     if not q.measured:
@@ -194,7 +171,7 @@ def _store_answer(result: dict, q: Query) -> None:
         return
     from pathlib import Path
 
-    from .runs.safe_io import write_atomic
+    from ..runs.safe_io import write_atomic
 
     path = Path(out_or_default(q.out)) / "results" / "select-answer.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -205,7 +182,7 @@ def _store_answer(result: dict, q: Query) -> None:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if any(a == "--predict" or a.startswith("--predict=") for a in (sys.argv[1:] if argv is None else argv)):
-        from .select_predicted import main as predicted      # a GPU not at hand: zoo.select_predicted
+        from .predicted import main as predicted      # a GPU not at hand: zoo.select.predicted
 
         return predicted(argv)
     try:

@@ -2,7 +2,7 @@
 the asked key, the screen of candidates that cannot win an accuracy rank, and how close each row is to the next."""
 from __future__ import annotations
 
-from .models.spec import Size
+from ..models.spec import Size
 
 RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "box_ap", "mask_ap", "miou", "miou_ms")
 TASK_RANKS = ("box_ap", "mask_ap")     # published COCO AP of the detector's recipe: with --detector
@@ -55,8 +55,8 @@ def rank_screen(rows: list[dict], q, excluded: list[dict]) -> list[dict]:
 
 
 def _versus_next(rows: list[dict]) -> None:
-    """Ranked by latency: whether each row is ahead of the next beyond the noise (zoo.shortlist_evidence.ahead)."""
-    from .shortlist_evidence import ahead
+    """Ranked by latency: whether each row is ahead of the next beyond the noise (zoo.select.evidence.ahead)."""
+    from .evidence import ahead
 
     for row, below in zip(rows, rows[1:]):
         if row.get("evidence") and below.get("evidence"):

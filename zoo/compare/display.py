@@ -11,11 +11,11 @@ import csv
 import io
 import json
 
-from .markdown import markdown_table
-from .models.accuracy import accuracy_at, checkpoint_at
-from .models.segmenters.published import published_cells
-from .runs.safe_io import strict_dumps
-from .runs.schema import row_size
+from ..console.markdown import markdown_table
+from ..models.accuracy import accuracy_fields  # noqa: F401 - accuracy_fields: imported from here by callers
+from ..models.segmenters.published import published_cells
+from ..runs.safe_io import strict_dumps
+from ..runs.schema import row_size
 
 
 def _mib(v) -> str:
@@ -102,26 +102,9 @@ RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_
                 "task_recipe": _task_recipe}
 
 
-def weights_label(entry: dict) -> str:
-    """The checkpoint of a shown accuracy, short: its timm tag, or 'not in timm'; a card entry names its source."""
-    return entry["weights_short"] + ("" if entry["source"] == "timm" else f" ({entry['source']})")
-
-
-def accuracy_fields(model: str, img_size: int | None, weights: str = "default", pretraining=None) -> dict:
-    """The accuracy a record at img_size shows under the --weights policy, its checkpoint, and `accuracy`:
-    every entry at that size (card and timm)."""
-    entry = checkpoint_at(model, img_size, weights, pretraining) if img_size else None
-    return {"top1": entry["top1"] if entry else None, "top1_resolution": entry["img_size"] if entry else None,
-            "pretraining": entry["pretraining"] if entry else None,
-            "top1_source": f"{entry['source']}: {entry['citation']}" if entry else None,
-            "weights": entry["weights"] if entry else None, "weights_label": weights_label(entry) if entry else None,
-            "weights_policy": entry["policy"] if entry else None,
-            "accuracy": accuracy_at(model, img_size) if img_size else []}
-
-
 def timed_on(record: dict) -> str:
     """Where a timed record ran: its device and the machine the reports name it by ("cpu: AMD EPYC (2 threads)")."""
-    from .report.rows import machine_name
+    from ..report.rows import machine_name
 
     device = (record.get("timing_settings") or {}).get("device") or record.get("device") or "?"
     return f"{device}: {machine_name(record)}"
@@ -165,7 +148,7 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
         record.update(published_cells(record))          # segmenter rows: the published ADE20K figures
         if record.get("detector") and pretraining:     # the published AP of those pretraining groups instead
-            from .models.detectors.published import task_fields
+            from ..models.detectors.published import task_fields
 
             record.update(task_fields(record["model"], record["detector"], list(pretraining)))
     records = list(merged.values())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .markdown import markdown_table
+from ..console.markdown import markdown_table
 
 
 def num(value: float) -> str:
@@ -54,8 +54,8 @@ def _columns(result: dict) -> list[tuple]:
                  ("AP of (schedule, pretraining)", lambda r: r.get("ap_recipe") or (
                      "no published row of these heads" if r.get("task_unmatched") else None))]
     cols += [("top-1 @res (source)", lambda r: None if r["top1"] is None else
-              f"{r['top1']:g} @{size_text(r['top1_img_size'])} ({r['top1_source']})"),
-             ("weights", lambda r: r.get("weights_short")),
+              f"{r['top1']:g} @{size_text(r['top1_resolution'])} ({r['top1_source'].partition(':')[0]})"),
+             ("weights", lambda r: r.get("weights_label")),
              ("pretraining", lambda r: r["pretraining"]),
              ("IN-V2", lambda r: _opt(r["imagenet_v2"], lambda v: f"{v:g}")),
              ("Sketch", lambda r: _opt(r["sketch"], lambda v: f"{v:g}"))]

@@ -7,22 +7,22 @@ import time
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from .errors import UsageError
-from .models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, pareto_front, pretraining_of,
-                              short_weights, teacher_groups)
-from .models.accuracy import pretraining_groups as checkpoint_groups
-from .models.registry import TIMM_PREFIX, get_spec
-from .models.spec import Size
-from .runs.data_dir import out_or_default
-from .runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
+from ..errors import UsageError
+from ..models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, entry_fields, pareto_front,
+                              pretraining_of, teacher_groups)
+from ..models.accuracy import pretraining_groups as checkpoint_groups
+from ..models.registry import TIMM_PREFIX, get_spec
+from ..models.spec import Size
+from ..runs.data_dir import out_or_default
+from ..runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
                         check_out_dir, check_threads, choice, finite_number, model_names, pad_size, positive_int,
                         positive_number, sizes)
-from .options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
-from .options import SELECT_FORMATS as FORMATS
-from .runs.tasks import one_line
-from .selection_table import num  # noqa: F401 - the callers' number format
+from ..options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
+from ..options import SELECT_FORMATS as FORMATS
+from ..runs.tasks import one_line
+from .table import num  # noqa: F401 - the callers' number format
 
-from .shortlist_rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
+from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
                              _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen)
 LATENCY_STATS = ("p50", "p99")
 MIB = 2 ** 20
@@ -130,7 +130,7 @@ def _check_detector(q: Query) -> None:
         if q.rank in TASK_RANKS:
             raise UsageError(f"--rank {q.rank}: the published COCO AP of a detector recipe: needs --detector")
         return
-    from .models.detectors.specs import DETECTOR_NAMES
+    from ..models.detectors.specs import DETECTOR_NAMES
 
     choice(q.detector, DETECTOR_NAMES, "detector")
     if q.measured:
@@ -171,7 +171,7 @@ def check_query(query: Query) -> Query:
     choice(q.rank, RANKS, "rank")
     _check_detector(q)
     if q.segmenter is not None:
-        from .models.segmenters.specs import SEGMENTERS
+        from ..models.segmenters.specs import SEGMENTERS
 
         choice(q.segmenter, tuple(SEGMENTERS), "segmenter")
         if q.features:
@@ -192,7 +192,7 @@ def check_query(query: Query) -> Query:
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     q.budget_s = positive_number(q.budget_s, "budget-s")
     if q.predict is not None:
-        from .runs.roofline_rows import check_predict
+        from ..runs.roofline_rows import check_predict
 
         check_predict(q.predict, q.dtype)
         q.save = False                     # a prediction is never a result
@@ -222,13 +222,10 @@ def _accuracy(model: str, img_size: Size, groups: list[str] | None, weights: str
 
 def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default", groups=None) -> dict:
     robust = entry if entry and entry["source"] == "timm" else (entry or {}).get("timm_eval") or entry or {}
-    return {"model": model, "img_size": img_size, "family": get_spec(model).family,
-            "top1": entry["top1"] if entry else None, "top1_img_size": entry["img_size"] if entry else None,
-            "top1_source": entry["source"] if entry else None, "top1_citation": entry["citation"] if entry else None,
-            "top1_weights": entry["weights"] if entry else None,
-            "weights_short": short_weights(entry["weights"]) if entry else None,
-            "weights_policy": entry["policy"] if entry else None,
-            "pretraining": entry["pretraining"] if entry else pretraining_of(model, None, weights, groups),
+    fields = entry_fields(entry)          # the names zoo.compare's rows give the same fields
+    if entry is None:
+        fields["pretraining"] = pretraining_of(model, None, weights, groups)
+    return {"model": model, "img_size": img_size, "family": get_spec(model).family, **fields,
             "imagenet_v2": robust.get("imagenet_v2"), "sketch": robust.get("sketch"),
             "robustness_weights": robust.get("weights") if robust.get("imagenet_v2") is not None else None,
             "accuracy": accuracy_at(model, img_size)}
@@ -285,7 +282,7 @@ def screen_all(q: Query) -> tuple[list[dict], dict[str, dict | None]]:
 def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dict]):
     """Count the models that passed `screen` (model -> its accuracy entry) on the scheduler; returns (the
     schedule, whose MACs timing takes; the rows within the counted budgets). The others go to `excluded`."""
-    from .shortlist_cost import count_candidates, counted_reason, counted_row
+    from .cost import count_candidates, counted_reason, counted_row
 
     counts, cost_rows = count_candidates(list(published), q)
     candidates = []
@@ -330,7 +327,7 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     and for a measured question also "untimed" and "timing" (counts, partial or None).
 
     Takes a Query, or its fields (`select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad
-    options before any work. timing: a zoo.shortlist_timing.Timing (tests hand in a fake timer).
+    options before any work. timing: a zoo.select.timing.Timing (tests hand in a fake timer).
     """
     started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
@@ -340,13 +337,13 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     counts, candidates = count_screen(published, q, excluded)
     summary = None
     if q.measured and q.predict is not None:
-        from .shortlist_timing import predict_candidates
+        from .timing import predict_candidates
 
         candidates = rank_screen(candidates, q, excluded)
         candidates.sort(key=_rank_key(effective_rank(candidates, q)[0], q.latency_stat))
         candidates, summary = predict_candidates(candidates, q, len(excluded))
     elif q.measured:
-        from .shortlist_timing import time_candidates
+        from .timing import time_candidates
 
         candidates = rank_screen(candidates, q, excluded)
         order = q.rank if q.rank in MEASURED_RANKS else effective_rank(candidates, q)[0]

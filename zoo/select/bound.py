@@ -93,7 +93,7 @@ def lower_bound_ms(work: dict, peak: dict | None, device: str, caches: int | Non
 
 
 def bound_text(bound: float, budget: float, work: dict, peak: dict) -> str:
-    from .selection_table import num
+    from .table import num
 
     rate = f"{peak['peak_flops'] / 1e9:.0f} GFLOP/s GEMM peak"
     if peak.get("peak_load_scaled"):

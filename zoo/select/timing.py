@@ -1,9 +1,9 @@
 """zoo.select's measured screen: the candidates that passed the counted one, bounded first (a model whose
-lower-bound latency on this machine breaks the budget is excluded untimed, zoo.shortlist_bound), then timed
+lower-bound latency on this machine breaks the budget is excluded untimed, zoo.select.bound), then timed
 one at a time in the order that settles the answer soonest (best-ranked first; for a measured rank, the
 lowest bound first), stopping when no untimed candidate can beat the best that fits, when --budget-s is
 spent, or on Ctrl-C / SIGTERM (the answer so far is kept, marked partial). Each decision carries its
-evidence (zoo.shortlist_evidence): a model whose band straddles the budget is undecided, within noise.
+evidence (zoo.select.evidence): a model whose band straddles the budget is undecided, within noise.
 Stored rows under the --resume key are reused (through zoo.runs.scheduler); measured ones are appended."""
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .shortlist_cost import at_batch
-from .shortlist_bound import quiet_rates
-from .shortlist_evidence import against_budget, against_rate, band_text, evidence
+from .cost import at_batch
+from .bound import quiet_rates
+from .evidence import against_budget, against_rate, band_text, evidence
 
 log = logging.getLogger("zoo.select")
 TIMED_FIELDS = ("latency_ms_p50", "latency_ms_p99", "imgs_per_s", "ran_batch_size", "cv", "foreign_cpu_share",
@@ -82,7 +82,7 @@ class Progress:
 
 
 def task_for(row: dict, q):
-    from .runs.tasks import Task
+    from ..runs.tasks import Task
 
     return Task("throughput", row["model"], row["img_size"], row["batch_size"], q.dtype, train=q.train,
                 features=q.features, segmenter=q.segmenter, device=q.device, threads=q.threads, quick=q.quick,
@@ -92,7 +92,7 @@ def task_for(row: dict, q):
 
 def decide(row: dict, q) -> tuple[str, str, dict]:
     """("fits" | "over" | "within noise", the text saying why, the evidence) of a timed row."""
-    from .selection_table import num
+    from .table import num
 
     stat, point = q.latency_stat, q.allow_noisy
     if row.get(f"latency_ms_{stat}") is None:
@@ -128,9 +128,9 @@ def noise_reason(timed: dict) -> str:
 
 
 def _default_timing(q, store, saving: bool) -> Timing:
-    from .runs.peaks import PeakCache
-    from .runs.tasks import run_task
-    from .shortlist_bound import cache_bytes
+    from ..runs.peaks import PeakCache
+    from ..runs.tasks import run_task
+    from .bound import cache_bytes
 
     peaks = PeakCache(store.dir if saving else None)
 
@@ -150,7 +150,7 @@ def _wait(q) -> None:
 
 def _bound_out(rows: list[dict], q, peak: dict, caches, excluded: list[dict]) -> tuple[list[dict], dict]:
     """The rows whose lower bound keeps the budget (model -> bound); the others go to `excluded`."""
-    from .shortlist_bound import bound_text, lower_bound_ms
+    from .bound import bound_text, lower_bound_ms
 
     budget = q.max_latency_ms if q.max_latency_ms is not None else None
     if q.min_imgs_per_s is not None:
@@ -179,8 +179,8 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     """Settle `rows` (in the order `order_by`, the rank used, wants them tried) against the measured constraints,
     within what is left of q.budget_s after `spent_s` (counting); returns (the rows that fit, a summary: timed,
     reused, bounded out, untimed with why, partial or None)."""
-    from .runs.scheduler import schedule
-    from .runs.store import ResultStore
+    from ..runs.scheduler import schedule
+    from ..runs.store import ResultStore
 
     store = ResultStore(q.out)
     real, timing = timing is None, timing or _default_timing(q, store, q.save)
@@ -308,7 +308,7 @@ class Run:
 
 
 def _partial(error: KeyboardInterrupt) -> dict:
-    from .signals import Terminated
+    from ..console.signals import Terminated
 
     if isinstance(error, BudgetSpent):
         return {"reason": "budget spent (--budget-s)", "status": PARTIAL_STATUS["budget"]}
@@ -329,7 +329,7 @@ def _eta(timing, start, q, done, left: int) -> str:
 
 
 def _announce(q, to_time: int, screened: int, bounded: int | None) -> None:
-    from .runs.tasks import machine
+    from ..runs.tasks import machine
 
     cpu = machine(q.device).get("cpu_model") if q.device == "cpu" else machine(q.device).get("gpu_name")
     log.info("zoo.select: measured latency answers for this machine only (%s, %s threads, %s); for another "
@@ -344,8 +344,8 @@ def _announce(q, to_time: int, screened: int, bounded: int | None) -> None:
 def predict_candidates(rows: list[dict], q, screened: int) -> tuple[list[dict], dict]:
     """--predict DEVICE: each candidate's roofline latency on the datasheet device (zoo.runs.roofline_rows), listed
     untimed in rank order; a prediction decides nothing (unfused traffic, no kernel library: not a bound)."""
-    from .runs.roofline_rows import predict
-    from .selection_table import num
+    from ..runs.roofline_rows import predict
+    from .table import num
 
     untimed = []
     for row in rows:

@@ -19,16 +19,17 @@ import sys
 
 from analysis.vocab import DEVICES, DTYPE_NAMES
 
-from .errors import UsageError, UsageParser, ZooError
-from .options import BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, pretraining_option, weights_option
-from .signals import Terminated, terminate_as_interrupt
-from .models.detectors import DETECTOR_NAMES
-from .models.segmenters.specs import SEGMENTERS
-from .runs.executors import EXECUTORS
-from .runs.store import StoreWriteError
-from .runs.data_dir import out_or_default
-from .runs.user_cache import disabled
-from .runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
+from ..errors import UsageError, UsageParser, ZooError
+from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS, add_options,
+                       pretraining_option, weights_option)
+from ..console.signals import Terminated, terminate_as_interrupt
+from ..models.detectors import DETECTOR_NAMES
+from ..models.segmenters.specs import SEGMENTERS
+from ..runs.executors import EXECUTORS
+from ..runs.store import StoreWriteError
+from ..runs.data_dir import out_or_default
+from ..runs.user_cache import disabled
+from ..runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
                         check_memory_override, check_out_dir, check_threads, choice, frozen_stages_option,
                         model_names, plan_tasks, positive_int, positive_ints, positive_number, sizes, split_list)
 
@@ -51,67 +52,33 @@ def check_backend(args) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="python -m zoo.compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", required=True,
-                   help="comma list: registry names, wildcards (swin_*), 'all', or timm:<name>")
+    add_options(p, "--models", models=dict(required=True))
     p.add_argument("--resolutions", help=f"comma list of input sides or HEIGHTxWIDTH (800x1344), at most {MAX_SIDE:,} "
                                          f"px a side (default: each model's native one)")
-    p.add_argument("--pad-to", help="pad each H x W up to a multiple of this (as detection pipelines pad to 32); "
-                                    "rows record the size asked for in settings.padded_from")
+    add_options(p, "--pad-to")
     p.add_argument("--batch-sizes", default="1", help=f"comma list, at most {MAX_BATCH:,} (default 1); or 'sweep' "
                                                       f"with --latency-target-ms")
     p.add_argument("--latency-target-ms", help="with --batch-sizes sweep: double the batch from 1 until the p99 "
                                                "latency of a batch passes this; the largest within is marked")
-    p.add_argument("--features", action="store_true",
-                   help="the backbone as a multi-scale feature extractor (no pooling, no head), as detectors use it")
-    p.add_argument("--optimizer", help=f"with --metrics train: whose fp32 state the training memory counts: "
-                                       f"{', '.join(OPTIMIZERS)} (default sgd, with momentum; as zoo.select)")
-    p.add_argument("--frozen-stages", help="with --features, --detector or --segmenter: no gradients for the stem and "
-                                           "the first K stages (mmdetection's frozen_stages; 0 = the stem only; -1 = "
-                                           "nothing frozen, the same rows as without the option)")
-    p.add_argument("--detector", help=f"count the whole detector on each backbone: {', '.join(DETECTOR_NAMES)} (FPN, "
-                                      f"RPN, RoI heads; 1000 proposals through the box heads, 100 through the mask "
-                                      f"heads). maskrcnn / cascade_maskrcnn: the mmdetection heads of the Swin and "
-                                      f"ConvNeXt tables, but on vitdet_* detectron2's ViTDet heads (vitdet_*); "
-                                      f"mmdet_* names the mmdetection heads on any backbone")
-    p.add_argument("--segmenter", help=f"count the whole semantic segmenter on each backbone: {', '.join(SEGMENTERS)} "
-                                       f"(mmseg's UperNet for ADE20K: PPM + FPN decode head, auxiliary FCN head "
-                                       f"in training; published mIoU where the recipe matches)")
+    add_options(p, "--features", "--optimizer", "--frozen-stages", "--detector", "--segmenter")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
-    p.add_argument("--device", default="auto", help=f"{', '.join(DEVICES)} (default auto)")
-    p.add_argument("--dtype", default="fp32", help=f"{', '.join(DTYPE_NAMES)} (timing: autocast; default fp32)")
-    p.add_argument("--threads", help="CPU threads for timing, one number (default: all available cores)")
+    add_options(p, "--device", "--dtype", "--threads")
     p.add_argument("--format", default="table", help=f"stdout format: {', '.join(FORMATS)}")
-    p.add_argument("--weights", default="default", help="whose accuracy a row shows: default (timm's evaluation of "
-                                                       "the checkpoint timm.create_model(..., pretrained=True) loads "
-                                                       "at that size), paper (the authors' checkpoint), best (timm's "
-                                                       "most accurate evaluated one)")
-    p.add_argument("--pretraining", help="comma list of pretraining groups the shown checkpoint must be of "
-                                         "(default: any)")
-    p.add_argument("--out", default=None, help="folder for results/ (default: the user data folder, "
-                                               "$ARCHZOO_DATA_DIR or ~/.local/share/archzoo; --out . writes "
-                                               "into the current folder)")
-    p.add_argument("--no-save", action="store_true", help="write nothing, only print")
-    p.add_argument("--quick", action="store_true", help="short throughput runs")
-    p.add_argument("--iters", help="timing: at least this many timed steps (default 10, --quick 3); a p99 needs 100")
-    p.add_argument("--min-seconds", help="timing: at least this many seconds of timed steps (default 1, --quick 0.3)")
-    p.add_argument("--channels-last", action="store_true", help="timing: channels-last memory format")
-    p.add_argument("--compile", nargs="?", const="default", default=None,
-                   help=f"timing: torch.compile the model, with a mode ({', '.join(COMPILE_MODES)}; default 'default')")
-    p.add_argument("--backend", default="eager", help=f"timing runtime, or a comma list of them timed side by side, "
-                                                      f"interleaved: {', '.join(BACKENDS)} (default eager; "
-                                                      f"onnxruntime needs pip install \"archzoo[onnx]\")")
+    add_options(p, "--weights", "--pretraining", "--out", "--no-save", "--quick", "--iters", "--min-seconds",
+                "--channels-last", "--compile")
+    add_options(p, "--backend", backend=dict(help=f"timing runtime, or a comma list of them timed side by side, "
+                                                  f"interleaved: {', '.join(BACKENDS)} (default eager; onnxruntime "
+                                                  f"needs pip install \"archzoo[onnx]\")"))
     p.add_argument("--resume", action="store_true", help="skip rows already in results/ for these settings")
     p.add_argument("--reprobe-peak", action="store_true",
                    help="probe the GEMM peak again instead of using the cached one (user cache, results/peaks.json)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="neither read nor write the user cache of counts and GEMM peaks (see $ARCHZOO_CACHE_DIR)")
+    add_options(p, "--no-cache")
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
-    p.add_argument("--predict", metavar="DEVICE", help="measure nothing: print the roofline estimate on a datasheet "
-                                                       "device (H100, H200, A100, 'A100 40GB', 'V100 SXM2', "
-                                                       "'V100 PCIe', L4, T4, 'RTX 3090', 'RTX 4090', 'RTX 5090'; or two, "
-                                                       "comma-separated, for their break-even price ratio), marked "
-                                                       "predicted; nothing is written")
+    add_options(p, "--predict", predict=dict(help=f"measure nothing: print the roofline estimate on a datasheet GPU "
+                                                  f"({DATASHEET_DEVICES}; or two, comma-separated, for their break-even "
+                                                  f"price ratio), marked predicted, with its error band; nothing is "
+                                                  f"written"))
     p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "
                                                           "give (none is shipped): adds images per dollar")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
@@ -165,7 +132,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
             raise UsageError("--price-per-hour: only with --predict")
         args.price_per_hour = positive_number(args.price_per_hour, "price-per-hour")
     if args.predict is not None:
-        from .runs.roofline_rows import check_predict
+        from ..runs.roofline_rows import check_predict
 
         unmodelled = [name for name, given in (("--detector", args.detector is not None),
                                                ("--segmenter", args.segmenter is not None),
@@ -184,20 +151,20 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if not args.no_save:
         args.out = check_out_dir(out_or_default(args.out))
     if args.executor == "ray":
-        from .runs.ray_executor import check_ray
+        from ..runs.ray_executor import check_ray
 
         check_ray(args.ray_address)
     return args
 
 
 def run(args: argparse.Namespace, plan) -> list[dict]:
-    from .progress import progress_tracker
-    from .runs.executors import executor
-    from .runs.peaks import PeakCache
-    from .runs.run_logs import LOG_DIR_ENV, VERBOSE_ENV, environment
-    from .runs.scheduler import schedule
-    from .runs.schema import row_size
-    from .runs.store import ResultStore
+    from ..console.progress import progress_tracker
+    from ..runs.executors import executor
+    from ..runs.peaks import PeakCache
+    from ..runs.run_logs import LOG_DIR_ENV, VERBOSE_ENV, environment
+    from ..runs.scheduler import schedule
+    from ..runs.schema import row_size
+    from ..runs.store import ResultStore
 
     store = None if args.no_save else ResultStore(args.out)
     rows: list[dict] = list(plan.skipped)
@@ -219,7 +186,7 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
                 if store:
                     store.append(row)
             if args.sweep:
-                from .runs.batch_sweep import run_sweeps
+                from ..runs.batch_sweep import run_sweeps
 
                 run_sweeps(scheduled, on_row, peaks, args.latency_target_ms)
             else:
@@ -265,7 +232,7 @@ def _main(argv: list[str] | None) -> int:
                           channels_last=args.channels_last, compile=args.compile, backends=args.backends,
                           pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)
         if args.predict is not None:
-            from .runs.predicted import print_predictions
+            from ..runs.predicted import print_predictions
 
             return print_predictions(plan, args.predict, args.format,
                                      args.latency_target_ms if args.sweep else None, args.price_per_hour)
@@ -283,7 +250,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"zoo.compare: {how}; every row finished before it is kept{where}", file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
     from .display import merge
-    from .runs.schema import row_size
+    from ..runs.schema import row_size
 
     print_records(merge(rows, args.weights, args.pretraining), args.format)
     failed = [r for r in rows if r.get("failed")]

@@ -10,8 +10,8 @@ import argparse
 import json
 import sys
 
-from .errors import UsageError, UsageParser, ZooError
-from .runs.plan import check_dtype, choice, model_names, positive_int, positive_number, sizes
+from ..errors import UsageError, UsageParser, ZooError
+from ..runs.plan import check_dtype, choice, model_names, positive_int, positive_number, sizes
 
 RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
 GIB = 1024 ** 3
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         price = None if args.price_per_hour is None else positive_number(args.price_per_hour, "price-per-hour")
         if args.rank == "imgs_per_usd" and price is None:
             raise UsageError("--rank imgs_per_usd needs --price-per-hour")
-        from .runs.roofline_rows import check_predict, predict
+        from ..runs.roofline_rows import check_predict, predict
 
         check_predict(args.predict, check_dtype(args.dtype))
         kept, excluded = [], []
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _top1(model: str, size) -> float | None:
-    from .models.accuracy import checkpoint_at
+    from ..models.accuracy import checkpoint_at
 
     h, w = size.hw
     found = checkpoint_at(model, h) if h == w else None
@@ -84,7 +84,7 @@ def _top1(model: str, size) -> float | None:
 
 
 def render(kept: list[dict], excluded: list[dict], rank: str) -> str:
-    from .runs.predicted import predicted_markdown
+    from ..runs.predicted import predicted_markdown
 
     lines = [f"ranked by predicted {rank}" if rank != "top1" else "ranked by published top-1", ""]
     lines.append(predicted_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n")

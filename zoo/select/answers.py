@@ -55,7 +55,7 @@ def fresh_answers() -> list[dict]:
 def write_answers(results_dir: str | Path, answers: list[dict] | None = None) -> Path:
     """Answer every question and replace results/answers.json atomically (a temporary file renamed over it,
     removed again when the write fails); returns its path."""
-    from .runs.safe_io import write_atomic
+    from ..runs.safe_io import write_atomic
 
     path = answers_path(results_dir)
     text = json.dumps(fresh_answers() if answers is None else answers, indent=1, allow_nan=False) + "\n"
@@ -93,7 +93,7 @@ def _check_answer(answer, where: str) -> None:
 def check_answers(loaded) -> list[dict]:
     """`loaded` if it is a list of {question, command, answer} that zoo.select could have written and
     that renders; else an AnswersError saying what is wrong (one line)."""
-    from .selection_table import render
+    from .table import render
 
     if not isinstance(loaded, list) or len(loaded) > MAX_QUESTIONS:
         raise AnswersError(f"not a list of at most {MAX_QUESTIONS} answers")
@@ -114,7 +114,7 @@ def check_answers(loaded) -> list[dict]:
 def read_answers(results_dir: str | Path) -> tuple[list[dict] | None, str | None]:
     """(the stored answers, None), (None, None) when there are none, or (None, why they cannot be used):
     a regular file only (a FIFO or link is not opened), strict JSON (no NaN, nesting bounded), this schema."""
-    from .runs.safe_io import kind_of, strict_loads
+    from ..runs.safe_io import kind_of, strict_loads
 
     path = answers_path(results_dir)
     found = kind_of(path)

@@ -1,0 +1,2 @@
+"""What the commands share at the terminal: markdown tables (`markdown`), progress on stderr (`progress`), and
+Ctrl-C / SIGTERM handling with their exit statuses (`signals`)."""

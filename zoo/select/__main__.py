@@ -1,0 +1,6 @@
+"""`python -m zoo.select`."""
+import sys
+
+from .cli import main
+
+sys.exit(main())
