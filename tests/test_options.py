@@ -65,3 +65,37 @@ def test_optimizer_without_a_training_step_is_refused():
     done = call_main("zoo.compare", "--models", "deit_ti", "--metrics", "cost", "--optimizer", "adamw")
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
         "zoo.compare: error: --optimizer: the training step's memory; needs --metrics with train"]
+
+
+def test_compare_and_select_name_the_shown_checkpoint_alike():
+    """The same field in both commands' JSON has the same name and value: the accuracy a row shows and the
+    checkpoint it is for (timm's results-imagenet.csv: deit_tiny_patch16_224.fb_in1k at 224, top-1 72.19)."""
+    import json
+
+    from cli import call_main
+
+    done = call_main("zoo.compare", "--models", "deit_ti", "--metrics", "cost", "--format", "json", "--no-save")
+    assert done.returncode == 0, done.stderr
+    (compared,) = json.loads(done.stdout)
+    done = call_main("zoo.select", "--models", "deit_ti", "--format", "json", "--no-save")
+    assert done.returncode == 0, done.stderr
+    (selected,) = json.loads(done.stdout)["shortlist"]
+    shared = ("top1", "top1_resolution", "top1_source", "weights", "weights_label", "weights_policy", "pretraining")
+    assert {k: selected[k] for k in shared} == {k: compared[k] for k in shared}
+    assert (selected["top1"], selected["weights"], selected["top1_resolution"]) == \
+        (72.19, "deit_tiny_patch16_224.fb_in1k", 224)
+
+
+def test_both_commands_take_the_shared_options_with_one_help():
+    """An option both commands take is added from zoo.options, so its help and default are the same."""
+    from zoo.compare.cli import build_parser as compare_parser
+    from zoo.select.cli import build_parser as select_parser
+
+    def options(parser):
+        return {a.option_strings[0]: (a.help, a.default) for a in parser._actions if a.option_strings}
+
+    compared, selected = options(compare_parser()), options(select_parser())
+    own = {"--models", "--optimizer", "--predict", "--no-save", "--backend", "--format"}   # default, wording, formats
+    both = (set(compared) & set(selected)) - own - {"-h"}
+    assert {"--dtype", "--device", "--detector", "--segmenter", "--weights", "--pretraining", "--compile"} <= both
+    assert {o: compared[o] for o in both} == {o: selected[o] for o in both}
