@@ -84,6 +84,19 @@ class Predicted:
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
 
 
+def from_query(query) -> Predicted:
+    """The question of a zoo.select Query with `predict` set (select(..., predict=DEVICE)); a UsageError for any
+    other option set (never silently ignored)."""
+    import dataclasses
+
+    given = [f.name for f in dataclasses.fields(query) if f.name not in ("predict", "out", "save", *TAKES)
+             and getattr(query, f.name) != f.default]
+    if given:
+        raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
+                         f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
+    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES})
+
+
 def predicted_select(asked: Predicted) -> dict:
     """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
     device (zoo.runs.roofline_rows.predict) at the size, batch and dtype asked, those that break the device's

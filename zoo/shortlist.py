@@ -332,19 +332,6 @@ def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     return query
 
 
-def _predicted(query: Query) -> dict:
-    """select(..., predict=DEVICE): zoo.select_predicted's answer (the command line's), for the options it takes;
-    any other option set is refused (never silently ignored)."""
-    from .select_predicted import TAKES, Predicted, predicted_select
-
-    given = [f.name for f in dataclasses.fields(Query) if f.name not in ("predict", "out", "save", *TAKES)
-             and getattr(query, f.name) != f.default]
-    if given:
-        raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
-                         f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
-    return predicted_select(Predicted(query.predict, **{name: getattr(query, name) for name in TAKES}))
-
-
 def select(models: Union[Query, list, str, None] = None, resolution: Union[Size, str] = 224, *, timing=None,
            **options) -> dict:
     """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"},
@@ -356,7 +343,9 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     if query.predict is not None:       # a GPU not at hand: the command line's one --predict path
-        return _predicted(query)
+        from .select_predicted import from_query, predicted_select
+
+        return predicted_select(from_query(query))
     q = check_query(query)
     excluded, published = screen_all(q)
     undecided = []
