@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -31,11 +32,19 @@ class Size:
 
     @classmethod
     def parse(cls, text: str) -> Size:
-        """"224" (a side) or "800x1344" (HEIGHTxWIDTH); ValueError otherwise."""
+        """"224" (a side) or "800x1344" (HEIGHTxWIDTH); ValueError otherwise, saying what is wrong (the
+        command line's message: zoo.runs.plan.sizes prefixes the option)."""
         parts = [p.strip() for p in str(text).lower().split("x")]
-        if len(parts) > 2 or not all(p.isdigit() for p in parts):
+        if len(parts) > 2:
             raise ValueError(f"{text!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
-        return cls.of(tuple(int(p) for p in parts) if len(parts) == 2 else int(parts[0]))
+        sides = []
+        for part in parts:
+            if not re.fullmatch(r"[+-]?[0-9]+", part):
+                raise ValueError(f"{part!r} is not an integer")
+            if int(part) <= 0:
+                raise ValueError(f"{int(part)} is not positive")
+            sides.append(int(part))
+        return cls(sides[0], sides[-1])
 
     @property
     def is_square(self) -> bool:

@@ -74,10 +74,11 @@ def write_counts(counts: dict, path: Path = COUNTS) -> None:
 
 
 def count_row(row: dict) -> list:
+    from zoo.runs.request import Request
     from zoo.runs.roofline_rows import traffic_ops
 
-    return [list(op) for op in traffic_ops("timm:" + row["model"], row["img_size"], row["batch_size"], DTYPE,
-                                           gpu=True)]
+    request = Request("timm:" + row["model"], row["img_size"], row["batch_size"], DTYPE)
+    return [list(op) for op in traffic_ops(request, gpu=True)]
 
 
 def samples(rows: list[dict], counts: dict) -> list[dict]:

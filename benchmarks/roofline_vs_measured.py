@@ -69,13 +69,14 @@ def main(argv=None) -> int:
 def with_roofline(row: dict, bandwidth: float) -> dict:
     """A timed CPU fp32 eager inference row without a roofline gets one from its peak and `bandwidth`."""
     from analysis.roofline import roofline
+    from zoo.runs.request import Request
     from zoo.runs.roofline_rows import ROOFLINE_FIELDS, traffic_ops
 
     s = row["settings"]
     if row.get("roofline_ms") or not row.get("peak_flops") or s.get("train") or s["dtype"] != "fp32" or \
             s.get("backend", "eager") != "eager" or row.get("device") != "cpu":
         return row
-    ops = traffic_ops(row["model"], row["img_size"], row.get("ran_batch_size") or row["batch_size"])
+    ops = traffic_ops(Request(row["model"], row["img_size"], row.get("ran_batch_size") or row["batch_size"]))
     estimate = roofline(ops, row["peak_flops"], bandwidth)
     return {**row, "mem_bandwidth": bandwidth, **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 

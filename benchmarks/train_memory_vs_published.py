@@ -46,6 +46,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="comma list of recipe names")
     args = parser.parse_args(argv)
     from zoo.runs.gpu_memory import gpu_train_bytes
+    from zoo.runs.request import Request
 
     wanted = set(filter(None, args.only.split(",")))
     print("| recipe | input, images/GPU | AMP | counted GiB (weights+grads+AdamW / activations) | published GB | "
@@ -55,7 +56,8 @@ def main(argv=None) -> int:
         if wanted and name not in wanted:
             continue
         start = time.perf_counter()
-        r = gpu_train_bytes(model, size, batch, dtype, "adamw", detector=detector, fused_attention=False)
+        request = Request(model, size, batch, dtype, train=True, detector=detector, optimizer="adamw")
+        r = gpu_train_bytes(request, fused_attention=False)
         fixed = (r["weight_bytes"] + r["grad_bytes"] + r["optimizer_bytes"]) / GIB
         total = r["train_bytes"] / GIB
         amp = "fp16 autocast" if dtype == "fp16" else "no (fp32)"

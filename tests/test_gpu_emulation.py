@@ -80,9 +80,10 @@ def test_training_memory_recipe_parts_follow_mixed_precision_training():
     parameter, whatever the autocast dtype; autocast's activations sit between half and all of fp32's
     (norm and softmax outputs and the residual stream stay fp32; casts of weights are saved for backward)."""
     from zoo.runs.gpu_memory import gpu_train_bytes
+    from zoo.runs.request import Request
 
-    fp32 = gpu_train_bytes("vit_ti16", 224, 8, "fp32", "adamw")    # activations well above the weights
-    amp = gpu_train_bytes("vit_ti16", 224, 8, "bf16", "adamw")
+    fp32 = gpu_train_bytes(Request("vit_ti16", 224, 8, "fp32", train=True, optimizer="adamw"))   # activations > weights
+    amp = gpu_train_bytes(Request("vit_ti16", 224, 8, "bf16", train=True, optimizer="adamw"))
     n = fp32["trainable_params"]
     for r in (fp32, amp):
         assert r["grad_bytes"] == 4 * n and r["optimizer_bytes"] == 8 * n and r["weight_bytes"] >= 4 * n

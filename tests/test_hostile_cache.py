@@ -12,6 +12,7 @@ from zoo.models import tag_order
 from zoo.runs import count_cache
 from zoo.runs import counted as counted_module
 from zoo.runs.peaks import PeakCache, peak_key
+from zoo.runs.request import Request
 from zoo.runs.schema import MAX_COUNT
 from zoo.runs.tasks import Task, run_task
 from zoo.runs.user_cache import SECRET_FILE, UserCache
@@ -26,12 +27,13 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="a second user's files
 def recounts(monkeypatch):
     made = []
     real = counted_module.count
-    monkeypatch.setattr(counted_module, "count", lambda *a, **k: made.append(a[0]) or real(*a, **k))
+    monkeypatch.setattr(counted_module, "count",
+                        lambda what, *a, **k: made.append(getattr(what, "model", what)) or real(what, *a, **k))
     return made
 
 
 def _entry_path(model="deit_ti"):
-    return UserCache("count").path(count_cache.count_key(model, 224, 1, "fp32", False, False))
+    return UserCache("count").path(count_cache.count_key(Request(model, 224)))
 
 
 def _plant(path, edit):
@@ -52,7 +54,7 @@ def test_a_planted_count_with_a_recomputed_checksum_is_recounted(recounts):
 
 def test_a_cached_value_never_sets_the_rows_identity(recounts):
     """A value naming another model (even one carrying a valid MAC) is refused, and the row is the task's."""
-    key = count_cache.count_key("deit_ti", 224, 1, "fp32", False, False)
+    key = count_cache.count_key(Request("deit_ti", 224))
     fresh = counted_module.count("deit_ti", 224, train=False)
     UserCache("count").put(key, {**json.loads(json.dumps(fresh)), "model": "vit_h14", "img_h": 14})
     row = run_task(Task("cost", "deit_ti", 224))
@@ -61,7 +63,7 @@ def test_a_cached_value_never_sets_the_rows_identity(recounts):
 
 @pytest.mark.parametrize("bad", ["a string", {"macs": -5}, {"macs": "1"}, {"macs": 2**64}, [1, 2]])
 def test_a_bad_value_is_dropped_and_recounted_not_a_crash(recounts, bad):
-    key = count_cache.count_key("deit_ti", 224, 1, "fp32", False, False)
+    key = count_cache.count_key(Request("deit_ti", 224))
     fresh = json.loads(json.dumps(counted_module.count("deit_ti", 224, train=False)))
     UserCache("count").put(key, {**fresh, **bad} if isinstance(bad, dict) else bad)
     assert run_task(Task("cost", "deit_ti", 224))["macs"] == DEIT_TI_MACS_224 and len(recounts) == 2
@@ -73,7 +75,7 @@ def test_a_shared_group_or_world_writable_cache_folder_is_not_read(recounts, iso
     run_task(task)
     for folder in (isolated_user_cache, isolated_user_cache / "count"):
         folder.chmod(0o777)
-        assert UserCache("count").get(count_cache.count_key("deit_ti", 224, 1, "fp32", False, False)) is None
+        assert UserCache("count").get(count_cache.count_key(Request("deit_ti", 224))) is None
         run_task(task)
         folder.chmod(0o700)
     assert len(recounts) == 3

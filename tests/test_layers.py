@@ -118,8 +118,11 @@ def test_models_import_only_the_shared_size_from_analysis():
     assert used <= {"analysis", "analysis.size"}, used
 
 
-MAX_PARAMETERS = 10
+MAX_PARAMETERS = 8
 TOO_MANY_PARAMETERS_FOR_NOW: set[str] = set()     # zoo.select.shortlist.select takes a Query (or its fields as **options)
+# the counting rules mirror aten's own signatures (convolution's 9 arguments, the attention backward kernels'),
+# so they keep them: only these two modules
+ATEN_MIRRORS = ("analysis.count.op_rules.", "analysis.count.fast_meta.")
 
 
 def parameter_counts() -> dict[str, int]:
@@ -141,11 +144,13 @@ def parameter_counts() -> dict[str, int]:
     return counts
 
 
-def test_no_function_takes_more_than_ten_parameters():
+def test_no_function_takes_more_than_eight_parameters():
     counts = parameter_counts()
-    over = {f: n for f, n in counts.items() if n > MAX_PARAMETERS and f not in TOO_MANY_PARAMETERS_FOR_NOW}
+    over = {f: n for f, n in counts.items() if n > MAX_PARAMETERS and f not in TOO_MANY_PARAMETERS_FOR_NOW
+            and not f.startswith(ATEN_MIRRORS)}
     assert over == {}
     assert all(counts.get(f, 0) > MAX_PARAMETERS for f in TOO_MANY_PARAMETERS_FOR_NOW), "empty the allow-list"
+    assert any(n > MAX_PARAMETERS for f, n in counts.items() if f.startswith(ATEN_MIRRORS)), "drop the exemption"
 
 
 def test_the_parameter_count_sees_every_kind_of_parameter(tmp_path, monkeypatch):

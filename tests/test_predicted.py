@@ -7,18 +7,19 @@ import pytest
 
 from cli import call_main
 
+from zoo.runs.request import Request
 from zoo.runs.roofline_rows import predict
 
 
 def test_a_batch_whose_input_alone_exceeds_the_device_is_marked():
     # 2048 fp32 images of 3 x 1024 x 1024: 2048 * 3 * 1024^2 * 4 bytes = 25.77 GB > the L4's 24 GB
-    row = predict("vit_ti16", 1024, 2048, "bf16", "L4")
+    row = predict(Request("vit_ti16", 1024, 2048, "bf16"), "L4")
     assert row["serve_bytes"] >= 2048 * 3 * 1024 ** 2 * 4 and row["fits_memory"] is False
-    assert predict("vit_ti16", 224, 8, "bf16", "L4")["fits_memory"] is True
+    assert predict(Request("vit_ti16", 224, 8, "bf16"), "L4")["fits_memory"] is True
 
 
 def test_price_turns_the_expected_rate_into_images_per_dollar():
-    row = predict("vit_ti16", 224, 8, "bf16", "A100", price_per_hour=2.0)
+    row = predict(Request("vit_ti16", 224, 8, "bf16"), "A100", price_per_hour=2.0)
     assert row["imgs_per_usd"] == pytest.approx(row["imgs_per_s"] * 3600 / 2.0)
 
 
@@ -29,7 +30,7 @@ def test_compare_predict_sweep_keeps_the_latency_target_and_doubles_the_batch():
     (row,) = json.loads(result.stdout)
     batch = row["batch_size"]
     assert row["latency_ms"] <= 20 and batch & (batch - 1) == 0          # a power of two under the target
-    assert predict("vit_ti16", 224, batch * 2, "bf16", "A100")["latency_ms"] > 20
+    assert predict(Request("vit_ti16", 224, batch * 2, "bf16"), "A100")["latency_ms"] > 20
 
 
 def test_price_needs_predict():
@@ -48,7 +49,7 @@ def test_select_predict_answers_marked_predicted():
 
 def test_a_gpu_no_table_measured_gets_the_wider_leave_one_device_out_band():
     data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
-    measured, other = predict("vit_ti16", 224, 8, "fp16", "RTX 4090"), predict("vit_ti16", 224, 8, "fp16", "A100")
+    measured, other = predict(Request("vit_ti16", 224, 8, "fp16"), "RTX 4090"), predict(Request("vit_ti16", 224, 8, "fp16"), "A100")
     assert measured["imgs_per_s_p10"] / measured["imgs_per_s"] == pytest.approx(data["band"][0])
     assert other["imgs_per_s_p90"] / other["imgs_per_s"] == pytest.approx(data["band_other_device"][1])
     assert data["band_other_device"][1] - data["band_other_device"][0] > data["band"][1] - data["band"][0]
@@ -67,3 +68,23 @@ def test_two_devices_give_the_break_even_price_ratio_of_their_expected_rates():
     refused = call_main("zoo.compare", "--models", "vit_ti16", "--batch-sizes", "sweep", "--latency-target-ms", "9",
                         "--predict", "A100,L4")
     assert refused.returncode == 2 and not refused.stdout
+
+
+def test_select_predict_through_the_api_is_the_command_lines_answer():
+    """One --predict path: select(..., predict=) and `zoo.select --predict` give the same answer, refuse what a
+    prediction cannot take, and rank on the prediction (ViT-B/16 does 14x DeiT-Ti's MACs: 17.6 vs 1.25 GMACs)."""
+    from zoo.errors import UsageError
+    from zoo.select import render, select
+
+    api = select(["vit_b16", "deit_ti"], 224, predict="A100", dtype="bf16", batch_size=32, max_latency_ms=1e4,
+                 rank="imgs_per_s")
+    cli = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--batch-size", "32", "--max-latency-ms",
+                    "1e4", "--models", "vit_b16,deit_ti", "--format", "json")
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == json.loads(json.dumps(api))
+    assert api["predicted"] is True and [r["model"] for r in api["shortlist"]] == ["deit_ti", "vit_b16"]
+    assert render(api, "table").startswith("ranked by predicted imgs_per_s")
+    with pytest.raises(UsageError, match="--predict: .* drop --max-gmacs"):
+        select(["deit_ti"], 224, predict="A100", max_gmacs=5)
+    with pytest.raises(UsageError, match="--predict"):
+        select(["deit_ti"], 224, predict="abacus")

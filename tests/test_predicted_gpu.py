@@ -7,6 +7,7 @@ from importlib import resources
 import pytest
 
 from zoo.report import gpu_predictions, predicted_gpu
+from zoo.runs.request import Request
 from zoo.report.build import Section
 from zoo.runs import roofline_rows
 
@@ -24,9 +25,9 @@ def vit_ti_rows():
     counted = []
     real = roofline_rows.gpu_forward
 
-    def counting(*args, **kwargs):
-        counted.append(args[:4])
-        return real(*args, **kwargs)
+    def counting(request, *args, **kwargs):
+        counted.append(request)
+        return real(request, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(roofline_rows, "gpu_forward", counting)
@@ -59,9 +60,9 @@ def test_band_is_the_calibrations_held_out_factors(vit_ti_rows):
 
 def test_one_count_per_model_batch_and_dtype_gives_predicts_numbers(vit_ti_rows):
     rows, counted = vit_ti_rows
-    assert sorted((c[2], c[3]) for c in counted) == [(1, "bf16"), (1, "fp16"), (64, "bf16"), (64, "fp16")]
+    assert sorted((c.batch_size, c.dtype) for c in counted) == [(1, "bf16"), (1, "fp16"), (64, "bf16"), (64, "fp16")]
     one = next(r for r in rows if r["device"] == "L4" and r["batch_size"] == 64)
-    alone = roofline_rows.predict("vit_ti16", 224, 64, "bf16", "L4")      # counted afresh, for this device only
+    alone = roofline_rows.predict(Request("vit_ti16", 224, 64, "bf16"), "L4")    # counted afresh, for this device only
     assert one == {k: pytest.approx(alone[k], rel=1e-8) if isinstance(alone[k], float) else alone[k]
                    for k in gpu_predictions.KEPT}
 

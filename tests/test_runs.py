@@ -59,6 +59,35 @@ def test_serving_memory_is_weights_plus_activations(dtype, itemsize, train_bytes
     assert "SGD" in c["train_optimizer"] and ("autocast" in c["train_optimizer"]) == (dtype == "bf16")
 
 
+def test_one_request_is_what_is_counted_keyed_and_planned():
+    """ViT-B/16 at 224 through the request: the closed form (Dosovitskiy et al. eqs. 1-4: 196 patches + the class
+    token, d 768, 12 layers, MLP 3072) is 17,563,828,224 MACs; the count cache's key holds the request's axes
+    as before (an optimizer is not part of it), and a Task hands its request down unchanged."""
+    from analysis.count.closed_form import ViTShape, vit_macs
+    from zoo.runs.count_cache import count_key
+    from zoo.runs.counted import counted
+    from zoo.runs.request import Request
+
+    request = Request("vit_b16", 224)
+    assert count(request)["macs"] == vit_macs(ViTShape(768, 12, 3072, 16), 224)["total"] == 17_563_828_224
+    key = count_key(request)
+    assert {k: key[k] for k in ("model", "img_h", "img_w", "batch_size", "dtype", "train", "features",
+                                "frozen_stages", "detector", "segmenter")} == {
+        "model": "vit_b16", "img_h": 224, "img_w": 224, "batch_size": 1, "dtype": "fp32", "train": False,
+        "features": False, "frozen_stages": None, "detector": None, "segmenter": None}
+    assert set(key) - {"model", "img_h", "img_w", "batch_size", "dtype", "train", "features", "frozen_stages",
+                       "detector", "segmenter"} == {"torch", "timm", "archzoo", "source", "spec"}
+    adamw = Request("deit_ti", 224, train=True, optimizer="adamw")
+    assert count_key(adamw) == count_key(adamw.replace(optimizer=None))
+    # AdamW keeps two fp32 states per parameter, SGD with momentum one: 4 bytes more a (trainable) parameter,
+    # DeiT-Ti's 5,717,416 (timm's deit_tiny_patch16_224)
+    assert counted(adamw)["train_serve_bytes"] - counted(adamw.replace(optimizer=None))["train_serve_bytes"] == \
+        4 * 5_717_416
+    task = Task.of("cost", adamw, padded_from="223")
+    assert task.request == adamw and task.optimizer == "adamw" and task.padded_from == "223"
+    assert Task("throughput", "deit_ti", 224, batch_size=8).request.per_image == Request("deit_ti", 224)
+
+
 def test_serve_bytes_of_fp32_rows_cover_four_bytes_per_parameter(tmp_path):
     result = call_main("zoo.compare", "--models", "vit_ti16,resnet50", "--metrics", "cost,memory", "--format", "json",
                      "--no-save")

@@ -154,10 +154,11 @@ def test_bad_segmenter_options_exit_2(args, message):
 
 def test_the_count_key_and_the_row_settings_tell_segmenters_apart():
     from zoo.runs import count_cache
+    from zoo.runs.request import Request
     from zoo.runs.tasks import Task
 
-    args = ("resnet50", 224, 1, "fp32", False, False)
-    assert count_cache.count_key(*args, segmenter="upernet") != count_cache.count_key(*args)
+    plain = Request("resnet50", 224)
+    assert count_cache.count_key(plain.replace(segmenter="upernet")) != count_cache.count_key(plain)
     assert Task("cost", "resnet50", 224, segmenter="upernet").settings["segmenter"] == "upernet"
     assert "segmenter" not in Task("cost", "resnet50", 224).settings       # earlier rows keep their key
 

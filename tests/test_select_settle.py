@@ -292,19 +292,3 @@ def test_ranked_by_latency_a_model_whose_bound_is_above_the_best_is_not_timed():
                      out["untimed"][0]["reason"])
     # DeiT-S: 4.6 GMACs, all but its patch embedding (a 16x16 conv, 0.06 GMACs: the conv margin) in linear layers
     assert found and 2 * 4.5e9 / 3 / 1e12 * 1e3 < float(found.group(1)) <= 2 * 4.6e9 / 3 / 1e12 * 1e3
-
-
-def test_predict_lists_roofline_estimates_and_decides_nothing():
-    from zoo.select.cli import render
-
-    timer = FakeTimer({"deit_ti": 8.0, "vit_b16": 95.0})
-    out = ask(["vit_b16", "deit_ti", "vit_h14"], timer, max_latency_ms=30, predict="h100")
-    assert timer.timed == [] and out["shortlist"] == [] and out["undecided"] == []
-    assert [u["model"] for u in out["untimed"]] == ["vit_b16", "deit_ti"]         # rank order; vit_h14 has no top-1
-    assert all(u["reason"].startswith("PREDICTED, not measured: roofline ") and "on H100" in u["reason"]
-               for u in out["untimed"])
-    # ViT-B/16 does 14x DeiT-Ti's MACs (17.6 vs 1.25 GMACs): its estimate is the larger
-    assert out["untimed"][0]["predicted_ms"] > out["untimed"][1]["predicted_ms"] > 0
-    assert render(out, "markdown").startswith("PREDICTED on h100, not measured: nothing is decided on latency")
-    with pytest.raises(UsageError, match="--predict"):
-        ask(["deit_ti"], timer, max_latency_ms=30, predict="abacus")

@@ -6,6 +6,7 @@ import zoo
 from analysis.size import Size
 from zoo.errors import ZooError
 from zoo.runs.counted import build
+from zoo.runs.request import Request
 from zoo.runs.tasks import count
 
 HIERARCHICAL = ["resnet50", "bit_r50x1", "convnext_t", "swin_t", "regnety_160", "effnet_l2", "vitdet_b16"]
@@ -105,7 +106,7 @@ def test_frozen_stages_in_a_whole_detector_at_800x1280():
 def _saved_for_backward(name: str, frozen: int | None) -> int:
     """Bytes of the distinct activations autograd saves for backward in one training forward at 224 (its own
     saved-tensor hooks, not archzoo's allocation tracker); weights, buffers and the image excluded."""
-    module = build(name, Size(224, 224), "meta", features=True, frozen_stages=frozen).train()
+    module = build(Request(name, Size(224, 224), features=True, frozen_stages=frozen), "meta").train()
     x = torch.empty(1, 3, 224, 224, device="meta")
     excluded = {id(t.untyped_storage()) for t in [x, *module.parameters(), *module.buffers()]}
     saved = {}

@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from analysis.count.closed_form import ViTShape, vit_macs
-from analysis.size import Size
 from zoo.runs import count_cache, parallel
 from zoo.runs import counted as counted_module
 from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
+from zoo.runs.request import Request
 from zoo.runs.tasks import Task, run_task
 from zoo.runs.user_cache import CACHE_DIR_ENV, UserCache, cache_dir, disabled
 
@@ -26,9 +26,9 @@ def counts(monkeypatch):
     made = []
     real = counted_module.count
 
-    def counting(model, img_size, *args, **kwargs):
-        made.append((model, Size.of(img_size).side))
-        return real(model, img_size, *args, **kwargs)
+    def counting(request):
+        made.append((request.model, request.img_size.side))
+        return real(request)
 
     monkeypatch.setattr(counted_module, "count", counting)
     return made
@@ -93,7 +93,7 @@ def test_a_count_is_read_back_and_a_damaged_entry_is_recounted_not_trusted(count
     first = counted_module.counted("vit_ti16", 224, train=False)
     assert first["macs"] == VIT_TI16_MACS_224 and counts == [("vit_ti16", 224)]
     assert counted_module.counted("vit_ti16", 224, train=False) == first and len(counts) == 1     # from the cache
-    path = UserCache("count").path(count_cache.count_key("vit_ti16", 224, 1, "fp32", False, False))
+    path = UserCache("count").path(count_cache.count_key(Request("vit_ti16", 224)))
     path.write_text(path.read_text().replace(f'"macs": {VIT_TI16_MACS_224}', '"macs": 1'))
     again = counted_module.counted("vit_ti16", 224, train=False)
     assert again["macs"] == VIT_TI16_MACS_224 and len(counts) == 2                              # counted afresh
@@ -225,8 +225,7 @@ def test_a_model_registered_by_user_code_is_keyed_by_its_spec(counts, monkeypatc
 
 def test_the_count_key_tells_frozen_stages_and_detectors_apart():
     """A detector's or a partly frozen backbone's count is never read back for the plain backbone's."""
-    args = ("vit_ti16", 224, 1, "fp32", True, False)
-    plain = count_cache.count_key(*args)
-    assert count_cache.count_key(*args, frozen_stages=2) != plain
-    assert count_cache.count_key(*args, detector="maskrcnn") != plain
-    assert count_cache.count_key(*args, None, None) == plain
+    plain = Request("vit_ti16", 224, train=True)
+    assert count_cache.count_key(plain.replace(frozen_stages=2)) != count_cache.count_key(plain)
+    assert count_cache.count_key(plain.replace(detector="maskrcnn")) != count_cache.count_key(plain)
+    assert count_cache.count_key(plain.replace(segmenter="upernet")) != count_cache.count_key(plain)

@@ -45,15 +45,16 @@ class AccuracyEntry:
         return asdict(self)
 
 
-def _p(top1, top5, img_size, pretraining, citation, weights=None, note="", crops="single", **extra) -> AccuracyEntry:
-    """A paper table's entry."""
-    return AccuracyEntry(top1, top5, img_size, pretraining, crops, "paper", citation, weights, note=note, **extra)
-
-
-def _r(top1, top5, img_size, pretraining, citation, weights=None, note="", crops="single", **extra) -> AccuracyEntry:
-    """An entry of the authors' repository (README, notebook, model zoo)."""
-    return AccuracyEntry(top1, top5, img_size, pretraining, crops, "repository", citation, weights, note=note,
+def _p(top1, top5, img_size, pretraining, citation, weights=None, **extra) -> AccuracyEntry:
+    """A paper table's entry; extra: AccuracyEntry's other fields (note, crops "single" unless given, ...)."""
+    return AccuracyEntry(top1, top5, img_size, pretraining, extra.pop("crops", "single"), "paper", citation, weights,
                          **extra)
+
+
+def _r(top1, top5, img_size, pretraining, citation, weights=None, **extra) -> AccuracyEntry:
+    """An entry of the authors' repository (README, notebook, model zoo); extra as for _p."""
+    return AccuracyEntry(top1, top5, img_size, pretraining, extra.pop("crops", "single"), "repository", citation,
+                         weights, **extra)
 
 
 # Sources (a paper that could not be opened from this workspace says so in the entry's note)

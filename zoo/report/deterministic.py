@@ -24,6 +24,7 @@ from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models
 from ..models.segmenters.published import ADE20K
 from ..runs.parallel import count_rows
+from ..runs.request import Request
 from ..runs.store import ResultStore, latest
 from ..runs.tasks import Task
 from ..runs.user_cache import disabled
@@ -38,23 +39,26 @@ MEASURED = ("params", "trainable_params", "params_by_component", "tokens", "macs
             "arithmetic_intensity_by_component", "box_ap", "mask_ap")
 
 
-def deterministic_tasks() -> list[Task]:
-    tasks = []
+def deterministic_requests() -> list[Request]:
+    """What the committed cost rows count: each at batch 1 in fp32 with the training step (zoo.runs.request)."""
+    requests = []
     for model in list_models():
         spec = get_spec(model)
         sizes = {224, 384, spec.native_size, *EXTRA.get(model, ()),
                  *(e["img_size"] for e in accuracy_entries(model) if isinstance(e["img_size"], int))}
-        tasks += [Task("cost", model, Size(s, s), 1, "fp32", train=True) for s in sorted(sizes)
-                  if spec.rule.accepts(Size(s, s))]
-    tasks += [Task("cost", model, PUBLISHED_SIZE, 1, "fp32", train=True, detector=detector)
-              for model, detector in sorted(PUBLISHED)]
-    tasks += [Task("cost", r.model, r.flops_size, 1, "fp32", train=True, segmenter=r.segmenter)
-              for r in ADE20K if r.pretraining == "in1k"]
-    return tasks + [Task("cost", "vitdet_b16", 1024, 1, "fp32", train=True, detector=detector)
-                    for detector in ("vitdet_maskrcnn", "vitdet_cascade_maskrcnn")]
+        requests += [Request(model, Size(s, s), train=True) for s in sorted(sizes) if spec.rule.accepts(Size(s, s))]
+    requests += [Request(model, PUBLISHED_SIZE, train=True, detector=detector) for model, detector in sorted(PUBLISHED)]
+    requests += [Request(r.model, r.flops_size, train=True, segmenter=r.segmenter)
+                 for r in ADE20K if r.pretraining == "in1k"]
+    return requests + [Request("vitdet_b16", 1024, train=True, detector=detector)
+                       for detector in ("vitdet_maskrcnn", "vitdet_cascade_maskrcnn")]
 
 
-DETERMINISTIC_SETTINGS = Task("cost", "any", Size(224, 224), 1, "fp32", train=True).settings
+def deterministic_tasks() -> list[Task]:
+    return [Task.of("cost", request) for request in deterministic_requests()]
+
+
+DETERMINISTIC_SETTINGS = Task.of("cost", Request("any", Size(224, 224), train=True)).settings
 
 
 def _is_deterministic(row: dict) -> bool:

@@ -56,6 +56,7 @@ def _rounded(value):
 def fresh_predictions(models: list[str]) -> list[dict]:
     """Every (model, batch, device) row, device by device in DEVICES order, then model and batch; one count
     per (model, batch, dtype), reused across the devices of that dtype."""
+    from ..runs.request import Request
     from ..runs.roofline_rows import gpu_forward, predict_counted
 
     per_device: dict[str, list[dict]] = {device: [] for device in DEVICES}
@@ -63,10 +64,10 @@ def fresh_predictions(models: list[str]) -> list[dict]:
         for batch in BATCHES:
             counted: dict[str, dict] = {}       # dtype -> the counted forward, shared by the devices
             for device in DEVICES:
-                dtype = OTHER_DTYPE.get(device, DTYPE)
-                if dtype not in counted:
-                    counted[dtype] = gpu_forward(model, Size(SIZE, SIZE), batch, dtype)
-                row = predict_counted(counted[dtype], model, Size(SIZE, SIZE), batch, dtype, device)
+                request = Request(model, Size(SIZE, SIZE), batch, OTHER_DTYPE.get(device, DTYPE))
+                if request.dtype not in counted:
+                    counted[request.dtype] = gpu_forward(request)
+                row = predict_counted(counted[request.dtype], request, device)
                 per_device[device].append({k: _rounded(row[k]) for k in KEPT})
     return [row for device in DEVICES for row in per_device[device]]
 

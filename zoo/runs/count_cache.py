@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from analysis.size import Size
-
+from .request import Request
 from .schema import SCHEMA_VERSION, SchemaError, fields_of, validate
 from .user_cache import UserCache, enabled
 
@@ -36,19 +35,20 @@ def source_hash() -> str:
     return digest.hexdigest()
 
 
-def count_key(model: str, img_size, batch_size: int, dtype: str, train: bool, features: bool,
-              frozen_stages: int | None = None, detector: str | None = None, segmenter: str | None = None) -> dict:
+def count_key(request: Request) -> dict:
+    """The cache key of `request`'s count (its optimizer is not part of it: the count is SGD's, zoo.runs.counted)."""
     from analysis.timing.fingerprint import timm_version, torch_version
 
     from .._version import __version__
 
     from ..models.registry import get_spec
 
-    spec = get_spec(model)
-    height, width = Size.of(img_size).hw
-    return {"model": model, "img_h": height, "img_w": width, "batch_size": batch_size, "dtype": dtype,
-            "train": bool(train), "features": bool(features), "frozen_stages": frozen_stages, "detector": detector,
-            "segmenter": segmenter,
+    r = request
+    spec = get_spec(r.model)
+    height, width = r.img_size.hw
+    return {"model": r.model, "img_h": height, "img_w": width, "batch_size": r.batch_size, "dtype": r.dtype,
+            "train": bool(r.train), "features": bool(r.features), "frozen_stages": r.frozen_stages,
+            "detector": r.detector, "segmenter": r.segmenter,
             "torch": torch_version(), "timm": timm_version(),
             "archzoo": __version__, "source": source_hash(),
             "spec": f"{spec!r} {spec.vit_config!r}"}     # a model registered outside archzoo's source, by its data
@@ -75,21 +75,18 @@ def valid_count(key: dict, value) -> bool:
     return value.get("macs") is not None
 
 
-def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size: int = 1, dtype: str = "fp32",
-                 train: bool = True, features: bool = False, frozen_stages: int | None = None,
-                 detector: str | None = None, segmenter: str | None = None) -> dict:
-    """compute(model, img_size, batch_size, dtype, train, features, frozen_stages, detector, segmenter)
-    (zoo.runs.counted.count), from the user cache when it holds this key, else computed and stored."""
-    args = (model, img_size, batch_size, dtype, train, features, frozen_stages, detector, segmenter)
+def cached_count(compute: Callable[[Request], dict], request: Request) -> dict:
+    """compute(request) (zoo.runs.counted.count), from the user cache when it holds this key, else computed and
+    stored."""
     if not enabled():
-        return compute(*args)
-    key = count_key(*args)
+        return compute(request)
+    key = count_key(request)
     cache = UserCache(NAMESPACE)
     kept = cache.get(key, lambda value: valid_count(key, value))
     if kept is not None:
         return kept
     start = time.perf_counter()
-    fresh = json.loads(json.dumps(compute(*args)))      # the value exactly as a later hit reads it
+    fresh = json.loads(json.dumps(compute(request)))      # the value exactly as a later hit reads it
     if not valid_count(key, fresh):      # past int64 (run_task refuses the row): nothing worth keeping
         return fresh
     cache.put(key, fresh, {"counted_seconds": round(time.perf_counter() - start, 3), "pid": os.getpid(),
@@ -97,10 +94,8 @@ def cached_count(compute: Callable[..., dict], model: str, img_size, batch_size:
     return fresh
 
 
-def is_cached(model: str, img_size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-              features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
-              segmenter: str | None = None) -> bool:
+def is_cached(request: Request) -> bool:
     if not enabled():
         return False
-    key = count_key(model, img_size, batch_size, dtype, train, features, frozen_stages, detector, segmenter)
+    key = count_key(request)
     return UserCache(NAMESPACE).entry(key, lambda value: valid_count(key, value)) is not None

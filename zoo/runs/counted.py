@@ -2,59 +2,68 @@
 memory the run layer derives from the record; `counted` reads a count made before from the user cache."""
 from __future__ import annotations
 
-from analysis.size import Size, SizeLike
+from analysis.size import SizeLike
 from analysis.vocab import DTYPE_BYTES, torch_dtype
 
 from ..models.registry import create_model, get_spec, map_shapes
+from .request import Request, request_of
 # NB: torch loads with the first count, not with this module: a count the user cache holds needs none
 
 
-def build(model: str, img_size: Size, device: str, dtype: str = "fp32", features: bool = False,
-          frozen_stages: int | None = None, detector: str | None = None, segmenter: str | None = None, **overrides):
-    """The module a task measures: the model, its feature extractor, or a whole detector or segmenter on it."""
+def build(request: Request, device: str, dtype: str | None = None, **overrides):
+    """The module `request` measures: the model, its feature extractor, or a whole detector or segmenter on it,
+    held in `dtype` (None: the request's). overrides: create_model's (attn_impl, in_chans, ...)."""
     from ..models.stages import freeze_stages
 
-    if segmenter is not None:
+    r, held = request, torch_dtype(dtype or request.dtype)
+    if r.segmenter is not None:
         from ..models.segmenters import create_segmenter
 
-        return create_segmenter(model, segmenter, img_size, device=device, dtype=torch_dtype(dtype),
-                                frozen_stages=frozen_stages)
-    if detector is not None:
+        return create_segmenter(r.model, r.segmenter, r.img_size, device=device, dtype=held,
+                                frozen_stages=r.frozen_stages)
+    if r.detector is not None:
         from ..models.detectors import create_detector
 
-        return create_detector(model, detector, img_size, device=device, dtype=torch_dtype(dtype),
-                               frozen_stages=frozen_stages, **overrides)
-    module = create_model(model, img_size=img_size, device=device, dtype=torch_dtype(dtype), features=features,
+        return create_detector(r.model, r.detector, r.img_size, device=device, dtype=held,
+                               frozen_stages=r.frozen_stages, **overrides)
+    module = create_model(r.model, img_size=r.img_size, device=device, dtype=held, features=r.features,
                           **overrides)
-    if frozen_stages is not None:
-        freeze_stages(module, frozen_stages)
+    if r.frozen_stages is not None:
+        freeze_stages(module, r.frozen_stages)
     return module
 
 
-def count(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-          features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
-          segmenter: str | None = None, **overrides) -> dict:
-    """Cost fields of a registry model (built on meta): what a cost row holds besides its identity."""
+def asked(what: Request | str, img_size: SizeLike | None, axes: dict) -> Request:
+    """The Request `count` and `counted` are asked for: `what` itself, or a model name's (train True unless said)."""
+    return request_of(what, img_size, **axes) if isinstance(what, Request) else \
+        request_of(what, img_size, **{"train": True, **axes})
+
+
+def count(what: Request | str, img_size: SizeLike | None = None, **axes) -> dict:
+    """Cost fields of a registry model (built on meta): what a cost row holds besides its identity. Takes a
+    Request, or a model name, a size and Request's fields (`count("vit_b16", 224)`; train defaults to True
+    there, as it always has). A training step's memory is SGD's (`counted` applies the request's optimizer)."""
     from analysis.count.cost import cost_record, macs_by_module
 
     from ..models.stages import feature_layout
 
-    img_size = Size.of(img_size)     # callers outside the planner may pass 224 or (H, W)
-    module = build(model, img_size, "meta", dtype, features, frozen_stages, detector, segmenter, **overrides)
-    record = cost_record(module, img_size, batch_size=batch_size, dtype=torch_dtype(dtype), train=train).as_dict()
-    record.update(serving_memory(record, dtype))
-    if segmenter is not None:
+    r = asked(what, img_size, axes)
+    dtype = torch_dtype(r.dtype)
+    module = build(r, "meta")
+    record = cost_record(module, r.img_size, batch_size=r.batch_size, dtype=dtype, train=r.train).as_dict()
+    record.update(serving_memory(record, r.dtype))
+    if r.segmenter is not None:
         from ..models.segmenters import segmenter_fields
 
-        record.update(segmenter_fields(module, model, lambda m: macs_by_module(m, img_size, torch_dtype(dtype))))
-    elif detector is not None:
+        record.update(segmenter_fields(module, r.model, lambda m: macs_by_module(m, r.img_size, dtype)))
+    elif r.detector is not None:
         from ..models.detectors import detector_fields
 
-        record.update(detector_fields(macs_by_module(module, img_size, torch_dtype(dtype)), module))
-    elif features:
-        record["features"] = map_shapes(module, img_size, overrides.get("in_chans", 3))   # the module just counted
+        record.update(detector_fields(macs_by_module(module, r.img_size, dtype), module))
+    elif r.features:
+        record["features"] = map_shapes(module, r.img_size, 3)   # the module just counted
         record["feature_strides"], record["feature_stages"] = feature_layout(module)
-    return {"tokens": get_spec(model).tokens(img_size), **record, "env": {"device": "meta"}}
+    return {"tokens": get_spec(r.model).tokens(r.img_size), **record, "env": {"device": "meta"}}
 
 
 OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # fp32 state tensors per parameter
@@ -82,11 +91,13 @@ def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
     return fields
 
 
-def counted(model: str, img_size: SizeLike, batch_size: int = 1, dtype: str = "fp32", train: bool = True,
-            features: bool = False, frozen_stages: int | None = None, detector: str | None = None,
-            segmenter: str | None = None) -> dict:
-    """`count`, read from the user cache when the same count was made before (zoo.runs.count_cache)."""
+def counted(what: Request | str, img_size: SizeLike | None = None, **axes) -> dict:
+    """`count`, read from the user cache when the same count was made before (zoo.runs.count_cache), with the
+    training memory of the request's optimizer (when it has one and trains). Takes what `count` takes."""
     from .count_cache import cached_count
 
-    return cached_count(count, model, Size.of(img_size), batch_size, dtype, train, features, frozen_stages, detector,
-                        segmenter)
+    r = asked(what, img_size, axes)
+    record = cached_count(count, r)
+    if r.optimizer is not None and r.train:
+        record = {**record, **serving_memory(record, r.dtype, r.optimizer)}
+    return record

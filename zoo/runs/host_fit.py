@@ -8,13 +8,10 @@ counted at batches 1 and 2 and extrapolated. A need past what is available even 
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 from analysis.timing.host_memory import HEADROOM, available_bytes, halve_to_fit
 from analysis.vocab import DTYPES, resolve_device
-
-from ..models.registry import create_model
 
 
 def fit_to_host(task) -> tuple[int, list[int], str | None]:
@@ -24,7 +21,7 @@ def fit_to_host(task) -> tuple[int, list[int], str | None]:
     available = available_bytes()
     if available is None:
         return task.batch_size, [], None
-    unit = dataclasses.replace(task, batch_size=1)      # one count per model and setting, whatever the batch
+    unit = task.request.replace(batch_size=1)      # one count per measured module and setting, whatever the batch
     one = _counted(unit, 1)
     two = _counted(unit, 2) if task.batch_size > 1 else one
     h, w = task.img_size.hw
@@ -42,12 +39,16 @@ def fit_to_host(task) -> tuple[int, list[int], str | None]:
 
 
 @functools.lru_cache(maxsize=64)
-def _counted(task, batch: int) -> int:
+def _counted(request, batch: int) -> int:
+    """Bytes the timed step of `request` (zoo.runs.request) needs at `batch` beyond its input: the module the
+    timing builds (zoo.runs.counted.build, fp32 as timed), a whole detector or segmenter included."""
     from analysis.count.cost import cost_record
 
-    module = create_model(task.model, img_size=task.img_size, device="meta", features=task.features)
-    record = cost_record(module, task.img_size, batch_size=batch, train=task.train)
-    if not task.train:
+    from .counted import build
+
+    module = build(request, "meta", "fp32")
+    record = cost_record(module, request.img_size, batch_size=batch, train=request.train)
+    if not request.train:
         return record.act_peak_bytes
     return record.train_act_peak_bytes + 2 * record.params * DTYPES["fp32"].itemsize
 

@@ -129,8 +129,7 @@ def count_rows(tasks: Sequence) -> Iterator[dict]:
     """run_task of each cost task, in order; what the user cache lacks is counted on the pool."""
     from .tasks import run_task
 
-    misses = [t for t in tasks if not is_cached(t.model, t.img_size, t.batch_size, t.dtype, t.train, t.features,
-                                                t.frozen_stages, t.detector, t.segmenter)]
+    misses = [t for t in tasks if not is_cached(t.request)]
     if len(misses) >= MIN_PARALLEL:
         _import_counting(misses)
     counted = map_ordered(run_task, misses)

@@ -17,6 +17,7 @@ from ..errors import UsageError, ZooError
 from ..models.detectors.specs import resolve_detector
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
 from .safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
+from .request import Request
 from .tasks import Task, skipped_row
 
 METRICS = ("cost", "memory", "throughput", "train")
@@ -84,16 +85,38 @@ def positive_ints(text: str, what: str, limit: int) -> list[int]:
 
 
 def sizes(text: str, what: str = "resolutions") -> list[Size]:
-    """"224,384,800x1344" -> the Sizes: a side, or HEIGHTxWIDTH (800x800 is the side 800); duplicates once.
-    `what`: the option the user typed, named in every message."""
+    """"224,384,800x1344" -> the Sizes (Size.parse): a side, or HEIGHTxWIDTH (800x800 is the side 800);
+    duplicates once. `what`: the option the user typed, named in every message."""
     found = []
     for item in split_list(text, what):
-        parts = item.lower().split("x")
-        if len(parts) > 2:
-            raise UsageError(f"--{what}: {item!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")
-        sides = [positive_int(p.strip(), what, MAX_SIDE) for p in parts]
-        found.append(Size(sides[0], sides[-1]))
+        try:
+            size = Size.parse(item)
+        except ValueError as e:
+            raise UsageError(f"--{what}: {e}") from None
+        found.append(checked_size(size, what))
     return list(dict.fromkeys(found))
+
+
+def one_size(value, what: str) -> Size:
+    """One size: the command line's side or HEIGHTxWIDTH (Size.parse, through `sizes`); the API's side, (H, W)
+    or Size, checked as it is (never through text). A UsageError naming the option otherwise."""
+    if isinstance(value, str):
+        if "," in value or not value.strip():
+            raise UsageError(f"--{what}: one side or HEIGHTxWIDTH (800x1344), not a list ({value!r})")
+        return sizes(value, what)[0]
+    try:
+        size = Size.of(value)
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"--{what}: {e}") from None
+    return checked_size(size, what)
+
+
+def checked_size(size: Size, what: str) -> Size:
+    """`size` within archzoo's bound on a side (MAX_SIDE), or a UsageError naming the option."""
+    for side in size.hw:
+        if side > MAX_SIDE:
+            raise UsageError(f"--{what}: {side} is larger than archzoo's bound of {MAX_SIDE:,}")
+    return size
 
 
 def pad_size(size: Size, multiple: int | None) -> Size:
@@ -251,17 +274,18 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
         for img_size in resolutions or [get_spec(model).native]:
             if not accepts[model, img_size]:
                 kind = "cost" if count else "throughput"
-                skipped.append(skipped_row(Task(kind, model, img_size, batch_sizes[0], dtype, **built)))
+                skipped.append(skipped_row(Task.of(kind, Request(model, img_size, batch_sizes[0], dtype, **built))))
                 continue
             padded_from = asked.get(img_size)
             for batch in batch_sizes:
+                request = Request(model, img_size, batch, dtype, **built)       # what is built, counted and timed
                 if count:
-                    tasks.append(Task("cost", model, img_size, batch, dtype, train="train" in metrics,
-                                      padded_from=padded_from, optimizer=optimizer, **built))
+                    tasks.append(Task.of("cost", request.replace(train="train" in metrics, optimizer=optimizer),
+                                         padded_from=padded_from))
                 if "throughput" in metrics:
-                    tasks += [Task("throughput", model, img_size, batch, dtype, backend=backend,
-                                   padded_from=padded_from, **built, **timing) for backend in backends]
+                    tasks += [Task.of("throughput", request, backend=backend, padded_from=padded_from, **timing)
+                              for backend in backends]
                 if "throughput" in metrics and "train" in metrics:
-                    tasks.append(Task("throughput", model, img_size, batch, dtype, train=True,
-                                      padded_from=padded_from, **built, **timing))
+                    tasks.append(Task.of("throughput", request.replace(train=True), padded_from=padded_from,
+                                         **timing))
     return Plan(tasks, skipped)

@@ -12,13 +12,13 @@ MAX_SWEEP_BATCH = 4096
 GIB = 1024 ** 3
 
 
-def sweep(model, img_size, dtype: str, device: str, features: bool, target_ms: float,
-          price_per_hour: float | None = None) -> dict:
-    """Double the batch from 1 while the predicted latency per batch stays under `target_ms` and the batch
-    fits the device's memory: the last such row (or batch 1's, marked, if even that misses)."""
+def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None) -> dict:
+    """Double the batch from 1 while the predicted latency per batch of `request` (zoo.runs.request) stays under
+    `target_ms` and the batch fits the device's memory: the last such row (or batch 1's, marked, if even that
+    misses)."""
     best, batch = None, 1
     while batch <= MAX_SWEEP_BATCH:
-        row = predict(model, img_size, batch, dtype, device, features, price_per_hour=price_per_hour)
+        row = predict(request.replace(batch_size=batch), device, price_per_hour=price_per_hour)
         if row["latency_ms"] > target_ms or not row["fits_memory"]:
             if best is None:
                 best = {**row, "sweep_note": "batch 1 already misses the target or the memory"}
@@ -37,11 +37,9 @@ def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
             continue
         seen.add(key)
         if sweep_target_ms is not None:
-            rows.append(sweep(task.model, task.img_size, task.dtype, device, task.features, sweep_target_ms,
-                              price_per_hour))
+            rows.append(sweep(task.request, device, sweep_target_ms, price_per_hour))
         else:
-            rows.append(predict(task.model, task.img_size, task.batch_size, task.dtype, device, task.features,
-                                price_per_hour=price_per_hour))
+            rows.append(predict(task.request, device, price_per_hour=price_per_hour))
     return rows
 
 

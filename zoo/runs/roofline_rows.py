@@ -20,22 +20,20 @@ from analysis.timing.devices import device_sheet, sheet_peak
 from analysis.vocab import DTYPES, resolve_device
 
 from ..errors import UsageError
-from analysis.size import Size
+from .request import Request
 
 ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_share", "roofline_launch_share")
 
 
-def traffic_ops(model: str, img_size: Size, batch_size: int = 1, dtype: str = "fp32",
-                features: bool = False, gpu: bool = False, **task_model) -> list[tuple[str, int, int, int]]:
-    """(op_class, FLOPs, bytes, count) of one eager forward of the batch, counted on meta. With `gpu`, what
-    a CUDA GPU runs: its fused SDPA kernels, and for bf16/fp16 torch.autocast over fp32 weights and input
-    (timm's benchmark --amp), casts included (analysis.count.autocast). task_model: detector, segmenter,
-    frozen_stages: the module a task measures (zoo.runs.counted.build), a whole detector included."""
-    return gpu_forward(model, img_size, batch_size, dtype, features, gpu, **task_model)["ops"]
+def traffic_ops(request: Request, gpu: bool = False) -> list[tuple[str, int, int, int]]:
+    """(op_class, FLOPs, bytes, count) of one eager forward of the request's batch, counted on meta. With `gpu`,
+    what a CUDA GPU runs: its fused SDPA kernels, and for bf16/fp16 torch.autocast over fp32 weights and input
+    (timm's benchmark --amp), casts included (analysis.count.autocast). The module is the one the request
+    measures (zoo.runs.counted.build), a whole detector or segmenter included."""
+    return gpu_forward(request, gpu)["ops"]
 
 
-def gpu_forward(model: str, img_size: Size, batch_size: int, dtype: str, features: bool = False,
-                gpu: bool = True, **task_model) -> dict:
+def gpu_forward(request: Request, gpu: bool = True) -> dict:
     """One counted forward: its op list and the memory serving the batch needs (weights as held, the
     activation peak, the input), for traffic_ops and predictions. With `gpu` the model is in its
     inference form where it has one (timm's reparameterize_model: RepVGG's branches fused into one conv),
@@ -43,9 +41,9 @@ def gpu_forward(model: str, img_size: Size, batch_size: int, dtype: str, feature
     count and the timing build (zoo.runs.counted.build), so a detector's roofline is the whole detector's."""
     from .counted import build
 
-    img_size = Size.of(img_size)
+    dtype, img_size = request.dtype, request.img_size
     held = "fp32" if gpu else dtype
-    module = build(model, img_size, "meta", held, features=features, **task_model)
+    module = build(request, "meta", held)
     if gpu and any(hasattr(m, "reparameterize") or hasattr(m, "fuse") for m in module.modules()):
         import torch
         from timm.utils.model import reparameterize_model
@@ -53,7 +51,7 @@ def gpu_forward(model: str, img_size: Size, batch_size: int, dtype: str, feature
         with torch.device("meta"):       # the fused kernels are made where the weights are
             module = reparameterize_model(module)
     emulation = GpuEmulation(None if dtype == "fp32" else DTYPES[dtype]) if gpu else None
-    x = image_batch(module, batch_size, img_size, DTYPES[held])
+    x = image_batch(module, request.batch_size, img_size, DTYPES[held])
     counter, memory, _ = run_forward(module, x, traffic=True, gpu=emulation)
     serve = weight_bytes(module) + memory.peak_bytes + x.numel() * x.element_size()
     return {"ops": counter.traffic.op_list(), "serve_bytes": serve}
@@ -67,9 +65,8 @@ def measured_roofline(task, record: dict, peak: dict | None) -> dict:
         return {}
     batch = record.get("ran_batch_size") or task.batch_size
     launch = GPU_LAUNCH_SECONDS if resolve_device(task.device).type == "cuda" else CPU_LAUNCH_SECONDS
-    estimate = roofline(traffic_ops(task.model, task.img_size, batch, task.dtype, task.features,
-                                    detector=task.detector, segmenter=task.segmenter),
-                        peak["peak_flops"], peak["mem_bandwidth"], launch)
+    estimate = roofline(traffic_ops(task.request.replace(batch_size=batch)), peak["peak_flops"],
+                        peak["mem_bandwidth"], launch)
     return {"mem_bandwidth": peak["mem_bandwidth"], **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 
 
@@ -80,19 +77,19 @@ def gpu_calibration() -> Calibration:
     return Calibration.from_json(json.loads(text))
 
 
-def predict(model: str, img_size: Size, batch_size: int, dtype: str, device: str, features: bool = False,
-            tf32: bool = False, price_per_hour: float | None = None) -> dict:
-    """One forward on a datasheet device (analysis.timing.devices), counted as the GPU runs it: the calibrated
-    expectation (imgs_per_s, latency_ms) with its held-out p10-p90 band, the roofline bound, serving memory."""
-    sheet_peak(device_sheet(device), dtype, tf32)          # an unknown device or dtype fails before counting
-    counted = gpu_forward(model, img_size, batch_size, dtype, features)
-    return predict_counted(counted, model, img_size, batch_size, dtype, device, features, tf32, price_per_hour)
+def predict(request: Request, device: str, tf32: bool = False, price_per_hour: float | None = None) -> dict:
+    """One forward of `request` on a datasheet device (analysis.timing.devices), counted as the GPU runs it: the
+    calibrated expectation (imgs_per_s, latency_ms) with its held-out p10-p90 band, the roofline bound, serving
+    memory."""
+    sheet_peak(device_sheet(device), request.dtype, tf32)          # an unknown device or dtype fails before counting
+    return predict_counted(gpu_forward(request), request, device, tf32, price_per_hour)
 
 
-def predict_counted(counted: dict, model: str, img_size: Size, batch_size: int, dtype: str, device: str,
-                    features: bool = False, tf32: bool = False, price_per_hour: float | None = None) -> dict:
-    """predict() from a forward gpu_forward already counted for this (model, img_size, batch_size, dtype,
-    features): one count serves every device (zoo.report's committed predictions)."""
+def predict_counted(counted: dict, request: Request, device: str, tf32: bool = False,
+                    price_per_hour: float | None = None) -> dict:
+    """predict() from a forward gpu_forward already counted for `request`: one count serves every device
+    (zoo.report's committed predictions)."""
+    model, batch_size, dtype = request.model, request.batch_size, request.dtype
     sheet = device_sheet(device)
     peak = sheet_peak(sheet, dtype, tf32)
     estimate = roofline(counted["ops"], peak, sheet.mem_bandwidth, sheet.launch_seconds)
@@ -101,9 +98,9 @@ def predict_counted(counted: dict, model: str, img_size: Size, batch_size: int, 
     rate = batch_size / seconds
     measured_here = sheet.name in cal.extra.get("calibrated_devices", ())
     low, high = cal.band if measured_here or not cal.extra.get("band_other_device") else cal.extra["band_other_device"]
-    h, w = Size.of(img_size).hw
+    h, w = request.img_size.hw
     row = {"predicted": True, "device": sheet.name, "model": model, "img_h": h, "img_w": w,
-           "img_size": h if h == w else None, "batch_size": batch_size, "dtype": dtype, "features": features,
+           "img_size": request.img_size.side, "batch_size": batch_size, "dtype": dtype, "features": request.features,
            "peak_flops": peak, "mem_bandwidth": sheet.mem_bandwidth, "launch_us": sheet.launch_seconds * 1e6,
            **{k: estimate[k] for k in ROOFLINE_FIELDS},
            "imgs_per_s": rate, "imgs_per_s_p10": rate * low, "imgs_per_s_p90": rate * high,

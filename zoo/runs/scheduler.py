@@ -14,9 +14,10 @@ from .tasks import OnRow, Task, task_key
 RunOne = Callable[[Task, Optional[int], Optional[dict]], dict]   # run_task's shape: task, MACs, peak -> row
 
 
-def _counted(task: Task) -> tuple:
-    """What fixes a model's MACs per image: the model, its input size and whether it is a feature extractor."""
-    return task.model, task.img_size, task.features
+def _counted(task: Task):
+    """What fixes a model's MACs per image: the module measured (a feature extractor, a whole detector, ...) and
+    its input size (zoo.runs.request)."""
+    return task.request.per_image
 
 
 @dataclass
@@ -25,7 +26,7 @@ class Schedule:
     cost: list[Task]                      # counted first (meta device)
     timed: list[Task]                     # then timed, with the MACs of their cost row when there is one
     answered: dict[Task, dict] = field(default_factory=dict)   # task -> stored row with its key: not run again
-    macs: dict[tuple, int] = field(default_factory=dict)
+    macs: dict = field(default_factory=dict)       # Request (per image) -> MACs
 
     @property
     def tasks(self) -> list[Task]:

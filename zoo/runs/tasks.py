@@ -17,7 +17,9 @@ from analysis.timing.protocol import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 
 from .._version import __version__
 from ..models.registry import get_spec
-from .counted import count, counted, serving_memory  # noqa: F401 - count: imported from here by callers and tests
+from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
+from .request import FIELDS as REQUEST_FIELDS
+from .request import Request
 from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, beyond_int64, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
@@ -48,6 +50,16 @@ class Task:
 
     def __post_init__(self):  # a Task is public API: 224 and (800, 1344) are taken as the Size they mean
         object.__setattr__(self, "img_size", Size.of(self.img_size))
+
+    @classmethod
+    def of(cls, kind: str, request: Request, **how) -> Task:
+        """The `kind` task measuring `request`; how: the other fields (device, backend, quick, ...)."""
+        return cls(kind, **{name: getattr(request, name) for name in REQUEST_FIELDS}, **how)
+
+    @property
+    def request(self) -> Request:
+        """What this task builds and counts (zoo.runs.request): its count, MACs and roofline read it."""
+        return Request(**{name: getattr(self, name) for name in REQUEST_FIELDS})
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)            # img_size: {"height": ..., "width": ...}
@@ -165,12 +177,9 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
 
 def _cost(task: Task) -> dict:
-    record = counted(task.model, task.img_size, task.batch_size, task.dtype, task.train, task.features,
-                     frozen_stages=task.frozen_stages, detector=task.detector, segmenter=task.segmenter)
+    record = counted(task.request)       # with the training memory of the request's optimizer
     if task.detector is not None:     # the published task figures: data, looked up fresh (never cached)
         from ..models.detectors.published import task_fields
 
         record = {**record, **task_fields(task.model, task.detector)}
-    if task.optimizer is not None and task.train:     # the training memory with that optimizer's state
-        record = {**record, **serving_memory(record, task.dtype, task.optimizer)}
     return record

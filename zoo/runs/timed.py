@@ -63,12 +63,10 @@ def import_onnxruntime() -> None:
 def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     """The timed fields of a throughput Task's row (zoo.runs.tasks). macs: per image (counted here when None);
     peak: probed when None."""
-    built = dict(features=task.features, frozen_stages=task.frozen_stages, detector=task.detector,
-                 segmenter=task.segmenter)
-    macs = macs if macs is not None else counted(task.model, task.img_size, train=False, **built)["macs"]
+    macs = macs if macs is not None else counted(task.request.per_image)["macs"]
     batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
     with TiledRandomInit():     # random weights at memory speed: timing needs their magnitudes, not their values
-        model = build(task.model, task.img_size, "cpu", "fp32", **built)
+        model = build(task.request, "cpu", "fp32")
     if task.backend == "onnxruntime":
         import_onnxruntime()
     backend, setting = backend_named(task.backend), timing_setting(task)

@@ -3,7 +3,6 @@ batch, dtype, feature-extractor and training settings (cost tasks on the schedul
 budget it breaks."""
 from __future__ import annotations
 
-from ..models.spec import Size
 from ..runs.plan import MAX_BATCH
 from .bound import split_macs
 
@@ -13,15 +12,7 @@ MIB = 2 ** 20
 def cost_task(model: str, q, batch: int):
     from ..runs.tasks import Task
 
-    return Task("cost", model, q.resolution, batch, q.dtype, train=q.train, features=q.features,
-                segmenter=q.segmenter, padded_from=q.padded_from, detector=_detector(model, q))
-
-
-def _detector(model: str, q) -> str | None:
-    """The DETECTORS key q.detector means on `model` (its own recipe on vitdet_*), or None."""
-    from ..models.detectors.specs import resolve_detector
-
-    return None if q.detector is None else resolve_detector(model, q.detector)
+    return Task.of("cost", q.request(model, batch), padded_from=q.padded_from)
 
 
 def count_candidates(models: list[str], q):
@@ -36,19 +27,10 @@ def count_candidates(models: list[str], q):
     return plan, {task.model: row for task, row in zip(tasks, rows)}
 
 
-def _with_optimizer(c: dict, q) -> dict:
-    """A count's fields, with --train's memory counted for the query's optimizer."""
-    from ..runs.counted import serving_memory
-
-    return {**c, **serving_memory(c, q.dtype, q.optimizer)} if q.train else c
-
-
 def _count(model: str, q, batch: int) -> dict:
     from ..runs.counted import counted
 
-    return _with_optimizer(counted(model, Size.of(q.resolution), batch_size=batch, dtype=q.dtype, train=q.train,
-                                   features=q.features, segmenter=q.segmenter,
-                                   detector=_detector(model, q)), q)   # the user cache's when counted
+    return counted(q.request(model, batch))   # the user cache's when counted; --train's with the query's optimizer
 
 
 def _serve_mib(c: dict) -> float:
@@ -84,7 +66,7 @@ def counted_row(model: str, q, cost_row: dict) -> dict:
     the largest batch that fits --max-serve-mib)."""
     auto = q.batch_size == "auto"
     batch = cost_row["batch_size"]
-    counted = _with_optimizer(cost_row, q)
+    counted = cost_row       # --train's memory is the query's optimizer's (its request's)
     if auto and _serve_mib(counted) <= q.max_serve_mib:
         batch, counted = _auto_batch(model, q, counted)
     row = {"batch_size": batch, "params_m": counted["params"] / 1e6, "gmacs": counted["macs"] / 1e9,

@@ -2,16 +2,23 @@
 that is not here, by archzoo's calibrated prediction (zoo.runs.roofline_rows.predict), ranked; every figure is
 marked predicted. Models that miss a constraint are listed with the first one they broke.
 
-Kept apart from zoo.select's measured path: nothing is timed or written; counting is on meta.
+Kept apart from zoo.select's measured path: nothing is timed or written; counting is on meta. The one
+--predict path: the command line and `zoo.select.select(..., predict=DEVICE)` both answer through
+`predicted_select`.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass
+from typing import Union
+
+from analysis.size import Size
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..runs.plan import check_dtype, choice, model_names, positive_int, positive_number, sizes
+from ..runs.plan import check_dtype, choice, model_names, one_size, positive_int, positive_number
+from ..runs.request import Request
 
 RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
 GIB = 1024 ** 3
@@ -46,33 +53,77 @@ def screen(row: dict, max_latency_ms: float | None, min_imgs_per_s: float | None
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        choice(args.rank, RANKS, "rank")
         choice(args.format, ("table", "json"), "format")
-        size = sizes(args.resolution, "resolution")[0]
-        batch = positive_int(args.batch_size, "batch-size", 1 << 16)
-        max_ms = None if args.max_latency_ms is None else positive_number(args.max_latency_ms, "max-latency-ms")
-        min_rate = None if args.min_imgs_per_s is None else positive_number(args.min_imgs_per_s, "min-imgs-per-s")
-        price = None if args.price_per_hour is None else positive_number(args.price_per_hour, "price-per-hour")
-        if args.rank == "imgs_per_usd" and price is None:
-            raise UsageError("--rank imgs_per_usd needs --price-per-hour")
-        from ..runs.roofline_rows import check_predict, predict
-
-        check_predict(args.predict, check_dtype(args.dtype))
-        kept, excluded = [], []
-        for model in model_names(args.models):
-            row = predict(model, size, batch, args.dtype, args.predict, price_per_hour=price)
-            row["top1"] = _top1(model, size)
-            broke = screen(row, max_ms, min_rate)
-            (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+        result = predicted_select(Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
+                                            args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour))
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
-    kept.sort(key=lambda r: -(r.get(args.rank) or 0))
     if args.format == "json":
-        sys.stdout.write(json.dumps({"predicted": True, "shortlist": kept, "excluded": excluded}, indent=2) + "\n")
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
     else:
-        sys.stdout.write(render(kept, excluded, args.rank))
+        sys.stdout.write(render(result["shortlist"], result["excluded"], args.rank))
     return 0
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One --predict question, as given (predicted_select checks it): the API's zoo.select Query fields of the
+    same names, or the command line's text."""
+    device: str
+    models: Union[str, list, None] = "all"
+    resolution: Union[str, int, tuple, Size] = 224
+    dtype: str = "fp32"
+    batch_size: Union[int, str] = 1
+    max_latency_ms: Union[float, str, None] = None
+    min_imgs_per_s: Union[float, str, None] = None
+    rank: str = "imgs_per_s"
+    price_per_hour: Union[float, str, None] = None
+
+
+TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
+
+
+def from_query(query) -> Predicted:
+    """The question of a zoo.select Query with `predict` set (select(..., predict=DEVICE)); a UsageError for any
+    other option set (never silently ignored)."""
+    import dataclasses
+
+    given = [f.name for f in dataclasses.fields(query) if f.name not in ("predict", "out", "save", *TAKES)
+             and getattr(query, f.name) != f.default]
+    if given:
+        raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
+                         f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
+    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES})
+
+
+def predicted_select(asked: Predicted) -> dict:
+    """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
+    device (zoo.runs.roofline_rows.predict) at the size, batch and dtype asked, those that break the device's
+    memory or a constraint excluded (with the first they broke), the rest ranked. UsageError for bad options,
+    before anything is counted."""
+    from ..runs.roofline_rows import check_predict, predict
+
+    choice(asked.rank, RANKS, "rank")
+    size = one_size(asked.resolution, "resolution")
+    batch = positive_int(str(asked.batch_size), "batch-size", 1 << 16)
+    limits = {name: None if getattr(asked, name) is None else positive_number(getattr(asked, name), flag)
+              for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"),
+                                 ("price_per_hour", "price-per-hour"))}
+    if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
+        raise UsageError("--rank imgs_per_usd needs --price-per-hour")
+    check_predict(asked.device, check_dtype(asked.dtype))
+    models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
+    kept, excluded = [], []
+    for model in models:
+        row = predict(Request(model, size, batch, asked.dtype), asked.device, price_per_hour=limits["price_per_hour"])
+        row["top1"] = _top1(model, size)
+        broke = screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"])
+        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+    kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
+    query = {"predict": asked.device, "models": models, "resolution": size.compact, "batch_size": batch,
+             "dtype": asked.dtype, "rank": asked.rank, **limits}
+    return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 
 def _top1(model: str, size) -> float | None:

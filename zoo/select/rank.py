@@ -2,8 +2,6 @@
 the asked key, the screen of candidates that cannot win an accuracy rank, and how close each row is to the next."""
 from __future__ import annotations
 
-from ..models.spec import Size
-
 RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "box_ap", "mask_ap", "miou", "miou_ms")
 TASK_RANKS = ("box_ap", "mask_ap")     # published COCO AP of the detector's recipe: with --detector
 SEG_RANKS = ("miou", "miou_ms")        # published ADE20K mIoU of the segmenter's recipe: with --segmenter
@@ -37,7 +35,7 @@ def effective_rank(rows: list[dict], q) -> tuple[str, str | None]:
     field, _ = _rank_field(q.rank, q.latency_stat)
     if not rows or any(r.get(field) is not None for r in rows):
         return q.rank, None
-    return FALLBACK_RANK, (f"no candidate has {field} at {Size.of(q.resolution).label} px, so ranked by "
+    return FALLBACK_RANK, (f"no candidate has {field} at {q.size.label} px, so ranked by "
                            f"{FALLBACK_RANK} instead of {q.rank}")
 
 
@@ -50,7 +48,7 @@ def rank_screen(rows: list[dict], q, excluded: list[dict]) -> list[dict]:
     for row in rows:
         if row.get(field) is None:
             excluded.append({"model": row["model"], "img_size": q.resolution,
-                             "reason": f"no {field} at {Size.of(q.resolution).label} px to rank by (not timed)"})
+                             "reason": f"no {field} at {q.size.label} px to rank by (not timed)"})
     return [r for r in rows if r.get(field) is not None]
 
 

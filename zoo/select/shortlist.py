@@ -15,15 +15,15 @@ from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
 from ..runs.data_dir import out_or_default
 from ..runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
-                        check_out_dir, check_threads, choice, finite_number, model_names, pad_size, positive_int,
-                        positive_number, sizes)
+                        check_out_dir, check_threads, choice, finite_number, model_names, one_size, pad_size,
+                        positive_int, positive_number)
 from ..options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
 from ..options import SELECT_FORMATS as FORMATS
 from ..runs.tasks import one_line
 from .table import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
-                             _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen)
+                   _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen)
 LATENCY_STATS = ("p50", "p99")
 MIB = 2 ** 20
 DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within it says what it is sure of
@@ -78,6 +78,21 @@ class Query:
     out: Optional[str] = None                    # None: the user data folder (zoo.runs.data_dir)
     save: bool = True
     padded_from: Optional[str] = None            # set by check_query: the size asked for, when pad_to changed it
+
+    @property
+    def size(self) -> Size:
+        """The size counted and timed: after check_query, --resolution padded by --pad-to."""
+        return Size.of(self.resolution)
+
+    def request(self, model: str, batch_size: int):
+        """What `model` is counted as at `batch_size` under this query (zoo.runs.request): the classifier, its
+        feature extractor, the whole detector (q.detector as that backbone means it) or segmenter."""
+        from ..models.detectors.specs import resolve_detector
+        from ..runs.request import Request
+
+        detector = None if self.detector is None else resolve_detector(model, self.detector)
+        return Request(model, self.size, batch_size, self.dtype, train=self.train, features=self.features,
+                       detector=detector, segmenter=self.segmenter, optimizer=self.optimizer if self.train else None)
 
     @property
     def measured(self) -> bool:
@@ -153,11 +168,7 @@ def check_query(query: Query) -> Query:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
     q = dataclasses.replace(query)
     q.models = model_names(q.models if isinstance(q.models, str) else ",".join(q.models or ["all"]))
-    res = q.resolution    # the API takes (H, W) and a Size too
-    text = "x".join(map(str, res)) if isinstance(res, (tuple, list)) else str(getattr(res, "label", res))
-    if "," in text or not text.strip():
-        raise UsageError(f"--resolution: one side or HEIGHTxWIDTH (800x1344), not a list ({text!r})")
-    asked = sizes(text, "resolution")[0]
+    asked = one_size(q.resolution, "resolution")
     q.pad_to = None if q.pad_to is None else positive_int(str(q.pad_to), "pad-to", MAX_SIDE)
     padded = pad_size(asked, q.pad_to)
     q.resolution = padded.compact      # JSON-able: a side or (H, W)
@@ -191,11 +202,8 @@ def check_query(query: Query) -> Query:
     q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
     q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     q.budget_s = positive_number(q.budget_s, "budget-s")
-    if q.predict is not None:
-        from ..runs.roofline_rows import check_predict
-
-        check_predict(q.predict, q.dtype)
-        q.save = False                     # a prediction is never a result
+    if q.predict is not None:          # select() and zoo.select.predicted answer --predict, never this path
+        raise UsageError("--predict: answered by zoo.select.predicted (select(..., predict=DEVICE))")
     if q.wait_quiet is not None:
         q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
         if not 0 <= q.wait_quiet <= MAX_SECONDS:
@@ -234,11 +242,11 @@ def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default
 def size_reason(model: str, size: Size) -> str | None:
     """Why `model` cannot take `size` (its rule and the nearest sizes it would take), or None."""
     rule = get_spec(model).rule
-    if rule.accepts(Size.of(size)):
+    if rule.accepts(size):
         return None
-    sides = "the side" if isinstance(size, int) else "each side"
-    nearest = ", ".join(n.label for n in rule.nearest(Size.of(size)))
-    return f"cannot take {Size.of(size).label} px: {sides} must be {rule.describe()}; nearest: {nearest}"
+    sides = "the side" if size.is_square else "each side"
+    nearest = ", ".join(n.label for n in rule.nearest(size))
+    return f"cannot take {size.label} px: {sides} must be {rule.describe()}; nearest: {nearest}"
 
 
 def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
@@ -250,19 +258,19 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
     if q.weights_available and not any(e["source"] == "timm" and e["img_size"] == size
                                        and (groups is None or e["pretraining"] in groups)
                                        for e in accuracy_entries(model)):
-        return None, f"no timm weights evaluated at {Size.of(size).label} px"
+        return None, f"no timm weights evaluated at {q.size.label} px"
     if q.min_top1 is not None:
         if entry is None:
-            return None, f"no top-1 known at {Size.of(size).label} px"
+            return None, f"no top-1 known at {q.size.label} px"
         if entry["top1"] < q.min_top1:
-            return None, f"top-1 {entry['top1']:g} < {q.min_top1:g} ({entry['source']}, {Size.of(size).label} px)"
+            return None, f"top-1 {entry['top1']:g} < {q.min_top1:g} ({entry['source']}, {q.size.label} px)"
     return entry, None
 
 
 def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the first constraint it broke before counting): its
     size rule, then published accuracy."""
-    reason = size_reason(model, q.resolution) or detector_reason(model, q)
+    reason = size_reason(model, q.size) or detector_reason(model, q)
     return (None, reason) if reason else _published(model, q)
 
 
@@ -331,18 +339,16 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     """
     started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
+    if query.predict is not None:       # a GPU not at hand: the command line's one --predict path
+        from .predicted import from_query, predicted_select
+
+        return predicted_select(from_query(query))
     q = check_query(query)
     excluded, published = screen_all(q)
     undecided = []
     counts, candidates = count_screen(published, q, excluded)
     summary = None
-    if q.measured and q.predict is not None:
-        from .timing import predict_candidates
-
-        candidates = rank_screen(candidates, q, excluded)
-        candidates.sort(key=_rank_key(effective_rank(candidates, q)[0], q.latency_stat))
-        candidates, summary = predict_candidates(candidates, q, len(excluded))
-    elif q.measured:
+    if q.measured:
         from .timing import time_candidates
 
         candidates = rank_screen(candidates, q, excluded)

@@ -98,10 +98,6 @@ def _timing_head(result: dict) -> list[str]:
     timing = result.get("timing")
     if not timing:
         return []
-    if timing.get("predicted"):
-        return [f"PREDICTED on {timing['predicted']}, not measured: nothing is decided on latency; "
-                f"{len(result['untimed'])} candidates listed with their roofline estimate, "
-                f"{timing['screened_out']} screened out before", ""]
     partial = timing.get("partial")
     head = [f"PARTIAL ANSWER: {partial['reason']}; the untimed models below are not settled"] if partial else []
     head.append(f"timed {timing['timed']} (reused {timing['reused']} stored rows), screened out before timing "
@@ -114,7 +110,12 @@ def _timing_head(result: dict) -> list[str]:
 
 
 def render(result: dict, fmt: str) -> str:
-    """The selection as markdown, or as a plain-text table (JSON is json.dumps of `result`)."""
+    """The selection as markdown, or as a plain-text table (JSON is json.dumps of `result`); a --predict answer
+    as zoo.select.predicted prints it."""
+    if result.get("predicted") is True:
+        from .predicted import render as predicted_render
+
+        return predicted_render(result["shortlist"], result["excluded"], result["query"]["rank"])
     columns = _columns(result)
     headers = [h for h, _ in columns]
     rows = [[cell(r) for _, cell in columns] for r in result["shortlist"]]

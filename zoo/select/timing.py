@@ -84,10 +84,10 @@ class Progress:
 def task_for(row: dict, q):
     from ..runs.tasks import Task
 
-    return Task("throughput", row["model"], row["img_size"], row["batch_size"], q.dtype, train=q.train,
-                features=q.features, segmenter=q.segmenter, device=q.device, threads=q.threads, quick=q.quick,
-                channels_last=q.channels_last, compile=q.compile, backend=q.backend, iters=q.iters,
-                min_seconds=q.min_seconds, padded_from=q.padded_from)
+    request = q.request(row["model"], row["batch_size"]).replace(optimizer=None)    # a timed step is SGD's
+    return Task.of("throughput", request, device=q.device, threads=q.threads, quick=q.quick,
+                   channels_last=q.channels_last, compile=q.compile, backend=q.backend, iters=q.iters,
+                   min_seconds=q.min_seconds, padded_from=q.padded_from)
 
 
 def decide(row: dict, q) -> tuple[str, str, dict]:
@@ -339,22 +339,6 @@ def _announce(q, to_time: int, screened: int, bounded: int | None) -> None:
         f"{bounded} bounded out by this machine's peak"
     log.info("zoo.select: %d candidates to time, best-ranked first (%d screened out before timing, %s); budget %g s "
              "(--budget-s)", to_time, screened, bound, q.budget_s)
-
-
-def predict_candidates(rows: list[dict], q, screened: int) -> tuple[list[dict], dict]:
-    """--predict DEVICE: each candidate's roofline latency on the datasheet device (zoo.runs.roofline_rows), listed
-    untimed in rank order; a prediction decides nothing (unfused traffic, no kernel library: not a bound)."""
-    from ..runs.roofline_rows import predict
-    from .table import num
-
-    untimed = []
-    for row in rows:
-        guess = predict(row["model"], row["img_size"], row["batch_size"], q.dtype, q.predict, q.features)
-        untimed.append({"model": row["model"], "img_size": row["img_size"], "predicted_ms": guess["roofline_ms"],
-                        "reason": f"PREDICTED, not measured: roofline {num(guess['roofline_ms'])} ms a batch on "
-                                  f"{guess['device']} (datasheet); time it there to decide"})
-    done = Progress(untimed=untimed)
-    return [], {**_summary(done, screened, q, 0.0), "predicted": q.predict}
 
 
 def _summary(done: Progress, screened: int, q, elapsed: float) -> dict:

@@ -88,9 +88,12 @@ class BoxHead(nn.Module):
     (0 for Shared2FCBBoxHead; BN in mmdet's 4conv1fc, LN in ViTDet's), `fcs` fc-ReLU layers of 1024, then fc_cls
     (classes + background) and fc_reg (4 per class, or 4 when class-agnostic)."""
 
-    def __init__(self, convs: int, fcs: int, channels: int = 256, roi_size: int = 7, fc_dim: int = 1024,
-                 num_classes: int = 80, class_agnostic: bool = False, norm: str | None = "bn"):
+    ROI_SIZE, FC_DIM = 7, 1024       # RoIAlign's 7x7 output; fc width (mmdet, detectron2 alike)
+
+    def __init__(self, convs: int, fcs: int, channels: int = 256, num_classes: int = 80,
+                 class_agnostic: bool = False, norm: str | None = "bn"):
         super().__init__()
+        roi_size, fc_dim = self.ROI_SIZE, self.FC_DIM
         self.shared_convs = nn.Sequential(*[conv_norm_relu(channels, norm) for _ in range(convs)])
         dims = [channels * roi_size * roi_size] + [fc_dim] * fcs
         self.shared_fcs = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
