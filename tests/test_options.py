@@ -99,3 +99,28 @@ def test_both_commands_take_the_shared_options_with_one_help():
     both = (set(compared) & set(selected)) - own - {"-h"}
     assert {"--dtype", "--device", "--detector", "--segmenter", "--weights", "--pretraining", "--compile"} <= both
     assert {o: compared[o] for o in both} == {o: selected[o] for o in both}
+
+
+def test_select_takes_frozen_stages_as_compare_does():
+    """--frozen-stages is one axis of both commands: select's training memory of a Mask R-CNN with the stem and
+    stages 1-2 frozen is compare's, smaller than with nothing frozen (-1); a model with blocks is excluded."""
+    import json
+
+    from cli import call_main
+
+    common = ("--models", "swin_t", "--detector", "maskrcnn", "--pad-to", "32", "--no-save", "--format", "json")
+    done = call_main("zoo.compare", *common, "--resolutions", "800x1333", "--metrics", "cost,train",
+                     "--frozen-stages", "2")
+    assert done.returncode == 0, done.stderr
+    (compared,) = json.loads(done.stdout)
+    mib = {}
+    for frozen in ("2", "-1"):
+        done = call_main("zoo.select", *common, "--resolution", "800x1333", "--train", "--frozen-stages", frozen)
+        assert done.returncode == 0, done.stderr
+        (mib[frozen],) = [r["train_mib"] for r in json.loads(done.stdout)["shortlist"]]
+    assert mib["2"] == compared["train_serve_bytes"] / 2 ** 20 < mib["-1"]
+    done = call_main("zoo.select", "--models", "vitdet_b16", "--detector", "maskrcnn", "--resolution", "1024",
+                     "--frozen-stages", "1", "--no-save", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    (excluded,) = json.loads(done.stdout)["excluded"]
+    assert excluded["reason"].startswith("--frozen-stages: has blocks, not stages")

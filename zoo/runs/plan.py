@@ -29,6 +29,8 @@ MAX_BATCH = 1 << 20
 MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
 MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound against typos like --iters
 
+FROZEN_NEEDS_A_BACKBONE = ("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "
+                           "or a segmenter (--segmenter)")
 
 def split_list(text: str, what: str) -> list[str]:
     items = [t.strip() for t in text.split(",")]
@@ -224,8 +226,7 @@ def check_stages(models: list[str], frozen_stages: int | None, detector: str | N
     if features and segmenter:
         raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
     if frozen_stages is not None and not (features or detector or segmenter):
-        raise UsageError("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "
-                         "or a segmenter (--segmenter)")
+        raise UsageError(FROZEN_NEEDS_A_BACKBONE)
     for model in models:
         spec = get_spec(model)
         if model.startswith(TIMM_PREFIX):

@@ -47,7 +47,7 @@ from .shortlist import (BACKENDS, COMPILE_MODES, DEFAULT_BUDGET_S, FORMATS, OPTI
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="python -m zoo.select", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--resolution", default="224", help="input side, or HEIGHTxWIDTH (default 224)")
-    add_options(p, "--pad-to", "--models", "--features", "--detector", "--segmenter",
+    add_options(p, "--pad-to", "--models", "--features", "--frozen-stages", "--detector", "--segmenter",
                 models=dict(default="all", help="comma list: registry names, wildcards (swin_*), timm:<name> "
                                                 "(default: the whole registry)"))
     p.add_argument("--max-gmacs", help="GMACs per image")

@@ -14,9 +14,9 @@ from ..models.accuracy import pretraining_groups as checkpoint_groups
 from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
 from ..runs.data_dir import out_or_default
-from ..runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device, check_dtype, check_memory_override,
-                        check_out_dir, check_threads, choice, finite_number, model_names, one_size, pad_size,
-                        positive_int, positive_number)
+from ..runs.plan import (FROZEN_NEEDS_A_BACKBONE, MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device,
+                        check_dtype, check_memory_override, check_out_dir, check_threads, choice, finite_number,
+                        frozen_stages_option, model_names, one_size, pad_size, positive_int, positive_number)
 from ..options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
 from ..options import SELECT_FORMATS as FORMATS
 from ..runs.tasks import one_line
@@ -56,6 +56,7 @@ class Query:
     features: bool = False                       # the backbone as a feature extractor (no pooling, no head)
     detector: Optional[str] = None               # count the whole detector on each backbone (zoo.models.detectors)
     segmenter: Optional[str] = None              # count (and time) the whole segmenter (zoo.models.segmenters)
+    frozen_stages: Optional[int] = None          # no gradients for the stem and stages 1..K (with the three above)
     train: bool = False                          # count (and time) a training step
     optimizer: str = "sgd"                       # whose state the training memory counts
     # how timing runs
@@ -92,7 +93,7 @@ class Query:
 
         detector = None if self.detector is None else resolve_detector(model, self.detector)
         return Request(model, self.size, batch_size, self.dtype, train=self.train, features=self.features,
-                       detector=detector, segmenter=self.segmenter, optimizer=self.optimizer if self.train else None)
+                       frozen_stages=self.frozen_stages, detector=detector, segmenter=self.segmenter, optimizer=self.optimizer if self.train else None)
 
     @property
     def measured(self) -> bool:
@@ -164,6 +165,14 @@ def detector_reason(model: str, q: Query) -> str | None:
     return None
 
 
+def stages_reason(model: str, q: Query) -> str | None:
+    """Why `model` cannot have q.frozen_stages: it has blocks, not stages (as zoo.compare refuses it)."""
+    spec = get_spec(model)
+    if q.frozen_stages is None or model.startswith(TIMM_PREFIX) or not (spec.is_token_model or spec.family == "vitdet"):
+        return None
+    return "--frozen-stages: has blocks, not stages (CNNs and Swin have stages)"
+
+
 def check_query(query: Query) -> Query:
     """Every option checked (one UsageError, before any work); returns the normalised query."""
     q = dataclasses.replace(query)
@@ -181,6 +190,9 @@ def check_query(query: Query) -> Query:
     q.batch_size = batch_option(q.batch_size, q.max_serve_mib)
     choice(q.rank, RANKS, "rank")
     _check_detector(q)
+    q.frozen_stages = None if q.frozen_stages is None else frozen_stages_option(str(q.frozen_stages))
+    if q.frozen_stages is not None and not (q.features or q.detector or q.segmenter):
+        raise UsageError(FROZEN_NEEDS_A_BACKBONE)
     if q.segmenter is not None:
         from ..models.segmenters.specs import SEGMENTERS
 
@@ -270,7 +282,7 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
 def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the first constraint it broke before counting): its
     size rule, then published accuracy."""
-    reason = size_reason(model, q.size) or detector_reason(model, q)
+    reason = size_reason(model, q.size) or detector_reason(model, q) or stages_reason(model, q)
     return (None, reason) if reason else _published(model, q)
 
 
@@ -321,8 +333,9 @@ def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
                                         "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
                                         "weights", "weights_available", "budget_s", "time_all", "predict")}
-    if q.segmenter:              # only when asked: stored answers to classifier questions keep their keys
-        query["segmenter"] = q.segmenter
+    for axis in ("segmenter", "frozen_stages"):   # only when asked: stored answers to other questions keep their keys
+        if getattr(q, axis) is not None:
+            query[axis] = getattr(q, axis)
     query.update({"rank": rank, "rank_asked": q.rank, "rank_note": note, "models": q.models,
                   "constraints": {k: getattr(q, k) for k in LIMITS if getattr(q, k) is not None},
                   "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
