@@ -6,6 +6,7 @@ import shutil
 import pytest
 from page_probe import CHROMIUM, probe_page
 
+from zoo.select import answers
 from zoo.report import build_reports, check, refresh
 from zoo.report import deterministic
 from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
@@ -15,6 +16,7 @@ from analysis.size import Size
 
 SMALL_SET = [Task("cost", m, Size.of(s), 1, "fp32", train=True)
              for m, s in (("vit_ti16", 224), ("vit_ti16", 384), ("resnet50", 224), ("swin_t", 224))]
+SMALL_QUESTIONS = [("Under 5 GMACs", {"models": "deit_ti,vit_b16", "max_gmacs": "5"})]
 
 
 def timed_row(model="vit_ti16", img_size=224, cpu="Test CPU", imgs=50.0, noisy=False, **extra):
@@ -26,11 +28,13 @@ def timed_row(model="vit_ti16", img_size=224, cpu="Test CPU", imgs=50.0, noisy=F
 
 @pytest.fixture(scope="module")
 def small_results_once(tmp_path_factory):
-    """A results/ folder holding the deterministic rows of a few small models (and the worked questions'
-    answers), plus one timed row: counted once for the module, as counting is deterministic."""
+    """A results/ folder holding the deterministic rows of a few small models (and the answer to one small
+    worked question: the real ones count the whole registry, test_answers.py's concern), plus one timed row:
+    counted once for the module, as counting is deterministic."""
     path = tmp_path_factory.mktemp("small_results")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(deterministic, "deterministic_tasks", lambda: SMALL_SET)
+        patch.setattr(answers, "QUESTIONS", SMALL_QUESTIONS)
         assert refresh(path) == len(SMALL_SET)
         assert refresh(path) == 0          # nothing changed, nothing appended
     ResultStore(path).append(timed_row())
@@ -41,6 +45,7 @@ def small_results_once(tmp_path_factory):
 def small_results(small_results_once, tmp_path, monkeypatch):
     """A copy of small_results_once of each test's own."""
     monkeypatch.setattr(deterministic, "deterministic_tasks", lambda: SMALL_SET)
+    monkeypatch.setattr(answers, "QUESTIONS", SMALL_QUESTIONS)      # what check() answers afresh
     shutil.copytree(small_results_once, tmp_path, dirs_exist_ok=True)
     return tmp_path
 
@@ -92,19 +97,13 @@ def test_a_same_machine_rerun_replaces_its_row(small_results):
     assert any(line.startswith("| Other CPU") for line in table.splitlines())
 
 
-def test_check_passes_when_current_and_names_what_is_stale(small_results, monkeypatch):
-    from zoo.select import answers
-
-    # each check() answers the worked questions afresh over the whole registry; stale answers are
-    # test_answers.py's, so one small question here
-    monkeypatch.setattr(answers, "QUESTIONS", [("Under 5 GMACs", {"models": "deit_ti,vit_b16", "max_gmacs": "5"})])
-    answers.write_answers(small_results)
+def test_check_passes_when_current_and_names_what_is_stale(small_results):
+    # three check()s, each recounting and re-predicting: current; the report files damaged (results untouched,
+    # so each report problem is its own file's); then the results damaged as well
     build_reports(small_results)
     assert check(small_results) == []
     reports = small_results / "reports"
     (reports / "cost.md").write_text("edited by hand\n")
-    assert any("cost.md is stale" in p for p in check(small_results))
-    build_reports(small_results)
     html = (reports / HTML_FILE).read_text()
     (reports / HTML_FILE).write_text(html.replace("Cost per model", "Cost per modal"))
     (reports / PLOT_FILES[0]).unlink()
@@ -112,23 +111,25 @@ def test_check_passes_when_current_and_names_what_is_stale(small_results, monkey
     data[PLOT_FILES[1]][0]["attn %"] += 1
     (reports / PLOT_DATA_FILE).write_text(json.dumps(data))
     problems = check(small_results)
+    assert any("cost.md is stale" in p for p in problems)
     assert any(f"{HTML_FILE} is stale" in p for p in problems)
     assert any(f"{PLOT_FILES[0]} is missing" in p for p in problems)
     assert any(f"{PLOT_DATA_FILE} is stale" in p for p in problems)
-    build_reports(small_results)
+    assert len(problems) == 4, problems
     rows_file = small_results / "results" / "cost.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    assert (rows[0]["model"], rows[0]["img_size"], rows[2]["model"]) == ("vit_ti16", 224, "resnet50")
     rows[0]["macs"] += 1                  # a committed count that no longer matches the counter
-    rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert any("vit_ti16 at 224" in p and "macs" in p for p in check(small_results))
-    rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows[1:]))
-    assert any("lacks vit_ti16 at 224" in p for p in check(small_results))
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows[:2] + rows[3:]))    # and one row gone
     predicted_file = small_results / "results" / "predicted.jsonl"   # the classifiers of SMALL_SET, 5 GPUs
     predicted = [json.loads(line) for line in predicted_file.read_text().splitlines()]
     assert {r["model"] for r in predicted} == {"vit_ti16", "resnet50", "swin_t"} and len(predicted) == 3 * 2 * 5
     predicted[0]["imgs_per_s"] += 1       # a committed prediction that no longer matches a fresh one
     predicted_file.write_text("".join(json.dumps(r) + "\n" for r in predicted))
-    assert any("predicted.jsonl" in p and "imgs_per_s" in p for p in check(small_results))
+    problems = check(small_results)
+    assert any("vit_ti16 at 224" in p and "macs" in p for p in problems)
+    assert any("lacks resnet50 at 224" in p for p in problems)
+    assert any("predicted.jsonl" in p and "imgs_per_s" in p for p in problems)
 
 
 def test_noisy_rows_are_marked_and_left_out_of_fits(small_results):
