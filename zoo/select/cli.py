@@ -81,9 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "for --from-plan on the machine that will serve; times nothing")
     p.add_argument("--from-plan", metavar="FILE", help="run a --save-plan FILE's query on its candidates, timing on "
                                                         "this machine (other query options are not taken)")
-    add_options(p, "--predict", predict=dict(help=f"time nothing: list each candidate's roofline latency on a datasheet "
-                                                  f"GPU ({DATASHEET_DEVICES}), marked predicted, with its error "
-                                                  f"band, deciding nothing"))
+    add_options(p, "--predict", predict=dict(help=f"time nothing: answer on a datasheet GPU ({DATASHEET_DEVICES}) from "
+                                                  f"the calibrated roofline prediction, screened and ranked on it, "
+                                                  f"marked predicted, with its error band (docs/prediction.md)"))
     p.add_argument("--rank", default="top1", help=f"{', '.join(RANKS)} (default top1)")
     p.add_argument("--format", default="table", help=f"{', '.join(FORMATS)} (default table)")
     add_options(p, "--out", "--no-save", no_save=dict(help="write nothing (stored rows are still reused)"))
