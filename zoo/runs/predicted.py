@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+from analysis.batch_search import largest_batch_where, powers_of_two
+
 from .roofline_rows import predict
 
 MAX_SWEEP_BATCH = 4096
@@ -14,16 +16,16 @@ GIB = 1024 ** 3
 
 def sweep(model, img_size, dtype: str, device: str, features: bool, target_ms: float,
           price_per_hour: float | None = None) -> dict:
-    """Double the batch from 1 while the predicted latency per batch stays under `target_ms` and the batch
-    fits the device's memory: the last such row (or batch 1's, marked, if even that misses)."""
-    best, batch = None, 1
-    while batch <= MAX_SWEEP_BATCH:
-        row = predict(model, img_size, batch, dtype, device, features, price_per_hour=price_per_hour)
-        if row["latency_ms"] > target_ms or not row["fits_memory"]:
-            if best is None:
-                best = {**row, "sweep_note": "batch 1 already misses the target or the memory"}
-            break
-        best, batch = row, batch * 2
+    """The largest power of two whose predicted latency per batch stays under `target_ms` and which fits the
+    device's memory (analysis.batch_search): its row, or batch 1's, marked, if even that misses."""
+    rows: dict[int, dict] = {}
+
+    def fits(batch: int) -> bool:
+        rows[batch] = predict(model, img_size, batch, dtype, device, features, price_per_hour=price_per_hour)
+        return rows[batch]["latency_ms"] <= target_ms and rows[batch]["fits_memory"]
+
+    batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))
+    best = rows[batch] if batch else {**rows[1], "sweep_note": "batch 1 already misses the target or the memory"}
     return {**best, "sweep_latency_target_ms": target_ms}
 
 
