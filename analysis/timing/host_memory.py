@@ -70,7 +70,11 @@ def halve_to_fit(batch: int, need_at: Callable[[int], int], available: Optional[
     halved = [b for b in reversed(tried) if b > batch]
     if not halved:
         return batch, [], None
+    return batch, halved, f"{need_text(halved[0], first_need, available)}; halved up front to {batch}"
+
+
+def need_text(batch: int, need: int, available: int) -> str:
+    """What a batch needs of the host's memory against what is available, in MiB (2^20 bytes)."""
     mib = 2 ** 20
-    why = (f"host memory: batch {halved[0]} needs {first_need / mib:,.0f} MiB (counted on meta), "
-           f"{available / mib:,.0f} MiB available (at most {HEADROOM:.0%} used); halved up front to {batch}")
-    return batch, halved, why
+    return (f"host memory: batch {batch} needs {need / mib:,.0f} MiB (counted on meta), {available / mib:,.0f} MiB "
+            f"available (at most {HEADROOM:.0%} used)")
