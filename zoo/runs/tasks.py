@@ -133,9 +133,7 @@ def failed_row(task: Task, error: str, family: str | None = None, detail: str | 
 def skipped_row(task: Task) -> dict:
     """The row of a task whose size the model's rule refuses (a rule, not a failure)."""
     spec = get_spec(task.model)
-    nearest = ", ".join(n.label for n in spec.rule.nearest(task.img_size))
-    return task_row(task, family=spec.family,
-                    skipped=f"{task.model} takes sides {spec.rule.describe()}; nearest: {nearest}").to_json()
+    return task_row(task, family=spec.family, skipped=f"{task.model} {spec.rule.refusal(task.img_size)}").to_json()
 
 
 def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> dict:
