@@ -35,10 +35,15 @@ def test_candidate_lists():
 @pytest.mark.parametrize("budget_mib, expected", [(0, 0), (8, 8), (64, 16)])
 def test_predicted_sweep_is_the_largest_power_of_two_under_the_target(monkeypatch, budget_mib, expected):
     """A stand-in prediction: 4 ms per image, so a 64 ms target holds batch 16 (64 ms), not 32."""
+    import dataclasses
+
     from zoo.runs import predicted
 
+    filler = {f.name: 0 for f in dataclasses.fields(predicted.PredictedRow) if f.default is dataclasses.MISSING}
+
     def predict(model, img_size, batch, *args, **kwargs):
-        return {"batch_size": batch, "latency_ms": 4.0 * batch, "fits_memory": batch <= budget_mib}
+        return predicted.PredictedRow(**{**filler, "batch_size": batch, "latency_ms": 4.0 * batch,
+                                         "fits_memory": batch <= budget_mib})
 
     monkeypatch.setattr(predicted, "predict", predict)
     row = predicted.sweep("m", 224, "bf16", "H100", False, target_ms=64.0)

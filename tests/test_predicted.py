@@ -67,3 +67,16 @@ def test_two_devices_give_the_break_even_price_ratio_of_their_expected_rates():
     refused = call_main("zoo.compare", "--models", "vit_ti16", "--batch-sizes", "sweep", "--latency-target-ms", "9",
                         "--predict", "A100,L4")
     assert refused.returncode == 2 and not refused.stdout
+
+
+def test_a_predicted_row_is_its_dataclass_and_refuses_a_misspelt_field():
+    from zoo.runs.predicted import PredictedRow, predict as typed
+
+    fields = predict("vit_ti16", 224, 8, "bf16", "A100", price_per_hour=2.0)
+    row = typed("vit_ti16", 224, 8, "bf16", "A100", price_per_hour=2.0)
+    assert row.to_json() == fields and list(row.to_json()) == list(fields)    # the same JSON, field for field
+    assert "sweep_note" not in row.to_json() and row.imgs_per_usd == fields["imgs_per_usd"]
+    with pytest.raises(ValueError, match="not a predicted row: .*'imgs_per_sec'"):
+        PredictedRow.of({**fields, "imgs_per_sec": 1.0})
+    with pytest.raises(ValueError, match="not a predicted row: .*'latency_ms'"):
+        PredictedRow.of({k: v for k, v in fields.items() if k != "latency_ms"})

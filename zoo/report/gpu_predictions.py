@@ -56,6 +56,7 @@ def _rounded(value):
 def fresh_predictions(models: list[str]) -> list[dict]:
     """Every (model, batch, device) row, device by device in DEVICES order, then model and batch; one count
     per (model, batch, dtype), reused across the devices of that dtype."""
+    from ..runs.predicted import PredictedRow
     from ..runs.roofline_rows import gpu_forward, predict_counted
 
     per_device: dict[str, list[dict]] = {device: [] for device in DEVICES}
@@ -66,8 +67,8 @@ def fresh_predictions(models: list[str]) -> list[dict]:
                 dtype = OTHER_DTYPE.get(device, DTYPE)
                 if dtype not in counted:
                     counted[dtype] = gpu_forward(model, Size(SIZE, SIZE), batch, dtype)
-                row = predict_counted(counted[dtype], model, Size(SIZE, SIZE), batch, dtype, device)
-                per_device[device].append({k: _rounded(row[k]) for k in KEPT})
+                row = PredictedRow.of(predict_counted(counted[dtype], model, Size(SIZE, SIZE), batch, dtype, device))
+                per_device[device].append({k: _rounded(getattr(row, k)) for k in KEPT})
     return [row for device in DEVICES for row in per_device[device]]
 
 
