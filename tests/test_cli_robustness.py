@@ -48,7 +48,7 @@ def assert_usage_error(result: subprocess.CompletedProcess, expected: str, out: 
     (["--models", "vit_ti16", *COST, "--ray-address", "127.0.0.1:6379"], "only used with --executor ray"),
     (["--models", "vit_ti16", *COST, "--resume", "--no-save"], "--no-save"),
     (["--models", "vit_h14", *COST, "--resolutions", "224,225"], "--resolutions 225"),
-    (["--models", "timm:maxvit_tiny_tf_224", *COST, "--resolutions", "225"], "cannot take 225x225"),
+    (["--models", "timm:maxvit_tiny_tf_224", *COST, "--resolutions", "225"], "cannot take 225 px: timm says"),
     (["--models", "vit_ti16", *COST, "--executor", "dask"], "unknown executor"),
 ])
 def test_bad_input_exits_2_before_any_work(tmp_path, args, expected):

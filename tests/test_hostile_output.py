@@ -30,7 +30,7 @@ def test_a_size_rule_skip_is_stored_and_listed_in_not_measured(tmp_path):
     assert [(r["model"], bool(r.get("skipped"))) for r in stored] == [("vit_ti16", True), ("convnext_t", False)]
     build_reports(tmp_path)
     listed = (tmp_path / "reports" / "not_measured.md").read_text()
-    assert "| vit_ti16 | 40 |" in listed and "skipped: vit_ti16 takes sides" in listed
+    assert "| vit_ti16 | 40 |" in listed and "skipped: vit_ti16 cannot take 40 px: the side must be a multiple of 16" in listed
 
 
 def test_csv_keeps_list_fields_as_json_text(tmp_path):

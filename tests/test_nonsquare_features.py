@@ -57,10 +57,10 @@ def test_rules_apply_per_side():
 
 
 @pytest.mark.parametrize("name, size, bad, rule_text, nearest", [
-    ("vit_b16", (230, 1344), "height", "multiple of 16", "height 224, 240"),
-    ("vit_b16", (800, 1350), "width", "multiple of 16", "width 1344, 1360"),
-    ("swin_t", (800, 1350), "width", "multiple of 32", "width 1344, 1376"),
-    ("convnext_t", (16, 224), "height", "at least 32", "height 32"),
+    ("vit_b16", (230, 1344), "height", "multiple of 16", "nearest: 224x1344, 240x1344"),
+    ("vit_b16", (800, 1350), "width", "multiple of 16", "nearest: 800x1344, 800x1360"),
+    ("swin_t", (800, 1350), "width", "multiple of 32", "nearest: 800x1344, 800x1376"),
+    ("convnext_t", (16, 224), "height", "at least 32", "nearest: 32x224"),
 ])
 def test_a_bad_side_is_named_with_its_nearest_valid_sizes(name, size, bad, rule_text, nearest):
     with pytest.raises(zoo.UnsupportedResolutionError) as e:
@@ -73,7 +73,7 @@ def test_a_bad_side_is_named_with_its_nearest_valid_sizes(name, size, bad, rule_
 
 def test_both_bad_sides_are_named():
     with pytest.raises(zoo.UnsupportedResolutionError,
-                       match=r"the height and the width must be .*nearest valid: height 224, 240; width 1344, 1360"):
+                       match=r"the height and the width must be .*nearest: 224x1344, 224x1360, 240x1344, 240x1360$"):
         zoo.get_spec("vit_b16").check_resolution(Size.of((230, 1350)))
 
 
@@ -83,8 +83,8 @@ def test_a_square_pair_is_exactly_an_int():
     int_error = pytest.raises(zoo.UnsupportedResolutionError, spec.check_resolution, Size.of(230)).value
     pair_error = pytest.raises(zoo.UnsupportedResolutionError, spec.check_resolution, Size.of((230, 230))).value
     assert str(pair_error) == str(int_error) == \
-        "vit_b16 cannot take 230x230: the side must be a multiple of 16 (the patch size; position " \
-        "embeddings are resampled); nearest valid: 224, 240"
+        "vit_b16 cannot take 230 px: the side must be a multiple of 16 (the patch size; position " \
+        "embeddings are resampled); nearest: 224, 240"
     as_int = zoo.create_model("vit_b16", 224, device="meta")
     as_pair = zoo.create_model("vit_b16", (224, 224), device="meta")
     assert as_pair.cfg == as_int.cfg and as_pair.cfg.img_size == Size(224, 224)

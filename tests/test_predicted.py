@@ -88,3 +88,19 @@ def test_select_predict_through_the_api_is_the_command_lines_answer():
         select(["deit_ti"], 224, predict="A100", max_gmacs=5)
     with pytest.raises(UsageError, match="--predict"):
         select(["deit_ti"], 224, predict="abacus")
+
+
+def test_a_predicted_row_is_its_dataclass_and_refuses_a_misspelt_field():
+    from zoo.runs.predicted import PredictedRow, predict as typed
+
+    from zoo.runs.request import Request
+
+    request = Request("vit_ti16", 224, 8, "bf16")
+    fields = predict(request, "A100", price_per_hour=2.0)
+    row = typed(request, "A100", price_per_hour=2.0)
+    assert row.to_json() == fields and list(row.to_json()) == list(fields)    # the same JSON, field for field
+    assert "sweep_note" not in row.to_json() and row.imgs_per_usd == fields["imgs_per_usd"]
+    with pytest.raises(ValueError, match="not a predicted row: .*'imgs_per_sec'"):
+        PredictedRow.of({**fields, "imgs_per_sec": 1.0})
+    with pytest.raises(ValueError, match="not a predicted row: .*'latency_ms'"):
+        PredictedRow.of({k: v for k, v in fields.items() if k != "latency_ms"})

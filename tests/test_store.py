@@ -235,3 +235,41 @@ def test_schema_version_is_checked():
     assert validate(row("a"))["schema"] == SCHEMA_VERSION
     with pytest.raises(SchemaError, match="schema 1 "):
         validate({**row("a"), "schema": 1})
+
+
+@pytest.mark.parametrize("kind", ["cost", "throughput"])
+def test_every_committed_row_makes_its_dataclass_and_serialises_to_the_same_bytes(kind):
+    from committed import committed_text
+    from zoo.runs.schema import ROW_CLASSES
+
+    lines = committed_text(f"results/{kind}.jsonl").splitlines()
+    assert len(lines) > 50
+    for line in lines:
+        typed = ROW_CLASSES[kind](**json.loads(line))
+        assert json.dumps(typed.to_json(), sort_keys=True, allow_nan=False) == line
+
+
+def test_a_misspelt_field_is_refused_by_the_rows_dataclass_on_write_and_on_read(tmp_path):
+    from zoo.runs.schema import CostRow
+
+    misspelt = {**row("a"), "mac": 1}
+    with pytest.raises(SchemaError, match="unknown field.*: mac$"):
+        CostRow(**misspelt)
+    with pytest.raises(SchemaError, match="unknown field"):
+        ResultStore(tmp_path).append(misspelt)
+    store = ResultStore(tmp_path)
+    store.append(row("a"))
+    with open(store.path("cost"), "a") as f:
+        f.write(json.dumps(misspelt) + "\n")
+    with pytest.warns(UserWarning, match="unknown field"):
+        assert [r["model"] for r in store.rows()] == ["a"]
+
+
+def test_a_typed_row_keeps_absent_fields_absent_and_nulls_null():
+    from zoo.runs.schema import CostRow, ThroughputRow
+
+    typed = CostRow(**row("a", traceback=None))
+    assert typed.macs == 1 and typed.features is None and typed.traceback is None     # every field readable
+    assert "features" not in typed.to_json() and typed.to_json()["traceback"] is None
+    with pytest.raises(SchemaError, match="unknown kind 'cost'; expected one of throughput"):
+        ThroughputRow(**row("a"))

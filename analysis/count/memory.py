@@ -18,6 +18,7 @@ from typing import Callable
 
 import torch
 
+from ..batch_search import largest_batch_where
 from .dispatch import Observer
 from .components import ComponentClassifier, ModuleStack, op_kind
 
@@ -114,8 +115,8 @@ def largest_batch(peak_bytes_at: Callable[[int], int], budget_bytes: int, fixed_
     """Largest batch b with fixed_bytes + peak_bytes_at(b) <= budget_bytes.
 
     peak_bytes_at(b) is measured (cheap on meta). Activation memory is affine in the batch for
-    these models, so two probes give a guess that is then confirmed by measuring b and b + 1,
-    walking if the guess was off. Returns {"batch": b (0 if even 1 does not fit), "bytes": ...}.
+    these models, so two probes give the guess analysis.batch_search starts from (confirmed by measuring
+    b and b + 1 when it is right). Returns {"batch": b (0 if even 1 does not fit), "bytes": ...}.
     """
     peak_bytes_at = functools.cache(peak_bytes_at)      # each probe is a forward: none twice
     room = budget_bytes - fixed_bytes
@@ -123,9 +124,6 @@ def largest_batch(peak_bytes_at: Callable[[int], int], budget_bytes: int, fixed_
     if one > room:
         return {"batch": 0, "bytes": fixed_bytes + one, "bytes_at_1": fixed_bytes + one}
     per_sample = max(two - one, 1)
-    batch = min(limit, max(1, 1 + (room - one) // per_sample))
-    while batch > 1 and peak_bytes_at(batch) > room:
-        batch -= 1
-    while batch < limit and peak_bytes_at(batch + 1) <= room:
-        batch += 1
+    guess = min(limit, max(1, 1 + (room - one) // per_sample))
+    batch = largest_batch_where(lambda b: peak_bytes_at(b) <= room, range(1, limit + 1), start=guess - 1) or 1
     return {"batch": batch, "bytes": fixed_bytes + peak_bytes_at(batch), "bytes_per_sample": per_sample}

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..batch_search import halvings, largest_batch_where
+
 OVERRIDE_ENV = "ARCHZOO_AVAILABLE_MEMORY_BYTES"
 # the allocator, the timing loop's second live output and attention workspaces come on top of the counted
 # peak: a batch is kept only while its counted need is under this share of what is available
@@ -63,13 +65,16 @@ def halve_to_fit(batch: int, need_at: Callable[[int], int], available: Optional[
     HEADROOM x available; batch 1 is kept even when it does not fit (the caller refuses it: zoo.runs.host_fit)."""
     if available is None:
         return batch, [], None
-    halved, first_need = [], need_at(batch)
-    while batch > 1 and need_at(batch) > HEADROOM * available:
-        halved.append(batch)
-        batch //= 2
+    first_need, tried = need_at(batch), halvings(batch)
+    batch = largest_batch_where(lambda b: need_at(b) <= HEADROOM * available, tried, start=len(tried) - 1) or 1
+    halved = [b for b in reversed(tried) if b > batch]
     if not halved:
         return batch, [], None
+    return batch, halved, f"{need_text(halved[0], first_need, available)}; halved up front to {batch}"
+
+
+def need_text(batch: int, need: int, available: int) -> str:
+    """What a batch needs of the host's memory against what is available, in MiB (2^20 bytes)."""
     mib = 2 ** 20
-    why = (f"host memory: batch {halved[0]} needs {first_need / mib:,.0f} MiB (counted on meta), "
-           f"{available / mib:,.0f} MiB available (at most {HEADROOM:.0%} used); halved up front to {batch}")
-    return batch, halved, why
+    return (f"host memory: batch {batch} needs {need / mib:,.0f} MiB (counted on meta), {available / mib:,.0f} MiB "
+            f"available (at most {HEADROOM:.0%} used)")

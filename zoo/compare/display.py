@@ -11,22 +11,15 @@ import csv
 import io
 import json
 
-from ..console.markdown import markdown_table
+from ..console.markdown import feature_maps, markdown_table, mfu_cell, mib
 from ..models.accuracy import accuracy_fields  # noqa: F401 - accuracy_fields: imported from here by callers
 from ..models.segmenters.published import published_cells
 from ..runs.safe_io import strict_dumps
 from ..runs.schema import row_size
 
 
-def _mib(v) -> str:
-    return f"{v / 2**20:,.1f}"
-
-
 def _mfu(record: dict, prefix: str = "") -> str | None:
-    mfu = record.get(f"{prefix}mfu")
-    if mfu is None:
-        return "no fast GEMM" if record.get(f"{prefix}peak_fast_gemm") is False else None
-    return f"{100 * mfu:.0f}%{' (above peak)' if record.get(f'{prefix}mfu_above_peak') else ''}"
+    return mfu_cell(record, prefix, digits=0, unit="%")
 
 
 # (header, record field, formatter); a column shows only when some record has its field
@@ -46,13 +39,13 @@ COLUMNS = [
     ("GMACs / published", "gmacs_vs_published", lambda v: f"{v:.3f}"),
     ("mIoU % (published)", "miou", lambda v: f"{v:.2f}"),
     ("mIoU % ms+flip (published)", "miou_ms", lambda v: f"{v:.2f}"),
-    ("act peak (MiB / batch)", "act_peak_bytes", _mib),
+    ("act peak (MiB / batch)", "act_peak_bytes", mib),
     ("train GMACs / image", "train_macs", lambda v: f"{v / 1e9:.2f}"),
-    ("train act peak (MiB / batch)", "train_act_peak_bytes", _mib),
-    ("serve (MiB / batch)", "serve_bytes", _mib),
+    ("train act peak (MiB / batch)", "train_act_peak_bytes", mib),
+    ("serve (MiB / batch)", "serve_bytes", mib),
     ("MB moved / batch", "bytes_moved", lambda v: f"{v / 1e6:,.0f}"),
     ("FLOP / byte", "arithmetic_intensity", lambda v: f"{v:.1f}"),
-    ("feature maps [C, H, W]", "features", lambda v: " ".join(f"[{c},{h},{w}]" for c, h, w in v)),
+    ("feature maps [C, H, W]", "features", feature_maps),
     ("strides", "feature_strides", lambda v: ",".join(map(str, v))),
     ("img/s (mean)", "imgs_per_s", lambda v: f"{v:.1f}"),
     ("img/s (at p50)", "imgs_per_s_p50", lambda v: f"{v:.1f}"),

@@ -1,5 +1,8 @@
-"""The one markdown-table renderer, for the printed comparison and every report table."""
+"""The one markdown-table renderer, for the printed comparison and every report table, and the one formatter
+of each unit their cells show: memory in MiB, MFU, feature maps."""
 from __future__ import annotations
+
+MIB = 2 ** 20
 
 
 def markdown_text(value) -> str:
@@ -17,3 +20,26 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def mib(nbytes: float | None) -> str | None:
+    """Bytes as MiB (2^20 bytes), one decimal, thousands separated: 1,234.5; None stays None."""
+    return None if nbytes is None else f"{nbytes / MIB:,.1f}"
+
+
+def mfu_cell(row: dict, prefix: str = "", digits: int = 1, unit: str = "") -> str | None:
+    """A row's MFU (its `prefix`mfu: "train_" for a training step's) as a percentage with `digits` decimals and
+    `unit` after it, "(above peak)" past the GEMM probe; "no fast GEMM" for a dtype without one (no MFU given);
+    None without an MFU."""
+    mfu = row.get(f"{prefix}mfu")
+    if mfu is None:
+        return "no fast GEMM" if row.get(f"{prefix}peak_fast_gemm") is False else None
+    return f"{100 * mfu:.{digits}f}{unit}{' (above peak)' if row.get(f'{prefix}mfu_above_peak') else ''}"
+
+
+def feature_maps(maps: list | None, img_h: int | None = None) -> str | None:
+    """A feature extractor's maps as [C,H,W] each; given the input's height, each map's stride after it
+    ([96,56,56]/4); None without maps."""
+    if not maps:
+        return None
+    return " ".join(f"[{c},{h},{w}]" + ("" if img_h is None else f"/{img_h // h if h else '?'}") for c, h, w in maps)

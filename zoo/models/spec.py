@@ -10,7 +10,7 @@ from analysis.size import Size
 from ..errors import UnsupportedResolutionError
 from .configs import ViTConfig, ViTDetConfig
 
-__all__ = ["AnySize", "AtLeast", "ModelSpec", "MultipleOf", "ResolutionRule", "Size"]
+__all__ = ["AnySize", "AtLeast", "ModelSpec", "MultipleOf", "ResolutionRule", "Size", "cannot_take"]
 
 
 class _PerSide:
@@ -26,6 +26,22 @@ class _PerSide:
         if size.is_square:
             return [Size(s, s) for s in self.nearest_side(size.height)]
         return [Size(h, w) for h, w in itertools.product(self.nearest_side(size.height), self.nearest_side(size.width))]
+
+    def refusal(self, size: Size | int | tuple[int, int]) -> str | None:
+        """Why this rule refuses `size` (cannot_take: the side or sides that break it, the rule, the nearest
+        valid sizes), or None when it accepts it."""
+        size = Size.of(size)
+        if self.accepts(size):
+            return None
+        bad = ["side"] if size.is_square else [label for label, side in (("height", size.height), ("width", size.width))
+                                                if not self.accepts_side(side)]
+        nearest = ", ".join(n.label for n in self.nearest(size))
+        return cannot_take(size, f"the {' and the '.join(bad)} must be {self.describe()}; nearest: {nearest}")
+
+
+def cannot_take(size: Size, why: str) -> str:
+    """The one sentence for a size a model refuses (a model's name may lead it): 'cannot take 800x1333 px: why'."""
+    return f"cannot take {size.label} px: {why}"
 
 
 @dataclass(frozen=True)
@@ -115,15 +131,6 @@ class ModelSpec:
 
     def check_resolution(self, img_size: Size) -> None:
         """UnsupportedResolutionError stating the rule, the side and the nearest valid sizes."""
-        h, w = img_size.hw
-        if self.rule.accepts(img_size):
-            return
-        if h == w:                                       # one side: (s, s) reads as s does
-            nearest = ", ".join(map(str, self.rule.nearest_side(h)))
-            raise UnsupportedResolutionError(
-                f"{self.name} cannot take {h}x{h}: the side must be {self.rule.describe()}; nearest valid: {nearest}")
-        bad = [(label, side) for label, side in (("height", h), ("width", w)) if not self.rule.accepts_side(side)]
-        nearest = "; ".join(f"{label} {', '.join(map(str, self.rule.nearest_side(side)))}" for label, side in bad)
-        raise UnsupportedResolutionError(
-            f"{self.name} cannot take {h}x{w} (H x W): the {' and the '.join(label for label, _ in bad)} must be "
-            f"{self.rule.describe()}; nearest valid: {nearest}")
+        refusal = self.rule.refusal(img_size)
+        if refusal is not None:
+            raise UnsupportedResolutionError(f"{self.name} {refusal}")

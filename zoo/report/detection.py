@@ -3,24 +3,12 @@ label, with each map's stride, the MACs, activation and training memory at the r
 ONNX Runtime where both were timed at the same input."""
 from __future__ import annotations
 
-from ..console.markdown import markdown_table
+from ..console.markdown import feature_maps, markdown_table, mib
 from ..runs.schema import row_size
 
-MIB = 2 ** 20
 HEADERS = ["size (px)", "model", "batch", "dtype", "as", "maps [C,H,W] / stride", "GMACs / image",
            "act peak (MiB / batch)", "train act peak (MiB / batch)", "train memory (MiB / batch)",
            "eager img/s", "ONNX Runtime img/s", "ORT / eager"]
-
-
-def _maps(row: dict) -> str | None:
-    maps = row.get("features")
-    if not maps:
-        return None
-    return " ".join(f"[{c},{h},{w}]/{row['img_h'] // h if h else '?'}" for c, h, w in maps)
-
-
-def _mib(v) -> str | None:
-    return None if v is None else f"{v / MIB:,.1f}"
 
 
 def _same_input(row: dict) -> tuple:
@@ -46,9 +34,9 @@ def detection_table(cost: list[dict], timed: list[dict]) -> str:
         eager, ort = backends.get("eager"), backends.get("onnxruntime")
         train = r.get("train_serve_bytes")
         rows.append([row_size(r).label, r["model"], r["batch_size"], r["settings"]["dtype"],
-                     _as(r), _maps(r),
-                     f"{r['macs'] / 1e9:,.2f}", _mib(r.get("act_peak_bytes")), _mib(r.get("train_act_peak_bytes")),
-                     None if train is None else f"{_mib(train)} ({r.get('train_optimizer')})",
+                     _as(r), feature_maps(r.get("features"), r["img_h"]),
+                     f"{r['macs'] / 1e9:,.2f}", mib(r.get("act_peak_bytes")), mib(r.get("train_act_peak_bytes")),
+                     None if train is None else f"{mib(train)} ({r.get('train_optimizer')})",
                      None if eager is None else f"{eager:.2f}", None if ort is None else f"{ort:.2f}",
                      f"{ort / eager:.2f}x" if eager and ort else None])
     return markdown_table(HEADERS, rows)

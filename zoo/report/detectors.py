@@ -3,10 +3,10 @@ the published figures of its recipe, and every row of the published COCO tables 
 matches it (zoo.models.detectors.published)."""
 from __future__ import annotations
 
-from ..console.markdown import markdown_table as markdown
+from ..console.markdown import markdown_table as markdown, mib
 from ..models.detectors.published import NOT_PUBLISHED, PUBLISHED, PUBLISHED_SIZE, coco_rows, task_fields
 from ..runs.schema import row_size
-from .tables import g, mib
+from .tables import g
 
 PUBLISHED_LABEL = f"{PUBLISHED_SIZE[0]}x{PUBLISHED_SIZE[1]}"
 

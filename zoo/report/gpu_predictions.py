@@ -56,6 +56,7 @@ def _rounded(value):
 def fresh_predictions(models: list[str]) -> list[dict]:
     """Every (model, batch, device) row, device by device in DEVICES order, then model and batch; one count
     per (model, batch, dtype), reused across the devices of that dtype."""
+    from ..runs.predicted import PredictedRow
     from ..runs.request import Request
     from ..runs.roofline_rows import gpu_forward, predict_counted
 
@@ -67,8 +68,8 @@ def fresh_predictions(models: list[str]) -> list[dict]:
                 request = Request(model, Size(SIZE, SIZE), batch, OTHER_DTYPE.get(device, DTYPE))
                 if request.dtype not in counted:
                     counted[request.dtype] = gpu_forward(request)
-                row = predict_counted(counted[request.dtype], request, device)
-                per_device[device].append({k: _rounded(row[k]) for k in KEPT})
+                row = PredictedRow.of(predict_counted(counted[request.dtype], request, device))
+                per_device[device].append({k: _rounded(getattr(row, k)) for k in KEPT})
     return [row for device in DEVICES for row in per_device[device]]
 
 

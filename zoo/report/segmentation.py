@@ -2,10 +2,10 @@
 every other published row shipped (zoo.models.segmenters.published), each with its recipe and source."""
 from __future__ import annotations
 
-from ..console.markdown import markdown_table as markdown
+from ..console.markdown import markdown_table as markdown, mib
 from ..models.segmenters.published import ADE20K, published_cells
 from ..runs.schema import row_size
-from .tables import g, mib
+from .tables import g
 
 INTRO = ("Counted on meta, per image: the backbone's maps at strides 4-32 (a plain ViT: blocks at the end of each "
          "quarter through mmseg's MultiLevelNeck) -> UPerHead (PPM 1, 2, 3, 6 on the last map, FPN, 512 channels, "

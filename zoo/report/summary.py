@@ -2,7 +2,7 @@
 facets (family, size, pretraining) the page's tables filter by. Built from the same rows as the sections."""
 from __future__ import annotations
 
-from ..console.markdown import markdown_table
+from ..console.markdown import markdown_table, mib
 from ..models.accuracy import checkpoint_at, pretraining_of
 from .rows import ReportRows, machine_name, main_machine
 
@@ -47,7 +47,7 @@ def default_three(data: ReportRows) -> tuple[str, str]:
         r, shown = cost.get(model), checkpoint_at(model, SUMMARY_SIZE)
         eager, ort = _speed(data, model, "eager"), _speed(data, model, "onnxruntime")
         rows.append([model, r and f"{r['params'] / 1e6:.1f}", r and f"{r['macs'] / 1e9:.2f}",
-                     r and f"{r['act_peak_bytes'] / 2 ** 20:.1f}",
+                     r and mib(r["act_peak_bytes"]),
                      shown and f"{shown['top1']:.2f}", shown and shown["weights_short"], shown and shown["pretraining"],
                      eager and f"{eager:.2f}", ort and f"{ort:.2f}"])
     table = markdown_table(["model", "params (M)", "GMACs / image", "act peak (MiB)", "top-1 % (default)", "weights",

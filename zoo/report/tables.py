@@ -15,21 +15,17 @@ from analysis.vocab import COMPONENTS
 
 from ..errors import ZooError
 from ..console.markdown import markdown_table as markdown
+from ..console.markdown import mfu_cell, mib
 from ..models.registry import get_spec
 from ..runs.schema import measurement_key, row_size, sort_key
 from .rows import machine_name, setting_name
 
 CONVENTION = ("MACs = multiply-accumulates of matmuls, linear layers, convolutions and attention's QK^T "
               "and AV; biases, norms, softmax, activations and pooling are not counted. FLOPs = 2 x MACs.")
-MIB = 2**20
 
 
 def g(v: float | None, digits: int = 2) -> str | None:
     return None if v is None else f"{v / 1e9:,.{digits}f}"
-
-
-def mib(v: int | None) -> str | None:
-    return None if v is None else f"{v / MIB:,.1f}"
 
 
 def spec_or_none(model: str):
@@ -126,12 +122,6 @@ def scaling_table(cost: list[dict], throughput: list[dict]) -> tuple[str, list[s
 
 def _fmt(v: float | None) -> str | None:
     return None if v is None else f"{v:.2f}"
-
-
-def mfu_cell(r: dict) -> str | None:
-    if r.get("mfu") is None:
-        return "no fast GEMM" if r.get("peak_fast_gemm") is False else None
-    return f"{100 * r['mfu']:.1f}{' (above peak)' if r.get('mfu_above_peak') else ''}"
 
 
 def runs_cell(r: dict, runs: dict) -> str | None:

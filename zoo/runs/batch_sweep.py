@@ -13,7 +13,7 @@ from analysis.timing.batch_sweep import sweep_batches
 
 from .peaks import PeakCache
 from .scheduler import Schedule, run_in_order
-from .schema import validate
+from .schema import ThroughputRow
 from .tasks import OnRow, Task, run_task
 
 
@@ -21,7 +21,7 @@ def run_sweeps(plan: Schedule, on_row: OnRow, peaks: Optional[PeakCache], latenc
     def sweep(task: Task, macs: Optional[int], peak: Optional[dict]) -> list[dict]:
         points = sweep_batches(lambda batch: run_task(dataclasses.replace(task, batch_size=batch), macs, peak),
                                latency_target_ms)
-        return [validate({**point, "latency_target_ms": latency_target_ms}) for point in points]
+        return [ThroughputRow(**{**point, "latency_target_ms": latency_target_ms}).to_json() for point in points]
 
     def on_result(result) -> None:   # a cost row, or a timed task's points
         for row in result if isinstance(result, list) else [result]:

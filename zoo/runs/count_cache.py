@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from .request import Request
-from .schema import SCHEMA_VERSION, SchemaError, fields_of, validate
+from .schema import SCHEMA_VERSION, CostRow, SchemaError, fields_of
 from .user_cache import UserCache, enabled
 
 NAMESPACE = "count"
@@ -64,12 +64,11 @@ def valid_count(key: dict, value) -> bool:
     if not isinstance(value, dict) or not set(value) <= COUNT_FIELDS:
         return False
     square = key["img_h"] == key["img_w"]
-    row = {"schema": SCHEMA_VERSION, "kind": "cost", "model": key["model"], "img_h": key["img_h"],
-           "img_w": key["img_w"], "img_size": key["img_h"] if square else None, "batch_size": key["batch_size"],
-           "settings": {"dtype": key["dtype"], "train": key["train"], "features": key["features"]},
-           "software": {}, **value}
     try:
-        validate(row)
+        CostRow(schema=SCHEMA_VERSION, kind="cost", model=key["model"], img_h=key["img_h"], img_w=key["img_w"],
+                img_size=key["img_h"] if square else None, batch_size=key["batch_size"],
+                settings={"dtype": key["dtype"], "train": key["train"], "features": key["features"]}, software={},
+                **value)
     except SchemaError:
         return False
     return value.get("macs") is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from analysis.timing.host_memory import HEADROOM, available_bytes, halve_to_fit
+from analysis.timing.host_memory import HEADROOM, available_bytes, halve_to_fit, need_text
 from analysis.vocab import DTYPES, resolve_device
 
 
@@ -32,9 +32,7 @@ def fit_to_host(task) -> tuple[int, list[int], str | None]:
 
     batch, halved, why = halve_to_fit(task.batch_size, need_at, available)
     if need_at(batch) > HEADROOM * available:      # batch 1 too: refused, not left to the kernel's OOM killer
-        mib = 2 ** 20
-        raise MemoryError(f"host memory: batch {batch} needs {need_at(batch) / mib:,.0f} MiB (counted on meta), "
-                          f"{available / mib:,.0f} MiB available (at most {HEADROOM:.0%} used); not run")
+        raise MemoryError(f"{need_text(batch, need_at(batch), available)}; not run")
     return batch, halved, why
 
 

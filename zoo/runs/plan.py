@@ -16,6 +16,7 @@ from analysis.vocab import DEVICES, DTYPE_NAMES, resolve_device
 from ..errors import UsageError, ZooError
 from ..models.detectors.specs import resolve_detector
 from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
+from ..models.spec import cannot_take
 from .safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
 from .request import Request
 from .tasks import Task, skipped_row
@@ -208,7 +209,7 @@ def check_timm_size(model: str, img_size: Size, features: bool = False) -> None:
         raise
     except Exception as e:  # noqa: BLE001 - timm's own size checks raise AssertionError, ValueError, ...
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-        raise UsageError(f"{model} cannot take {img_size.height}x{img_size.width}: timm says {type(e).__name__}: {first}") from None
+        raise UsageError(f"{model} {cannot_take(img_size, f'timm says {type(e).__name__}: {first}')}") from None
 
 
 @dataclass

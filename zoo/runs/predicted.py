@@ -3,28 +3,88 @@ under a latency target (--batch-sizes sweep), each marked when its serving memor
 with images per dollar at a price the user gives. Printed, never written to results/."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
+from dataclasses import dataclass
+from typing import Optional
 
-from .roofline_rows import predict
+from analysis.batch_search import largest_batch_where, powers_of_two
+
+from .roofline_rows import predict as predict_fields
 
 MAX_SWEEP_BATCH = 4096
 GIB = 1024 ** 3
 
 
+@dataclass(frozen=True)
+class PredictedRow:
+    """One predicted row (zoo.runs.roofline_rows.predict: per batch, latencies and memory per batch, img/s
+    counting images); never a measured row. The fields after fits_memory are there only when asked for."""
+    predicted: bool
+    device: str
+    model: str
+    img_h: int
+    img_w: int
+    img_size: Optional[int]
+    batch_size: int
+    dtype: str
+    features: bool
+    peak_flops: float                 # the datasheet's dense peak at the dtype, FLOP/s
+    mem_bandwidth: float              # bytes/s
+    launch_us: float
+    roofline_ms: float
+    roofline_compute_share: float
+    roofline_memory_share: float
+    roofline_launch_share: float
+    imgs_per_s: float                 # the calibrated expectation, and its held-out band
+    imgs_per_s_p10: float
+    imgs_per_s_p90: float
+    band_from: str
+    latency_ms: float
+    roofline_imgs_per_s: float
+    serve_bytes: int
+    device_memory_bytes: Optional[float]
+    fits_memory: bool
+    roofline_ms_by_op_class: dict
+    source: str
+    calibration_source: str
+    price_per_hour_usd: Optional[float] = None     # --price-per-hour
+    imgs_per_usd: Optional[float] = None
+    sweep_note: Optional[str] = None               # --batch-sizes sweep
+    sweep_latency_target_ms: Optional[float] = None
+
+    @classmethod
+    def of(cls, fields: dict) -> PredictedRow:
+        """The row holding `fields`; ValueError (one line) for a field it has not or one it lacks."""
+        try:
+            return cls(**fields)
+        except TypeError as e:
+            raise ValueError(f"not a predicted row: {e}") from None
+
+    def to_json(self) -> dict:
+        """Its fields, those only asked for left out when not asked for."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.default is dataclasses.MISSING or getattr(self, f.name) is not None}
+
+
+def predict(request, device: str, price_per_hour: float | None = None) -> PredictedRow:
+    """The predicted row of `request` (zoo.runs.request) on a datasheet `device`."""
+    return PredictedRow.of(predict_fields(request, device, price_per_hour=price_per_hour))
+
+
 def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None) -> dict:
-    """Double the batch from 1 while the predicted latency per batch of `request` (zoo.runs.request) stays under
-    `target_ms` and the batch fits the device's memory: the last such row (or batch 1's, marked, if even that
-    misses)."""
-    best, batch = None, 1
-    while batch <= MAX_SWEEP_BATCH:
-        row = predict(request.replace(batch_size=batch), device, price_per_hour=price_per_hour)
-        if row["latency_ms"] > target_ms or not row["fits_memory"]:
-            if best is None:
-                best = {**row, "sweep_note": "batch 1 already misses the target or the memory"}
-            break
-        best, batch = row, batch * 2
-    return {**best, "sweep_latency_target_ms": target_ms}
+    """The largest power of two whose predicted latency per batch of `request` stays under `target_ms` and which
+    fits the device's memory (analysis.batch_search): its row, or batch 1's, marked, if even that misses."""
+    rows: dict[int, PredictedRow] = {}
+
+    def fits(batch: int) -> bool:
+        rows[batch] = predict(request.replace(batch_size=batch), device, price_per_hour=price_per_hour)
+        return rows[batch].latency_ms <= target_ms and rows[batch].fits_memory
+
+    batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))
+    note = None if batch else "batch 1 already misses the target or the memory"
+    return dataclasses.replace(rows[batch or 1], sweep_note=note, sweep_latency_target_ms=target_ms).to_json()
 
 
 def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
@@ -39,7 +99,7 @@ def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
         if sweep_target_ms is not None:
             rows.append(sweep(task.request, device, sweep_target_ms, price_per_hour))
         else:
-            rows.append(predict(task.request, device, price_per_hour=price_per_hour))
+            rows.append(predict(task.request, device, price_per_hour=price_per_hour).to_json())
     return rows
 
 

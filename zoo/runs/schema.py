@@ -239,21 +239,29 @@ def beyond_int64(row: dict) -> list[tuple[str, float]]:
 
 
 def validate(row: Any) -> dict:
-    """Return `row` if it is a valid row of this schema, else raise SchemaError saying why (one line)."""
+    """Return `row` if it is a valid row of this schema (its kind's dataclass takes it), else raise SchemaError
+    saying why (one line)."""
     if not isinstance(row, dict):
         raise SchemaError(f"a row is a JSON object, not {type(row).__name__}")
+    _check_head(row)
+    if not all(isinstance(name, str) for name in row):
+        raise SchemaError("a row's field names are text")
+    ROW_CLASSES[row["kind"]](**row)
+    return row
+
+
+def _check_head(row: dict, kind: str | None = None) -> None:
     if row.get("schema") != SCHEMA_VERSION:
         raise SchemaError(f"schema {row.get('schema')!r} is not this archzoo's ({SCHEMA_VERSION}); "
                           f"re-measure it with this version")
-    kind = row.get("kind")
-    if kind not in KINDS:
-        raise SchemaError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-    accepted = _FIELDS[kind]
-    unknown = sorted(set(row) - set(accepted))
-    if unknown:
-        raise SchemaError(f"unknown field(s) for a {kind} row: {', '.join(unknown[:5])}")
+    if row.get("kind") not in (KINDS if kind is None else (kind,)):
+        raise SchemaError(f"unknown kind {row.get('kind')!r}; expected one of {', '.join(KINDS if kind is None else (kind,))}")
+
+
+def _check(kind: str, row: dict) -> None:
+    """The checks a row of `kind` passes, beyond having only its dataclass's fields."""
     measured = row.get("skipped") is None and row.get("failed") is None
-    for name, (f, types_ok) in accepted.items():
+    for name, (f, types_ok) in _FIELDS[kind].items():
         value = row.get(name)
         if value is None:
             if f.metadata["required"] and (measured or name in _ROW_FIELDS):
@@ -269,7 +277,50 @@ def validate(row: Any) -> dict:
     if row.get("img_size") != (row["img_h"] if square else None):
         raise SchemaError(f"img_size {row.get('img_size')!r} does not match img_h x img_w "
                           f"{row['img_h']}x{row['img_w']}")
-    return row
+
+
+class TypedRow:
+    """A row as its kind's dataclass (CostRow, ThroughputRow: the fields of SOURCES). Made from its fields by
+    name; constructing one checks it (SchemaError, one line: an unknown or misspelt field, a missing or
+    mistyped one). It keeps which fields it was given: to_json() gives exactly those (a field left out stays
+    out, one given as None stays null), so a row read from results/ serialises to the same JSON."""
+    KIND = ""
+
+    def __init__(self, **given):
+        _check_head(given, self.KIND)
+        unknown = sorted(set(given) - set(_FIELDS[self.KIND]))
+        if unknown:
+            raise SchemaError(f"unknown field(s) for a {self.KIND} row: {', '.join(unknown[:5])}")
+        _check(self.KIND, given)
+        for f in dataclasses.fields(self):
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            setattr(self, f.name, given.get(f.name, default))
+        self._given = tuple(given)
+
+    def to_json(self) -> dict:
+        """The row as JSON holds it: the fields it was made with, in that order."""
+        return {name: getattr(self, name) for name in self._given}
+
+
+def _row_class(kind: str) -> type:
+    hints = {}
+    for source in reversed(SOURCES[kind]):       # the first definition of a name wins, as in _fields
+        hints.update(typing.get_type_hints(source))
+    fields = [(name, hints[name], dataclasses.field(default=f.default, default_factory=f.default_factory,
+                                                     metadata=f.metadata)) for name, (f, _) in _FIELDS[kind].items()]
+    return dataclasses.make_dataclass(f"{kind.title()}Row", fields, bases=(TypedRow,), init=False,
+                                      namespace={"KIND": kind, "__module__": __name__})
+
+
+CostRow = _row_class("cost")
+ThroughputRow = _row_class("throughput")
+ROW_CLASSES: dict[str, type[TypedRow]] = {"cost": CostRow, "throughput": ThroughputRow}
+
+
+def make_row(**fields) -> TypedRow:
+    """The row of the kind `fields` names, checked (SchemaError); .to_json() is what the store writes."""
+    _check_head(fields)
+    return ROW_CLASSES[fields["kind"]](**fields)
 
 
 def row_size(row: dict) -> Size:

@@ -20,7 +20,7 @@ from ..models.registry import get_spec
 from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
 from .request import FIELDS as REQUEST_FIELDS
 from .request import Request
-from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, beyond_int64, row_key, validate
+from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, TypedRow, beyond_int64, make_row, row_key, validate
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
 
@@ -130,20 +130,22 @@ def one_line(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def task_row(task: Task, **fields) -> TypedRow:
+    """The typed row (zoo.runs.schema) of `task` holding `fields`: its identity comes from the task, never from
+    what was measured or kept. SchemaError when the fields are not a valid row."""
+    identity = base_row(task)
+    return make_row(**{**identity, **fields, **identity})
+
+
 def failed_row(task: Task, error: str, family: str | None = None, detail: str | None = None) -> dict:
     """The one failed-row format, whatever failed (the measurement, a subprocess, a Ray worker)."""
-    row = {**base_row(task), "family": family, "failed": error}
-    if detail:
-        row["traceback"] = detail
-    return validate(row)
+    return task_row(task, family=family, failed=error, **({"traceback": detail} if detail else {})).to_json()
 
 
 def skipped_row(task: Task) -> dict:
     """The row of a task whose size the model's rule refuses (a rule, not a failure)."""
     spec = get_spec(task.model)
-    nearest = ", ".join(n.label for n in spec.rule.nearest(task.img_size))
-    return validate({**base_row(task), "family": spec.family,
-                     "skipped": f"{task.model} takes sides {spec.rule.describe()}; nearest: {nearest}"})
+    return task_row(task, family=spec.family, skipped=f"{task.model} {spec.rule.refusal(task.img_size)}").to_json()
 
 
 def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> dict:
@@ -162,17 +164,17 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
             measured = measure_timed(task, macs, peak)
     except Exception as e:  # recorded, never swallowed: the row says what went wrong
         return failed_row(task, one_line(e), spec.family, "".join(traceback.format_tb(e.__traceback__, limit=-5)))
-    row = {**base_row(task), "family": spec.family, **measured}
-    row.update(base_row(task), family=spec.family)     # identity from the task, never from what was measured or kept
+    fields = {"family": spec.family, **measured}
+    fields["family"] = spec.family     # as the identity: from the task, never from what was measured or kept
     try:
-        return validate(row)
+        return task_row(task, **fields).to_json()
     except SchemaError as e:     # never raised in a pool worker: every task of a run gets its row
-        over = beyond_int64(row)
+        over = beyond_int64(measured)
         if over:
             name, value = over[0]
-            return validate({**base_row(task), "family": spec.family,
-                             "skipped": f"{name} {value:.3g} is past the row schema's int64 bound ({MAX_COUNT:.3g}): "
-                                        f"take a smaller size or batch"})
+            return task_row(task, family=spec.family,
+                            skipped=f"{name} {value:.3g} is past the row schema's int64 bound ({MAX_COUNT:.3g}): "
+                                    f"take a smaller size or batch").to_json()
         return failed_row(task, one_line(e), spec.family)
 
 

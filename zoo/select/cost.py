@@ -3,6 +3,8 @@ batch, dtype, feature-extractor and training settings (cost tasks on the schedul
 budget it breaks."""
 from __future__ import annotations
 
+from analysis.batch_search import largest_batch_where
+
 from ..runs.plan import MAX_BATCH
 from .bound import split_macs
 
@@ -49,16 +51,8 @@ def _auto_batch(model: str, q, first: dict) -> tuple[int, dict]:
 
     per_image = max(first["act_peak_bytes"], 1) / MIB
     guess = int(max(1, min(MAX_BATCH, (budget_mib - first["weight_bytes"] / MIB) // per_image)))
-    lo, hi = 1, guess
-    if fits(guess):
-        lo, step = guess, min(guess * 2, MAX_BATCH)
-        while lo < MAX_BATCH and fits(step):
-            lo, step = step, min(step * 2, MAX_BATCH)
-        hi = step if lo < MAX_BATCH else None
-    while hi is not None and hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo, counts[lo]
+    batch = largest_batch_where(fits, range(1, MAX_BATCH + 1), start=guess - 1) or 1
+    return batch, counts[batch]
 
 
 def counted_row(model: str, q, cost_row: dict) -> dict:

@@ -253,12 +253,7 @@ def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default
 
 def size_reason(model: str, size: Size) -> str | None:
     """Why `model` cannot take `size` (its rule and the nearest sizes it would take), or None."""
-    rule = get_spec(model).rule
-    if rule.accepts(size):
-        return None
-    sides = "the side" if size.is_square else "each side"
-    nearest = ", ".join(n.label for n in rule.nearest(size))
-    return f"cannot take {size.label} px: {sides} must be {rule.describe()}; nearest: {nearest}"
+    return get_spec(model).rule.refusal(size)
 
 
 def _published(model: str, q: Query) -> tuple[dict | None, str | None]:

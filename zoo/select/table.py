@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..console.markdown import markdown_table
+from ..console.markdown import feature_maps, markdown_table
 
 
 def num(value: float) -> str:
@@ -15,10 +15,6 @@ def num(value: float) -> str:
 
 def size_text(size) -> str:
     return str(size) if isinstance(size, int) else "x".join(str(s) for s in size)
-
-
-def _maps(maps) -> str | None:
-    return None if not maps else " ".join(f"[{c},{h},{w}]" for c, h, w in maps)
 
 
 def _opt(value, fmt=num):
@@ -32,7 +28,7 @@ def _columns(result: dict) -> list[tuple]:
             ("res", lambda r: size_text(r["img_size"])), ("batch", lambda r: r["batch_size"]),
             ("params (M)", lambda r: num(r["params_m"])), ("GMACs", lambda r: num(r["gmacs"]))]
     if query.get("features"):
-        cols.append(("feature maps [C,H,W]", lambda r: _maps(r.get("features"))))
+        cols.append(("feature maps [C,H,W]", lambda r: feature_maps(r.get("features"))))
     if query.get("segmenter"):
         cols += [("ADE20K mIoU", lambda r: _opt(r.get("miou"), lambda v: f"{v:g}")),
                  ("mIoU ms+flip", lambda r: _opt(r.get("miou_ms"), lambda v: f"{v:g}"))]
