@@ -67,3 +67,15 @@ def test_two_devices_give_the_break_even_price_ratio_of_their_expected_rates():
     refused = call_main("zoo.compare", "--models", "vit_ti16", "--batch-sizes", "sweep", "--latency-target-ms", "9",
                         "--predict", "A100,L4")
     assert refused.returncode == 2 and not refused.stdout
+
+
+def test_select_predict_gives_published_top1_only_at_the_square_size_it_was_published_at():
+    """vit_ti16 at 224: timm's results-imagenet.csv row vit_tiny_patch16_224.augreg_in21k_ft_in1k, top-1 75.452
+    (zoo/models/data/timm_results.csv); at 224x320 no checkpoint was evaluated, so no top-1."""
+    top1 = {}
+    for size in ("224", "224x320"):
+        result = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--models", "vit_ti16",
+                           "--resolution", size, "--format", "json")
+        assert result.returncode == 0, result.stderr
+        top1[size] = [r["top1"] for r in json.loads(result.stdout)["shortlist"]]
+    assert top1 == {"224": [pytest.approx(75.452)], "224x320": [None]}
