@@ -183,18 +183,26 @@ def run_package(name: str, args) -> dict:
     tests = args.tests or next(t for n, _, t in PACKAGES if n == name)
     files = package_files(name)
     dest = WORK / (slug(name) + ("-names" if args.names else ""))   # a re-run keeps the sample's folder
-    commit = copy_tree(dest)
-    write_config(dest, files, tests)
-    log = open(dest / "mutation.log", "w")
-    subprocess.run([sys.executable, "-c", GENERATE], cwd=dest, env=env(), stdout=log, stderr=subprocess.STDOUT,
-                   check=True)
-    (dest / "mutants" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    if args.reuse and (dest / "mutants").is_dir():     # the copy, mutants and test stats of an earlier run
+        commit = json.loads((dest / "copy.json").read_text())["commit"]
+        log = open(dest / "mutation.log", "a")
+    else:
+        commit = copy_tree(dest)
+        (dest / "copy.json").write_text(json.dumps({"commit": commit}))
+        write_config(dest, files, tests)
+        log = open(dest / "mutation.log", "w")
+        subprocess.run([sys.executable, "-c", GENERATE], cwd=dest, env=env(), stdout=log, stderr=subprocess.STDOUT,
+                       check=True)
+        (dest / "mutants" / "sitecustomize.py").write_text(SITECUSTOMIZE)
     everything = verdicts(dest)
     if args.names:
         sample = args.names
     else:
         sample = random.Random(f"{SEED}:{name}").sample(sorted(everything), min(args.sample, len(everything)))
-    seconds = run_mutants(dest, sample, args.time_box, log) if sample else 0.0
+    todo = [n for n in sample if everything.get(n) == "not checked"] if args.reuse else sample   # resume
+    seconds = run_mutants(dest, todo, args.time_box, log) if todo else 0.0
+    if args.reuse and (dest / "sample.json").exists():
+        seconds += json.loads((dest / "sample.json").read_text())["seconds"]
     status = verdicts(dest)
     record = {"package": name, "files": len(files), "mutants": len(everything), "sampled": len(sample),
               "names": {n: status.get(n, "not checked") for n in sample}, "tests": tests, "commit": commit,
@@ -229,6 +237,8 @@ def main(argv=None) -> int:
     p.add_argument("--names", nargs="+", help="run these mutants instead of a sample (one --package)")
     p.add_argument("--tests", nargs="+", help="run these tests instead of the package's")
     p.add_argument("--time-box", type=float, default=900, help="seconds per package before mutmut is stopped")
+    p.add_argument("--reuse", action="store_true", help="keep the package's folder from an earlier run (its mutants, "
+                   "mutmut's test stats and verdicts) and run only the sample's mutants that have no verdict yet")
     p.add_argument("--table", action="store_true", help="print the table of the last runs and exit")
     p.add_argument("--list", action="store_true", help="print each package's files and exit")
     args = p.parse_args(argv)
