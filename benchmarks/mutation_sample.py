@@ -154,10 +154,18 @@ def verdicts(dest: Path) -> dict[str, str]:
     return dict(m.groups() for m in re.finditer(r"^\s+(\S+): (.+)$", out, flags=re.M))
 
 
-def run_mutants(dest: Path, names: list[str], time_box: float, log) -> float:
+# mutmut runs the tests that cover the sample once without a mutant before the mutants, though its stats run (in
+# the same folder, cached) already ran them all so: --no-clean-run skips that repeat (minutes for zoo/report).
+NO_CLEAN_RUN = ("import sys; from mutmut.workers import isolation as i; from mutmut.__main__ import cli; "
+                "i.ForkServerRunner.run_clean_tests = i.ForkRunner.run_clean_tests = lambda self, tests: 0; "
+                "sys.argv[0] = 'mutmut'; cli()")
+
+
+def run_mutants(dest: Path, names: list[str], time_box: float, log, clean_run: bool = True) -> float:
     """`mutmut run NAME...` in `dest`, stopped (its whole process group) after `time_box` seconds."""
     start = time.monotonic()
-    proc = subprocess.Popen(mutmut() + ["run", "--max-children", "1", *names], cwd=dest, env=env(),
+    command = mutmut() if clean_run else [sys.executable, "-c", NO_CLEAN_RUN]
+    proc = subprocess.Popen(command + ["run", "--max-children", "1", *names], cwd=dest, env=env(),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         proc.wait(timeout=time_box)
@@ -200,7 +208,7 @@ def run_package(name: str, args) -> dict:
     else:
         sample = random.Random(f"{SEED}:{name}").sample(sorted(everything), min(args.sample, len(everything)))
     todo = [n for n in sample if everything.get(n) == "not checked"] if args.reuse else sample   # resume
-    seconds = run_mutants(dest, todo, args.time_box, log) if todo else 0.0
+    seconds = run_mutants(dest, todo, args.time_box, log, clean_run=not args.no_clean_run) if todo else 0.0
     if args.reuse and (dest / "sample.json").exists():
         seconds += json.loads((dest / "sample.json").read_text())["seconds"]
     status = verdicts(dest)
@@ -239,6 +247,8 @@ def main(argv=None) -> int:
     p.add_argument("--time-box", type=float, default=900, help="seconds per package before mutmut is stopped")
     p.add_argument("--reuse", action="store_true", help="keep the package's folder from an earlier run (its mutants, "
                    "mutmut's test stats and verdicts) and run only the sample's mutants that have no verdict yet")
+    p.add_argument("--no-clean-run", action="store_true", help="skip mutmut's run of the sample's tests without a "
+                   "mutant (with --reuse: the stats run already passed them)")
     p.add_argument("--table", action="store_true", help="print the table of the last runs and exit")
     p.add_argument("--list", action="store_true", help="print each package's files and exit")
     args = p.parse_args(argv)
