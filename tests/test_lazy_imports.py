@@ -109,7 +109,10 @@ def test_a_lazy_name_is_the_defining_modules_object_on_every_access(monkeypatch)
     no longer goes through __getattr__) must give the same object; dir(zoo) lists every public name."""
     import zoo
     import zoo.models
-    monkeypatch.delitem(vars(zoo), "get_spec", raising=False)
+    import zoo.runs.store
+    for name in ("get_spec", "store"):
+        monkeypatch.delitem(vars(zoo), name, raising=False)
     assert zoo.get_spec is zoo.models.get_spec          # first access: through __getattr__
     assert zoo.get_spec is zoo.models.get_spec          # second access: the module's own global
+    assert zoo.store is zoo.runs.store                  # a module, not a name in one
     assert set(zoo.__all__) <= set(dir(zoo))
