@@ -63,7 +63,8 @@ PACKAGES = [
       "tests/test_lazy_imports.py::test_a_lazy_name_is_the_defining_modules_object_on_every_access",
       "tests/test_hostile_output.py::test_markdown_cells_show_html_as_text_and_keep_the_row_whole"]),
     ("analysis (other)", ["analysis/*"],
-     ["tests/test_roofline.py", "tests/test_calibration.py", "tests/test_nonsquare_features.py"]),
+     ["tests/test_roofline.py", "tests/test_calibration.py", "tests/test_nonsquare_features.py",
+      "tests/test_vocab.py"]),
 ]
 SOURCES = ["analysis", "zoo"]
 COLUMNS = ["killed", "timeout", "survived", "no tests", "not checked"]
