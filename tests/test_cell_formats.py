@@ -1,5 +1,5 @@
 """The one formatter of each unit the tables show (zoo.markdown): MiB, MFU, feature maps, by hand."""
-from zoo.markdown import feature_maps, mfu_cell, mib
+from zoo.console.markdown import feature_maps, mfu_cell, mib
 
 
 def test_mib_is_two_to_the_twenty_bytes_to_one_decimal():

@@ -26,6 +26,12 @@ def test_every_promised_field_is_present_and_matches_the_environment():
     assert fingerprint["tf32"].startswith("matmul=")
 
 
+def test_load_is_the_one_minute_average(monkeypatch):
+    """os.getloadavg() gives the 1, 5 and 15-minute averages, in that order (Python's docs)."""
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 2.5, 3.5))
+    assert environment_fingerprint("cpu")["load_avg_1m"] == 1.5
+
+
 def test_tf32_switch_is_recorded():
     before = torch.backends.cuda.matmul.allow_tf32
     try:

@@ -10,6 +10,7 @@ import pytest
 
 from zoo import compare, select
 from zoo.compare.display import to_csv, to_json
+from zoo.console.markdown import markdown_table
 from zoo.report.build import build_reports
 from zoo.runs.store import ResultStore
 
@@ -67,3 +68,11 @@ def test_select_resolution_takes_h_x_w():
                           "--no-save")
     assert code == 0, err
     assert json.loads(out)["query"]["resolution"] == [800, 1344]
+
+
+def test_markdown_cells_show_html_as_text_and_keep_the_row_whole():
+    """HTML's three reserved characters as entities (&amp; first, so an entity is not escaped twice), a line
+    break as a space, "|" escaped so the cell cannot split the row (GitHub-flavoured markdown tables)."""
+    table = markdown_table(["cpu_model"], [["AT&T <script>\nx|y"], [None]])
+    assert table.splitlines()[2:] == ["| AT&amp;T &lt;script&gt; x\\|y |", "| - |"]
+

@@ -102,3 +102,17 @@ def test_a_count_the_user_cache_holds_is_read_without_importing_torch():
                          check=True).stdout.strip().split(maxsplit=2)
     expected = vit_macs(ViTShape(embed_dim=192, depth=12, mlp_dim=768, patch_size=16), 224)["total"]
     assert out == [str(expected), str(torch.__version__), "[]"]
+
+
+def test_a_lazy_name_is_the_defining_modules_object_on_every_access(monkeypatch):
+    """PEP 562: `zoo.get_spec` is resolved on first access and then kept in the module, so the second access (which
+    no longer goes through __getattr__) must give the same object; dir(zoo) lists every public name."""
+    import zoo
+    import zoo.models
+    import zoo.runs.store
+    for name in ("get_spec", "store"):
+        monkeypatch.delitem(vars(zoo), name, raising=False)
+    assert zoo.get_spec is zoo.models.get_spec          # first access: through __getattr__
+    assert zoo.get_spec is zoo.models.get_spec          # second access: the module's own global
+    assert zoo.store is zoo.runs.store                  # a module, not a name in one
+    assert set(zoo.__all__) <= set(dir(zoo))

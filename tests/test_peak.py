@@ -124,3 +124,7 @@ def test_a_16_bit_peak_cached_before_the_fast_gemm_check_is_probed_again(tmp_pat
         "peak_flops": 1e9, "peak_kernel": "mm_512", "fast_gemm": False, "peak_method": "probed now"})
     assert PeakCache(tmp_path).get(fp16)["peak_method"] == "probed now"        # replaced, though lower
     assert PeakCache(tmp_path).get(fp32)["peak_flops"] == 5e9                 # fp32 has no such question: kept
+    from analysis.timing.backends import TimingSetting
+    from zoo.runs.timed import mfu_fields
+    fields = mfu_fields(1e9, 10.0, PeakCache(tmp_path).get(fp32), torch.device("cpu"), TimingSetting(threads=1))
+    assert fields["mfu"] == pytest.approx(2 * 1e9 * 10.0 / 5e9)     # and still gives an MFU: 2 FLOP per MAC

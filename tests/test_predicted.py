@@ -104,3 +104,15 @@ def test_a_predicted_row_is_its_dataclass_and_refuses_a_misspelt_field():
         PredictedRow.of({**fields, "imgs_per_sec": 1.0})
     with pytest.raises(ValueError, match="not a predicted row: .*'latency_ms'"):
         PredictedRow.of({k: v for k, v in fields.items() if k != "latency_ms"})
+
+
+def test_select_predict_gives_published_top1_only_at_the_square_size_it_was_published_at():
+    """vit_ti16 at 224: timm's results-imagenet.csv row vit_tiny_patch16_224.augreg_in21k_ft_in1k, top-1 75.452
+    (zoo/models/data/timm_results.csv); at 224x320 no checkpoint was evaluated, so no top-1."""
+    top1 = {}
+    for size in ("224", "224x320"):
+        result = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--models", "vit_ti16",
+                           "--resolution", size, "--format", "json")
+        assert result.returncode == 0, result.stderr
+        top1[size] = [r["top1"] for r in json.loads(result.stdout)["shortlist"]]
+    assert top1 == {"224": [pytest.approx(75.452)], "224x320": [None]}

@@ -32,3 +32,18 @@ def test_plain_lines_with_eta_when_not_a_terminal(capsys):
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("demo [1/2]") and "ETA" in lines[0] and lines[0].endswith("first")
     assert lines[1].startswith("demo [2/2]") and "ETA 0s" in lines[1]
+
+
+def test_the_eta_is_the_linear_estimate(capsys, monkeypatch):
+    """A clock at 0 s (start), then 10 s and 15 s: after 1 of 4 items in 10 s, 3 left take 3 x 10 = 30 s; after 2
+    in 15 s, 2 x 7.5 = 15 s."""
+    import types
+
+    import zoo.console.progress
+    clock = iter([0.0, 10.0, 15.0])
+    monkeypatch.setattr(zoo.console.progress, "time", types.SimpleNamespace(monotonic=lambda: next(clock)))
+    with progress_tracker(total=4, description="demo") as advance:
+        advance("a")
+        advance("b")
+    lines = capsys.readouterr().err.splitlines()
+    assert "10s elapsed, ETA 30s" in lines[0] and "15s elapsed, ETA 15s" in lines[1]

@@ -166,3 +166,15 @@ def test_html_page_renders_every_table_and_image_without_console_errors(small_re
     assert probe["images"] == sum(len(PLACEMENT[name]) for name in PLOT_FILES if plotted[name])
     assert probe["broken"] == 0 and probe["errors"] == [] and console_errors == []
     assert probe["overflowing"] == [] and probe["summary_top"] < 900
+
+
+def test_the_deterministic_rows_cover_the_sizes_timm_publishes_checkpoints_at():
+    """The tests above replace deterministic_tasks by a small set; this is the real list (no counting). timm has
+    ViT-Ti/16 checkpoints at 224 and 384 (vit_tiny_patch16_224, vit_tiny_patch16_384): a training cost row each."""
+    import timm
+
+    published = sorted(int(m[1]) for name in timm.list_models("vit_tiny_patch16_*")
+                       if (m := re.fullmatch(r"vit_tiny_patch16_(\d+)", name)))
+    tasks = [t for t in deterministic.deterministic_tasks() if t.model == "vit_ti16" and t.kind == "cost"]
+    assert sorted(t.img_size.hw for t in tasks) == [(s, s) for s in published] == [(224, 224), (384, 384)]
+    assert all(t.train and t.detector is None and t.segmenter is None for t in tasks)

@@ -134,3 +134,13 @@ def test_onnxruntime_rows_through_the_cli(tmp_path):
     (row,) = [json.loads(line) for line in (tmp_path / "results" / "throughput.jsonl").read_text().splitlines()]
     assert row["backend"] == "onnxruntime" and row["settings"]["backend"] == "onnxruntime"
     assert row["imgs_per_s"] > 0 and row["onnx_matches_eager"] is True and row["onnx_opset"] == 18
+
+
+def test_throughput_and_train_plan_a_timed_inference_and_a_timed_training_step():
+    """--metrics throughput,train (docs/compare.md): the cost row (counted with its training memory), then one
+    timed inference task and one timed training task, same model, size and batch."""
+    from zoo.runs.plan import plan_tasks
+    tasks = plan_tasks(["vit_ti16"], [Size(224, 224)], [1], ["throughput", "train"]).tasks
+    assert [(t.kind, t.train, t.model, t.img_size, t.batch_size) for t in tasks] == [
+        ("cost", True, "vit_ti16", Size(224, 224), 1), ("throughput", False, "vit_ti16", Size(224, 224), 1),
+        ("throughput", True, "vit_ti16", Size(224, 224), 1)]

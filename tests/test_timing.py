@@ -111,6 +111,7 @@ def test_record_has_every_field_and_counts_steps():
     assert record["latency_ms_min"] <= record["latency_ms_p50"] <= record["latency_ms_p90"] <= record["latency_ms_p99"]
     assert record["latency_ms_p99"] <= record["latency_ms_max"]
     assert record["latency_ms_p50"] == pytest.approx(sorted(record["latencies_ms"])[1])   # the middle of 3 steps
+    assert (record["warmup"], record["min_iters"], record["min_seconds"]) == (1, 3, 0.0)   # FAST, as recorded
     assert record["env"]["torch_version"] == torch.__version__  # the machine's fingerprint, in env only
     assert "torch_version" not in record and "mfu" not in record and "attn_path" not in record   # the run layer's
 
