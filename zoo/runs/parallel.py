@@ -88,6 +88,9 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
             except BrokenProcessPool as e:
                 if not broken:
                     seen = {**spawned, **{p.pid: p for p in _workers(pool)}}
+                    # the pool's manager thread reaps its workers (their exit codes) as it winds the broken pool
+                    # down; asking before it has would find a dead worker's code unknown, so wait for it first
+                    pool.shutdown(wait=True)
                     log.warning("a counting worker ended abruptly (%s; %s); counting the rest in this process",
                                 _how_workers_ended(list(seen.values())), e)
                 broken = True
