@@ -38,14 +38,16 @@ def test_predicted_sweep_is_the_largest_power_of_two_under_the_target(monkeypatc
     import dataclasses
 
     from zoo.runs import predicted
+    from zoo.runs.request import Request
 
     filler = {f.name: 0 for f in dataclasses.fields(predicted.PredictedRow) if f.default is dataclasses.MISSING}
 
-    def predict(model, img_size, batch, *args, **kwargs):
+    def predict(request, device, **kwargs):
+        batch = request.batch_size
         return predicted.PredictedRow(**{**filler, "batch_size": batch, "latency_ms": 4.0 * batch,
                                          "fits_memory": batch <= budget_mib})
 
     monkeypatch.setattr(predicted, "predict", predict)
-    row = predicted.sweep("m", 224, "bf16", "H100", False, target_ms=64.0)
+    row = predicted.sweep(Request("m", 224, 1, "bf16"), "H100", target_ms=64.0)
     assert row["batch_size"] == max(expected, 1) and row["sweep_latency_target_ms"] == 64.0
     assert ("sweep_note" in row) == (expected == 0)
