@@ -55,6 +55,16 @@ def test_swin_counted_equals_closed_form_at_native_resolution(name):
         {k: v for k, v in expected.items() if k != "total"}
 
 
+def test_swin_shape_reads_the_head_it_was_built_with():
+    """A Swin built for 10 classes (timm's num_classes) has a 10-way head: 768 x 10 MACs, not ImageNet's 1000."""
+    import timm
+
+    module = timm.create_model("swin_tiny_patch4_window7_224", num_classes=10, pretrained=False).eval()
+    shape = swin_shape_of(module)
+    assert shape.num_classes == 10
+    assert swin_macs(shape, 224)["head"] == 768 * 10
+
+
 def test_swin_t_window_term_by_hand():
     # Stage 1 of Swin-T at 224: 56x56 tokens, C=96, M=7, 2 blocks: 2 x 2 M^2 hw C.
     stage1 = 2 * 2 * 49 * 56 * 56 * 96

@@ -38,6 +38,9 @@ def test_conv2d_bytes():
     t = counted(lambda *a: F.conv2d(*a, stride=s), x, weight, bias)
     assert t.bytes_moved == 4 * (b * c * h * w + o * c * k * k + o + b * o * (h // s) * (w // s))
     assert t.bytes_by_class["matmul_conv"] == t.bytes_moved
+    by_class = t.record()["bytes_by_op_class"]        # every class named; those with no traffic are 0 bytes
+    assert by_class == {**dict.fromkeys(by_class, 0), "matmul_conv": t.bytes_moved}
+    assert sum(by_class.values()) == t.bytes_moved
 
 
 def test_layer_norm_bytes_and_flops():
