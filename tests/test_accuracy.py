@@ -177,11 +177,13 @@ def test_pareto_front_per_pretraining_group():
         {"model": "e", "gmacs": 0.5, "top1": 90.0, "pretraining": "in1k", "crops": "10-crop"},
         {"model": "f", "gmacs": None, "top1": 99.0, "pretraining": "in1k"},    # no x: on no front
         {"model": "g", "gmacs": 1.0, "top1": 70.0, "pretraining": "in1k"},     # ties a: both stay
+        {"model": "h", "gmacs": 1.0, "top1": 69.5, "pretraining": "in1k"},     # a's cost, lower top-1: beaten
+        {"model": "i", "gmacs": 3.5, "top1": 75.0, "pretraining": "in1k"},     # c's top-1 at more cost: beaten
     ]
     front = {points[i]["model"] for i in pareto_front(points, "gmacs")}
     assert front == {"a", "c", "d", "e", "g"}      # e (10-crop) neither joins nor beats the single-crop front
     faster = {points[i]["model"] for i in pareto_front(points, "gmacs", lower_x_is_better=False)}
-    assert faster == {"c", "d", "e"}
+    assert faster == {"d", "e", "i"}      # i has c's top-1 at more of x: c is beaten there
 
 
 def test_packaged_table_is_package_data():
