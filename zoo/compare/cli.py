@@ -17,8 +17,6 @@ import logging
 import shlex
 import sys
 
-from analysis.vocab import DEVICES, DTYPE_NAMES
-
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS, add_options,
                        pretraining_option, weights_option)

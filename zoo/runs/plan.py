@@ -33,6 +33,7 @@ MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound agai
 FROZEN_NEEDS_A_BACKBONE = ("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "
                            "or a segmenter (--segmenter)")
 
+
 def split_list(text: str, what: str) -> list[str]:
     items = [t.strip() for t in text.split(",")]
     if not text.strip() or any(not t for t in items):

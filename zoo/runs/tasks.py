@@ -20,7 +20,7 @@ from ..models.registry import get_spec
 from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
 from .request import FIELDS as REQUEST_FIELDS
 from .request import Request
-from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, TypedRow, beyond_int64, make_row, row_key, validate
+from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, TypedRow, beyond_int64, make_row, row_key
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
 
@@ -164,8 +164,7 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
             measured = measure_timed(task, macs, peak)
     except Exception as e:  # recorded, never swallowed: the row says what went wrong
         return failed_row(task, one_line(e), spec.family, "".join(traceback.format_tb(e.__traceback__, limit=-5)))
-    fields = {"family": spec.family, **measured}
-    fields["family"] = spec.family     # as the identity: from the task, never from what was measured or kept
+    fields = {**measured, "family": spec.family}     # as the identity: from the task, never from what was measured
     try:
         return task_row(task, **fields).to_json()
     except SchemaError as e:     # never raised in a pool worker: every task of a run gets its row

@@ -40,8 +40,7 @@ from .table import render  # noqa: F401 - render: part of the API
 from ..runs.user_cache import disabled
 from ..console.signals import exit_status, handles_sigterm, interrupted
 from .timing import PARTIAL_STATUS, BudgetSpent
-from .shortlist import (BACKENDS, COMPILE_MODES, DEFAULT_BUDGET_S, FORMATS, OPTIMIZERS, RANKS, Query,  # noqa: F401
-                        num, select)  # noqa: F401 - select: the API, as `from zoo.select import select`
+from .shortlist import DEFAULT_BUDGET_S, FORMATS, RANKS, Query, select  # noqa: F401 - select: the API
 
 
 def build_parser() -> argparse.ArgumentParser:
