@@ -219,6 +219,15 @@ class Plan:
     skipped: list[dict]       # rows for (model, size) pairs a model's rule refuses (`skipped` says why)
 
 
+NO_STAGES = "has blocks, not stages (CNNs and Swin have stages)"
+
+
+def no_stages(model: str) -> bool:
+    """Whether `model` has blocks instead of stages to freeze (a plain ViT, ViTDet's backbone)."""
+    spec = get_spec(model)
+    return spec.is_token_model or spec.family == "vitdet"
+
+
 def check_stages(models: list[str], frozen_stages: int | None, detector: str | None, features: bool,
                  segmenter: str | None = None) -> None:
     """--frozen-stages and --detector need backbones with stages (maps at strides 4-32); --segmenter takes a
@@ -236,8 +245,8 @@ def check_stages(models: list[str], frozen_stages: int | None, detector: str | N
         if detector and spec.is_token_model:
             raise UsageError(f"--detector: {model} gives one stride-{spec.patch_size} map, not maps at strides 4-32 "
                              f"(use vitdet_b16, vitdet_l16 or vitdet_h16)")
-        if frozen_stages is not None and (spec.is_token_model or spec.family == "vitdet"):
-            raise UsageError(f"--frozen-stages: {model} has blocks, not stages (CNNs and Swin have stages)")
+        if frozen_stages is not None and no_stages(model):
+            raise UsageError(f"--frozen-stages: {model} {NO_STAGES}")
 
 
 def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: list[int], metrics: list[str],

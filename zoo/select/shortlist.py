@@ -14,9 +14,9 @@ from ..models.accuracy import pretraining_groups as checkpoint_groups
 from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
 from ..runs.data_dir import out_or_default
-from ..runs.plan import (FROZEN_NEEDS_A_BACKBONE, MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, check_device,
+from ..runs.plan import (FROZEN_NEEDS_A_BACKBONE, MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, NO_STAGES, check_device,
                         check_dtype, check_memory_override, check_out_dir, check_threads, choice, finite_number,
-                        frozen_stages_option, model_names, one_size, pad_size, positive_int, positive_number)
+                        frozen_stages_option, model_names, no_stages, one_size, pad_size, positive_int, positive_number)
 from ..options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
 from ..options import SELECT_FORMATS as FORMATS
 from ..runs.tasks import one_line
@@ -167,10 +167,9 @@ def detector_reason(model: str, q: Query) -> str | None:
 
 def stages_reason(model: str, q: Query) -> str | None:
     """Why `model` cannot have q.frozen_stages: it has blocks, not stages (as zoo.compare refuses it)."""
-    spec = get_spec(model)
-    if q.frozen_stages is None or model.startswith(TIMM_PREFIX) or not (spec.is_token_model or spec.family == "vitdet"):
+    if q.frozen_stages is None or model.startswith(TIMM_PREFIX) or not no_stages(model):
         return None
-    return "--frozen-stages: has blocks, not stages (CNNs and Swin have stages)"
+    return f"--frozen-stages: {NO_STAGES}"
 
 
 def check_query(query: Query) -> Query:
