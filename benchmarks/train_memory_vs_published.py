@@ -1,20 +1,31 @@
-"""Mixed-precision (and fp32) training memory, counted on meta as a CUDA GPU runs the step (zoo.runs.gpu_memory),
+"""Mixed-precision (and fp32) training memory, counted on meta as a CUDA GPU runs the step (zoo.runs.train_memory),
 against published memory columns. Prints a markdown table with each recipe and the ratio counted / published.
 
     python benchmarks/train_memory_vs_published.py [--only NAME,...]
 
-Published figures (opened for archzoo issue 31):
+Published figures (each is torch.cuda.max_memory_allocated per GPU; GB read as GiB, 1024^3, as the loggers
+divide by 1024^2):
 - open-mmlab/mmdetection@0de48fd configs/swin/README.md, Mask R-CNN table, "Mem (GB)": Swin-T 1x no-ms fp32 7.6;
   Swin-T 3x ms-crop fp32 10.2; Swin-T 3x ms-crop FP16 7.8; Swin-S 3x ms-crop FP16 11.9. mmdetection's default
   2 images per GPU, AdamW, no frozen stages, no checkpointing; FP16 is mmcv's Fp16OptimizerHook (torch.autocast
-  with fp32 master weights); images resized to at most 1333 x 800, so the largest padded batch is 800 x 1344.
-- facebookresearch/detectron2@13a99ca projects/ViTDet/README.md, COCO tables, "train mem (GB)": ViTDet ViT-B Mask
-  R-CNN 10.9, Cascade 12.3; ViT-L 20.9, 22.3. 64 A100 GPUs at batch 64 (1 image per GPU), 1024 x 1024 (LSJ),
-  AMP, AdamW, no activation checkpointing (the README marks checkpointing with *, only MViTv2-H).
-Both columns are torch.cuda.max_memory_allocated; GB read as GiB (1024^3), as both loggers divide by 1024^2.
-NB: archzoo's heads take the RoI counts of mmdetection's get_flops (1000 box RoIs, 100 mask RoIs per image),
-not training's 512 sampled RoIs; ViTDet's Mask R-CNN has a 4conv1fc box head, archzoo's maskrcnn 2fc.
-Attention is counted op by op (q @ k^T, softmax, @ v), as both codebases write it.
+  with fp32 master weights); images resized to at most 1333 x 800 and grouped by aspect ratio (GroupSampler),
+  so the largest padded batch is 800 x 1344.
+- facebookresearch/detectron2@02b5c4e projects/ViTDet/README.md, COCO tables, "train mem (GB)": ViTDet ViT-B Mask
+  R-CNN 10.9, Cascade 12.3; ViT-L 20.9, 22.3. 64 GPUs at batch 64 (1 image per GPU), 1024 x 1024 (LSJ),
+  train.amp.enabled = True (configs/COCO/mask_rcnn_vitdet_b_100ep.py), AdamW, no activation checkpointing (the
+  README marks checkpointing with *, only MViTv2-H). Built with ViTDet's own heads (vitdet_maskrcnn,
+  vitdet_cascade_maskrcnn: 2-conv RPN, 4conv1fc LN box heads, LN mask head).
+- open-mmlab/mmsegmentation README tables, ADE20K, "Mem (GB)" (the index's copies: configs/convnext/README.md
+  @104429b, configs/vit/README.md @08272b6, configs/upernet/README.md @0b127a5): UperNet ConvNeXt-T/S/B 512x512
+  4.23 / 5.16 / 6.33, ConvNeXt-B 640x640 8.53 (configs upernet_convnext_*_fp16_*: 2 images per GPU, AdamW,
+  Fp16OptimizerHook); ViT-B + MLN 9.20, DeiT-B + MLN 9.21 (upernet_vit-b16_mln_512x512_80k_ade20k.py: 2 images,
+  AdamW, fp32); R-50 8.1 (upernet_r50_512x512_80k_ade20k.py: 4 images per GPU, SGD momentum 0.9, fp32).
+  No frozen stages, no checkpointing. Left out: DeiT-S without the MLN neck (archzoo's plain-ViT UperNet always
+  has it), the Cityscapes rows (19 classes; archzoo's UperNet has ADE20K's 150), R-101 (not in the registry).
+NB: the training step samples 512 box RoIs per image and runs the mask head on 128 (zoo.runs.train_memory
+TRAIN_ROIS); archzoo's R-50 is timm's (a 7x7 stem), mmseg's ResNetV1c has three 3x3 stem convs. Attention is
+counted op by op (q @ k^T, softmax, @ v), as these codebases wrote it (torch 1.x, before fused SDPA); the
+optimizer steps parameter by parameter (torch 1.x's default).
 """
 from __future__ import annotations
 
@@ -26,17 +37,38 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 MMDET = "mmdetection@0de48fd configs/swin/README.md"
-D2 = "detectron2@13a99ca projects/ViTDet/README.md"
-# name, backbone, detector, (H, W), images per GPU, dtype, published GB, source and row
+D2 = "detectron2@02b5c4e projects/ViTDet/README.md"
+SEG = "mmsegmentation configs/{}/README.md, ADE20K"
+# name, backbone, task (detector or segmenter name), (H, W), images per GPU, dtype, optimizer, published GB,
+# source and row
 RECIPES = (
-    ("swin_t_mask_1x_fp32", "swin_t", "maskrcnn", (800, 1344), 2, "fp32", 7.6, f"{MMDET}, Swin-T 1x, FP16 no"),
-    ("swin_t_mask_3x_fp32", "swin_t", "maskrcnn", (800, 1344), 2, "fp32", 10.2, f"{MMDET}, Swin-T 3x ms-crop, FP16 no"),
-    ("swin_t_mask_3x_fp16", "swin_t", "maskrcnn", (800, 1344), 2, "fp16", 7.8, f"{MMDET}, Swin-T 3x ms-crop, FP16 yes"),
-    ("swin_s_mask_3x_fp16", "swin_s", "maskrcnn", (800, 1344), 2, "fp16", 11.9, f"{MMDET}, Swin-S 3x ms-crop, FP16 yes"),
-    ("vitdet_b_mask", "vitdet_b16", "maskrcnn", (1024, 1024), 1, "fp16", 10.9, f"{D2}, COCO Mask R-CNN ViT-B"),
-    ("vitdet_b_cascade", "vitdet_b16", "cascade_maskrcnn", (1024, 1024), 1, "fp16", 12.3, f"{D2}, COCO Cascade ViT-B"),
-    ("vitdet_l_mask", "vitdet_l16", "maskrcnn", (1024, 1024), 1, "fp16", 20.9, f"{D2}, COCO Mask R-CNN ViT-L"),
-    ("vitdet_l_cascade", "vitdet_l16", "cascade_maskrcnn", (1024, 1024), 1, "fp16", 22.3, f"{D2}, COCO Cascade ViT-L"),
+    ("swin_t_mask_1x_fp32", "swin_t", "maskrcnn", (800, 1344), 2, "fp32", "adamw", 7.6, f"{MMDET}, Swin-T 1x"),
+    ("swin_t_mask_3x_fp32", "swin_t", "maskrcnn", (800, 1344), 2, "fp32", "adamw", 10.2, f"{MMDET}, Swin-T 3x ms-crop"),
+    ("swin_t_mask_3x_fp16", "swin_t", "maskrcnn", (800, 1344), 2, "fp16", "adamw", 7.8,
+     f"{MMDET}, Swin-T 3x ms-crop FP16"),
+    ("swin_s_mask_3x_fp16", "swin_s", "maskrcnn", (800, 1344), 2, "fp16", "adamw", 11.9,
+     f"{MMDET}, Swin-S 3x ms-crop FP16"),
+    ("vitdet_b_mask", "vitdet_b16", "vitdet_maskrcnn", (1024, 1024), 1, "fp16", "adamw", 10.9,
+     f"{D2}, COCO Mask R-CNN ViT-B"),
+    ("vitdet_b_cascade", "vitdet_b16", "vitdet_cascade_maskrcnn", (1024, 1024), 1, "fp16", "adamw", 12.3,
+     f"{D2}, COCO Cascade ViT-B"),
+    ("vitdet_l_mask", "vitdet_l16", "vitdet_maskrcnn", (1024, 1024), 1, "fp16", "adamw", 20.9,
+     f"{D2}, COCO Mask R-CNN ViT-L"),
+    ("vitdet_l_cascade", "vitdet_l16", "vitdet_cascade_maskrcnn", (1024, 1024), 1, "fp16", "adamw", 22.3,
+     f"{D2}, COCO Cascade ViT-L"),
+    ("upernet_convnext_t", "convnext_t", "upernet", (512, 512), 2, "fp16", "adamw", 4.23,
+     f"{SEG.format('convnext')} ConvNeXt-T"),
+    ("upernet_convnext_s", "convnext_s", "upernet", (512, 512), 2, "fp16", "adamw", 5.16,
+     f"{SEG.format('convnext')} ConvNeXt-S"),
+    ("upernet_convnext_b", "convnext_b", "upernet", (512, 512), 2, "fp16", "adamw", 6.33,
+     f"{SEG.format('convnext')} ConvNeXt-B 512"),
+    ("upernet_convnext_b_640", "convnext_b", "upernet", (640, 640), 2, "fp16", "adamw", 8.53,
+     f"{SEG.format('convnext')} ConvNeXt-B 640"),
+    ("upernet_vit_b_mln", "vit_b16", "upernet", (512, 512), 2, "fp32", "adamw", 9.20,
+     f"{SEG.format('vit')} ViT-B + MLN 80k"),
+    ("upernet_deit_b_mln", "deit_b", "upernet", (512, 512), 2, "fp32", "adamw", 9.21,
+     f"{SEG.format('vit')} DeiT-B + MLN"),
+    ("upernet_r50", "resnet50", "upernet", (512, 512), 4, "fp32", "sgd", 8.1, f"{SEG.format('upernet')} R-50 80k"),
 )
 GIB = 1024 ** 3
 
@@ -49,20 +81,22 @@ def main(argv=None) -> int:
     from zoo.runs.request import Request
 
     wanted = set(filter(None, args.only.split(",")))
-    print("| recipe | input, images/GPU | AMP | counted GiB (weights+grads+AdamW / activations) | published GB | "
-          "counted / published | source |")
-    print("|---|---|---|---:|---:|---:|---|")
-    for name, model, detector, size, batch, dtype, published, source in RECIPES:
+    print("| recipe | input, images/GPU | AMP | optimizer | counted GiB (held / activations) | peak in | "
+          "published GB | counted / published | source |")
+    print("|---|---|---|---|---:|---|---:|---:|---|")
+    for name, model, task, size, batch, dtype, optimizer, published, source in RECIPES:
         if wanted and name not in wanted:
             continue
         start = time.perf_counter()
-        request = Request(model, size, batch, dtype, train=True, detector=detector, optimizer="adamw")
-        r = gpu_train_bytes(request, fused_attention=False)
-        fixed = (r["weight_bytes"] + r["grad_bytes"] + r["optimizer_bytes"]) / GIB
+        which = {"segmenter": task} if task == "upernet" else {"detector": task}
+        request = Request(model, size, batch, dtype, train=True, optimizer=optimizer, **which)
+        r = gpu_train_bytes(request, fused_attention=False, foreach=False)
+        held = r["weight_bytes"] + r["grad_bytes"] + r["optimizer_bytes"] + r["input_bytes"]
         total = r["train_bytes"] / GIB
         amp = "fp16 autocast" if dtype == "fp16" else "no (fp32)"
-        print(f"| {model} + {detector} | {size[0]}x{size[1]}, {batch} | {amp} | {total:.2f} ({fixed:.2f} / "
-              f"{r['train_act_peak_bytes'] / GIB:.2f}) | {published} | {total / published:.2f} | {source} |", flush=True)
+        print(f"| {model} + {task} | {size[0]}x{size[1]}, {batch} | {amp} | {r['optimizer']} | {total:.2f} "
+              f"({held / GIB:.2f} / {r['train_act_peak_bytes'] / GIB:.2f}) | {r['peak_phase']} | {published} | "
+              f"{total / published:.2f} | {source} |", flush=True)
         print(f"{name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
     return 0
 

@@ -84,8 +84,8 @@ def test_training_memory_recipe_parts_follow_mixed_precision_training():
 
     fp32 = gpu_train_bytes(Request("vit_ti16", 224, 8, "fp32", train=True, optimizer="adamw"))   # activations > weights
     amp = gpu_train_bytes(Request("vit_ti16", 224, 8, "bf16", train=True, optimizer="adamw"))
-    n = fp32["trainable_params"]
+    n, tensors = fp32["trainable_params"], 152               # vit_ti16: 12 blocks x 12 tensors + 8 (each a 512-B block)
     for r in (fp32, amp):
-        assert r["grad_bytes"] == 4 * n and r["optimizer_bytes"] == 8 * n and r["weight_bytes"] >= 4 * n
-        assert r["input_bytes"] == 8 * 3 * 224 * 224 * 4
+        assert 4 * n <= r["grad_bytes"] < 4 * n + 512 * tensors and r["optimizer_bytes"] == 2 * r["grad_bytes"]
+        assert r["weight_bytes"] >= r["grad_bytes"] and r["input_bytes"] == 8 * 3 * 224 * 224 * 4
     assert fp32["train_act_peak_bytes"] / 2 < amp["train_act_peak_bytes"] < fp32["train_act_peak_bytes"]

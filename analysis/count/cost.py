@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 from torch import nn
@@ -48,7 +49,7 @@ def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = 
     on_meta = next(module.parameters()).device.type == "meta"
     modules = stack.enter_context(ModuleStack(module))
     counter = MacCounter(classifier, modules)
-    memory = ActivationMemoryTracker(classifier, modules)
+    memory = ActivationMemoryTracker(classifier, modules, gpu.block_bytes if gpu is not None else None)
     counter.traffic = TrafficCounter(classifier, modules) if traffic else None
     observers = [counter, memory] + ([counter.traffic] if traffic else [])
     stack.enter_context(ObservingMode(observers, fast_meta=on_meta))
@@ -62,8 +63,10 @@ def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = 
 @dataclass(frozen=True)
 class GpuEmulation:
     """Count what a CUDA GPU runs (analysis.count.autocast): `autocast` the low-precision dtype of
-    torch.autocast (None: no autocast, the model's own dtype throughout)."""
+    torch.autocast (None: no autocast, the model's own dtype throughout); `block_bytes` the bytes the
+    caching allocator books per request (analysis.count.allocator.block_bytes; None: the bytes asked for)."""
     autocast: torch.dtype | None = None
+    block_bytes: Callable[[int], int] | None = None
 
 
 def run_forward(module: nn.Module, x: torch.Tensor, classifier: ComponentClassifier | None = None,
@@ -87,9 +90,11 @@ def _loss(out) -> torch.Tensor:
 
 
 def run_train_step(module: nn.Module, x: torch.Tensor, classifier: ComponentClassifier | None = None,
-                   emulate_fused_sdpa: bool = True, gpu: GpuEmulation | None = None
+                   emulate_fused_sdpa: bool = True, gpu: GpuEmulation | None = None,
+                   loss: Callable[[object], torch.Tensor] | None = None
                    ) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
-    """Forward + backward of sum(outputs), gradients pre-allocated (so not counted as activations)."""
+    """Forward + backward of `loss` of the outputs (None: their sum; analysis.count.losses has the tasks'
+    losses), gradients pre-allocated (so not counted as activations)."""
     was_training = module.training
     params = [p for p in module.parameters() if p.requires_grad]
     for p in params:
@@ -99,10 +104,10 @@ def run_train_step(module: nn.Module, x: torch.Tensor, classifier: ComponentClas
         stack, counter, memory = _instrumented(module, classifier or ComponentClassifier(module),
                                                emulate_fused_sdpa, gpu=gpu)
         with CudaPeak(x.device) as cuda, torch.enable_grad(), stack:
-            loss = _loss(module(x))
+            value = (loss or _loss)(module(x))
             counter.phase = "backward"
-            loss.backward()
-            del loss
+            value.backward()
+            del value
     finally:
         module.train(was_training)
         for p in params:

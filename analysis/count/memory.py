@@ -4,9 +4,9 @@ Every op output whose storage is new (not a view of an input, not seen before) i
 it is freed when its storage dies (a weakref finalizer). Parameters, buffers, pre-allocated
 gradients and the input batch exist before tracking starts and are never counted. Works on meta
 (no memory is touched) as on real devices; on CUDA, torch.cuda.max_memory_allocated is reported
-beside it. NB: scratch buffers inside a kernel (workspaces) are invisible at this level, and the
-caching allocator's rounding is not modelled. The largest-batch search follows the comparison in
-the ViT paper (Dosovitskiy et al. 2021), appendix D.5, Figure 12 right.
+beside it. NB: scratch buffers inside a kernel (workspaces) are invisible at this level; the caching
+allocator's rounding is modelled when asked (`block_bytes`, analysis.count.allocator). The largest-batch
+search follows the comparison in the ViT paper (Dosovitskiy et al. 2021), appendix D.5, Figure 12 right.
 """
 from __future__ import annotations
 
@@ -49,9 +49,12 @@ def _real_device_outputs(func, args, out):
 class ActivationMemoryTracker(Observer):
     """Tracks live bytes of tensors allocated by ops while active; `peak_bytes` is the maximum."""
 
-    def __init__(self, classifier: ComponentClassifier | None = None, stack: ModuleStack | None = None):
+    def __init__(self, classifier: ComponentClassifier | None = None, stack: ModuleStack | None = None,
+                 block_bytes: Callable[[int], int] | None = None):
+        """`block_bytes`: the bytes an allocator books per request (analysis.count.allocator; None: as asked)."""
         super().__init__()
         self.classifier, self.stack = classifier, stack
+        self.block_bytes = block_bytes
         self.live: dict[int, tuple[int, str]] = {}
         self.live_bytes = self.peak_bytes = 0
         self.live_by_component: dict[str, int] = defaultdict(int)
@@ -75,7 +78,7 @@ class ActivationMemoryTracker(Observer):
         return self.classifier.component(self.stack.current, op_kind(func))
 
     def _allocate(self, storage, key: int, component: str) -> None:
-        nbytes = storage.nbytes()
+        nbytes = storage.nbytes() if self.block_bytes is None else self.block_bytes(storage.nbytes())
         self.live[key] = (nbytes, component)
         self.live_bytes += nbytes
         self.live_by_component[component] += nbytes

@@ -1,20 +1,17 @@
 """Memory on a CUDA GPU, counted on meta with what the GPU runs (analysis.count.autocast): serving (weights as
-held + the forward's activation peak + the input) and a mixed-precision training step.
-
-Training under torch.autocast (bf16/fp16): fp32 master weights, one fp32 gradient and the optimizer's fp32
-states per trainable parameter, and the step's activation peak counted with autocast's casts, so the
-activations autocast keeps in fp32 (norm and softmax outputs, the fp32 residual stream, the low-precision
-weight copies saved for backward) are counted at 4 bytes. fp32 training: the same without casts.
-NB: the caching allocator's rounding and fragmentation, cuDNN/cuBLAS workspaces and the CUDA context are not
-counted; published memory columns (torch.cuda.max_memory_allocated) exclude the context too.
-"""
+held + the forward's activation peak + the input) and a training step as torch.cuda.max_memory_allocated
+sees it (zoo.runs.train_memory has the recipe; this module counts it)."""
 from __future__ import annotations
 
+import dataclasses
+
+from analysis.count.allocator import block_bytes
 from analysis.count.cost import GpuEmulation, image_batch, run_forward, run_train_step, weight_bytes
 from analysis.vocab import DTYPES
 
-from .counted import OPTIMIZER_STATES, build
+from .counted import build
 from .request import Request
+from .train_memory import TRAIN_ROIS, step_parts, task_loss
 
 
 def _module(request: Request, fused_attention: bool = True):
@@ -35,8 +32,8 @@ def _module(request: Request, fused_attention: bool = True):
         timm_config._USE_FUSED_ATTN = before
 
 
-def _emulation(dtype: str) -> GpuEmulation:
-    return GpuEmulation(None if dtype == "fp32" else DTYPES[dtype])
+def _emulation(dtype: str, allocator: bool = False) -> GpuEmulation:
+    return GpuEmulation(None if dtype == "fp32" else DTYPES[dtype], block_bytes if allocator else None)
 
 
 def gpu_serving_bytes(request: Request) -> dict:
@@ -50,17 +47,16 @@ def gpu_serving_bytes(request: Request) -> dict:
             "serve_bytes": weights + memory.peak_bytes + inputs}
 
 
-def gpu_train_bytes(request: Request, fused_attention: bool = True) -> dict:
-    """Memory of one training step of `request` on a GPU (module docstring): the recipe's parts and their sum,
-    with the request's optimizer's state (None: AdamW, as the detection and segmentation recipes train).
-    fused_attention=False counts attention as written op by op (q @ k^T, softmax, @ v: the score matrix
-    saved for backward), as mmdetection's Swin and detectron2's ViTDet write it."""
+def gpu_train_bytes(request: Request, fused_attention: bool = True, foreach: bool = True) -> dict:
+    """Memory of one training step of `request` on a GPU (zoo.runs.train_memory): its parts, the peak
+    (`train_bytes`) and which phase sets it, with the request's optimizer (None: AdamW, as the detection and
+    segmentation recipes train). fused_attention=False counts attention as written op by op (q @ k^T, softmax,
+    @ v: the score matrix saved for backward), as mmdetection's Swin and detectron2's ViTDet write it;
+    foreach=False steps the optimizer parameter by parameter (torch 1.x's default)."""
     module = _module(request, fused_attention)
+    if request.detector is not None:                 # training samples RoIs: TRAIN_ROIS, not inference's
+        module.spec = dataclasses.replace(module.spec, **TRAIN_ROIS)
     x = image_batch(module, request.batch_size, request.img_size)
-    _, memory, _ = run_train_step(module, x, gpu=_emulation(request.dtype))
-    trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
-    name, states = OPTIMIZER_STATES[request.optimizer or "adamw"]
-    weights, inputs = weight_bytes(module), x.numel() * x.element_size()
-    parts = {"weight_bytes": weights, "grad_bytes": 4 * trainable, "optimizer_bytes": 4 * states * trainable,
-             "train_act_peak_bytes": memory.peak_bytes, "input_bytes": inputs}
-    return {**parts, "train_bytes": sum(parts.values()), "optimizer": name, "trainable_params": trainable}
+    _, memory, _ = run_train_step(module, x, gpu=_emulation(request.dtype, allocator=True),
+                                  loss=task_loss(request))
+    return step_parts(module, x, memory.peak_bytes, request.optimizer or "adamw", foreach)

@@ -1,0 +1,69 @@
+"""What a training step holds on a CUDA GPU at its peak, as torch.cuda.max_memory_allocated reports it (the
+`Mem (GB)` columns of mmdetection, mmsegmentation and detectron2 are that figure, per GPU).
+
+- fp32 master weights and buffers (torch.autocast keeps the module in fp32; fp32 training too);
+- one fp32 gradient per trainable parameter, present through the step (torch 1.x's zero_grad() zeroes them in
+  place; set_to_none frees them between steps, which only lowers the forward's share);
+- the optimizer's fp32 state: AdamW exp_avg and exp_avg_sq (2 per parameter), SGD's momentum buffer (1);
+- the step's activation peak, counted on meta with autocast's casts (analysis.count.autocast: fp32 norms,
+  softmax and losses, half copies of weights saved for backward), the task's loss (analysis.count.losses) and
+  what backward allocates (gradients of activations in flight), each tensor booked as the caching allocator
+  books it (analysis.count.allocator: 512-byte rounding, a large block keeping its segment's tail);
+- the optimizer step's temporaries, a second candidate for the peak after backward has freed the activations:
+  torch 2.14.1's foreach AdamW (torch/optim/adam.py `_multi_tensor_adam`: exp_avg_sq_sqrt =
+  torch._foreach_sqrt(device_exp_avg_sqs)) and SGD with weight decay (torch/optim/sgd.py `_multi_tensor_sgd`:
+  device_grads = torch._foreach_add(device_grads, device_params, ...)) each allocate one fp32 tensor per
+  parameter at once; torch 1.x's for-loop step only one parameter's.
+NB: cuDNN and cuBLAS workspaces are not counted (cudnn.benchmark tries algorithms with workspaces of its
+own choosing), nor the CUDA context (max_memory_allocated excludes it too).
+"""
+from __future__ import annotations
+
+from analysis.count.allocator import block_bytes
+from analysis.count.losses import classification_loss, segmentation_loss
+
+from .counted import OPTIMIZER_STATES
+from .request import Request
+
+# detectron2 config/defaults.py (facebookresearch/detectron2@02b5c4e) ROI_HEADS.BATCH_SIZE_PER_IMAGE = 512,
+# POSITIVE_FRACTION = 0.25; mmdetection's rcnn train_cfg RandomSampler num=512, pos_fraction=0.25: the box
+# heads see 512 sampled RoIs per image, the mask head the positives among them (at most 128)
+TRAIN_ROIS = {"proposals": 512, "mask_rois": 128}
+
+
+def task_loss(request: Request):
+    """The loss a training step of `request` runs: per-pixel cross-entropy for a segmenter, cross-entropy for a
+    classifier, and the outputs' sum for detectors and feature extractors (their losses read small tensors)."""
+    if request.segmenter is not None:
+        return segmentation_loss
+    if request.detector is None and not request.features:
+        return classification_loss
+    return None
+
+
+def _booked(tensors) -> int:
+    """Bytes booked for these tensors, each its own allocation (a shared one once)."""
+    seen, total = set(), 0
+    for t in tensors:
+        if id(t) not in seen:
+            seen.add(id(t))
+            total += block_bytes(t.numel() * 4)                 # held in fp32
+    return total
+
+
+def step_parts(module, x, act_peak_bytes: int, optimizer: str, foreach: bool = True) -> dict:
+    """The parts of a training step's memory and its peak: the larger of backward's (everything held +
+    the activation peak) and the optimizer step's (everything held + its temporaries)."""
+    trainable = [p for p in module.parameters() if p.requires_grad]
+    name, states = OPTIMIZER_STATES[optimizer]
+    grads = _booked(trainable)
+    parts = {"weight_bytes": _booked([*module.parameters(), *module.buffers()]), "grad_bytes": grads,
+             "optimizer_bytes": states * grads, "input_bytes": block_bytes(x.numel() * x.element_size())}
+    held = sum(parts.values())
+    largest = max((block_bytes(p.numel() * 4) for p in trainable), default=0)
+    step_temp = grads if foreach else largest
+    backward_peak, step_peak = held + act_peak_bytes, held + step_temp
+    return {**parts, "train_act_peak_bytes": act_peak_bytes, "optimizer_step_temp_bytes": step_temp,
+            "train_bytes": max(backward_peak, step_peak),
+            "peak_phase": "backward" if backward_peak >= step_peak else "optimizer step",
+            "optimizer": name, "trainable_params": sum(p.numel() for p in trainable)}
