@@ -91,3 +91,15 @@ def test_validation_builds_vitdet_rows_with_vitdet_heads():
 
     for name, model, task, *_ in bench.RECIPES:
         assert not model.startswith("vitdet") or task.startswith("vitdet_"), name
+
+
+def test_segmenter_backbone_takes_the_math_attention_it_is_asked_for():
+    """fused_attention=False reaches a scratch ViT inside UperNet: the softmax scores (B, heads, N, N) are
+    saved, so the step holds at least depth x B x heads x N^2 x 4 bytes more than with fused SDPA."""
+    from zoo.runs.gpu_memory import gpu_train_bytes
+    from zoo.runs.request import Request
+
+    request = Request("vit_ti16", 64, 1, "fp32", train=True, segmenter="upernet", optimizer="adamw")
+    fused, math = gpu_train_bytes(request), gpu_train_bytes(request, fused_attention=False)
+    tokens = (64 // 16) ** 2 + 1
+    assert math["train_act_peak_bytes"] - fused["train_act_peak_bytes"] >= 12 * 3 * tokens ** 2 * 4

@@ -20,7 +20,7 @@ def build(request: Request, device: str, dtype: str | None = None, **overrides):
         from ..models.segmenters import create_segmenter
 
         return create_segmenter(r.model, r.segmenter, r.img_size, device=device, dtype=held,
-                                frozen_stages=r.frozen_stages)
+                                frozen_stages=r.frozen_stages, **overrides)
     if r.detector is not None:
         from ..models.detectors import create_detector
 

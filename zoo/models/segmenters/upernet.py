@@ -54,13 +54,14 @@ def _plain_vit_levels(model: str) -> tuple[int, ...]:
 
 
 def create_segmenter(model: str, segmenter: str, img_size: Size, device=None, dtype=None,
-                     frozen_stages: int | None = None) -> UperNet:
-    """`segmenter` (a SEGMENTERS name) on the registry backbone `model` at `img_size`."""
+                     frozen_stages: int | None = None, **overrides) -> UperNet:
+    """`segmenter` (a SEGMENTERS name) on the registry backbone `model` at `img_size` (overrides: to
+    create_model, as create_detector takes them)."""
     if segmenter not in SEGMENTERS:
         raise ZooError(f"unknown segmenter {segmenter!r}; expected one of {', '.join(SEGMENTERS)}")
     img_size = Size.of(img_size)
     plain_vit = get_spec(model).is_token_model
-    overrides = {"out_indices": _plain_vit_levels(model)} if plain_vit else {}
+    overrides = {**overrides, "out_indices": _plain_vit_levels(model)} if plain_vit else overrides
     backbone = create_model(model, img_size=img_size, device=device, dtype=dtype, features=True, **overrides)
     strides, _ = feature_layout(backbone)
     if strides != ([strides[0]] * 4 if plain_vit else PYRAMID_STRIDES):
