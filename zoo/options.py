@@ -62,6 +62,11 @@ def _shared() -> dict[str, dict]:
                                                   "evaluated one)"),
         "--pretraining": dict(help=f"comma list of pretraining groups ({', '.join(PRETRAINING)}) the shown checkpoint "
                                    f"must be of (default: any)"),
+        "--epochs": dict(help="with --predict and --metrics train: epochs of the schedule (with --train-images): "
+                              "adds steps, wall hours and device hours"),
+        "--train-images": dict(help="with --epochs: images per epoch (ImageNet-1k: 1281167)"),
+        "--gpus": dict(default="1", help="with --epochs: data-parallel devices; --batch-sizes is the batch per device "
+                                         "(the global batch is batch x K); adds the gradient all-reduce"),
         "--predict": dict(metavar="DEVICE", help=f"measure nothing: the roofline estimate on a datasheet GPU "
                                                  f"({DATASHEET_DEVICES}), marked predicted, with its error band"),
         "--out": dict(default=None, help="folder whose results/ rows are appended to (and, with --resume or by "

@@ -91,23 +91,35 @@ def _loss(out) -> torch.Tensor:
 
 def run_train_step(module: nn.Module, x: torch.Tensor, classifier: ComponentClassifier | None = None,
                    emulate_fused_sdpa: bool = True, gpu: GpuEmulation | None = None,
-                   loss: Callable[[object], torch.Tensor] | None = None
+                   loss: Callable[[object], torch.Tensor] | None = None, traffic: bool = False,
+                   optimizer: Callable[[list], torch.optim.Optimizer] | None = None
                    ) -> tuple[MacCounter, ActivationMemoryTracker, int | None]:
     """Forward + backward of `loss` of the outputs (None: their sum; analysis.count.losses has the tasks'
-    losses), gradients pre-allocated (so not counted as activations)."""
+    losses), gradients pre-allocated (so not counted as activations). With `traffic`, the kernels of both
+    passes in `counter.traffic` (a TrafficCounter), the gradients' accumulation included. `optimizer` (made
+    from the trainable parameters) also runs zero_grad() before and step() after, as a training loop does,
+    its state made by one step before counting (a steady-state step, not the first)."""
     was_training = module.training
     params = [p for p in module.parameters() if p.requires_grad]
     for p in params:
         p.grad = torch.zeros_like(p)
     module.train()
     try:
+        opt = optimizer(params) if optimizer is not None else None
+        if opt is not None:
+            opt.step()                                               # its state exists before the counted step
         stack, counter, memory = _instrumented(module, classifier or ComponentClassifier(module),
-                                               emulate_fused_sdpa, gpu=gpu)
+                                               emulate_fused_sdpa, traffic, gpu=gpu)
         with CudaPeak(x.device) as cuda, torch.enable_grad(), stack:
+            if opt is not None:
+                opt.zero_grad(set_to_none=False)
             value = (loss or _loss)(module(x))
             counter.phase = "backward"
             value.backward()
             del value
+            if opt is not None:
+                counter.phase = "optimizer"
+                opt.step()
     finally:
         module.train(was_training)
         for p in params:

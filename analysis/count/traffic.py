@@ -85,8 +85,10 @@ def op_class(func) -> str:
 
 
 def _kernel_class(func, cls: str, args) -> str:
-    """The op class, with grouped (depthwise) convolutions apart: they run far below the GEMM peak."""
-    if cls == "matmul_conv" and op_name(func) == "convolution" and len(args) > 8 and args[8] > 1:
+    """The op class, with grouped (depthwise) convolutions apart: they run far below the GEMM peak. `groups` is
+    convolution's 9th argument and convolution_backward's 10th."""
+    at = {"convolution": 8, "convolution_backward": 9}.get(op_name(func))
+    if cls == "matmul_conv" and at is not None and len(args) > at and args[at] > 1:
         return "depthwise_conv"
     return cls
 

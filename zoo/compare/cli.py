@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                   f"written"))
     p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "
                                                           "give (none is shipped): adds images per dollar")
+    add_options(p, "--epochs", "--train-images", "--gpus")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
     return p
@@ -132,9 +133,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.predict is not None:
         from ..runs.roofline_rows import check_predict
 
+        from ..runs.train_predicted import check_train_predict
+
+        check_train_predict(args)
         unmodelled = [name for name, given in (("--detector", args.detector is not None),
                                                ("--segmenter", args.segmenter is not None),
-                                               ("--metrics train", "train" in args.metrics),
+                                               ("--metrics train with other metrics",
+                                                "train" in args.metrics and args.metrics != ["train"]),
                                                ("--backend onnxruntime", "onnxruntime" in args.backends)) if given]
         if unmodelled:     # never a silent backbone-only, inference-only or eager figure
             raise UsageError(f"--predict: the estimate is the backbone's eager inference; it does not model "
@@ -146,6 +151,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         for device in devices:
             check_predict(device.strip(), args.dtype)
         args.no_save = True              # a prediction is never a result
+    elif args.epochs is not None or args.train_images is not None or args.gpus != "1":
+        raise UsageError("--epochs, --train-images, --gpus: only with --predict and --metrics train")
     if not args.no_save:
         args.out = check_out_dir(out_or_default(args.out))
     if args.executor == "ray":
@@ -229,6 +236,10 @@ def _main(argv: list[str] | None) -> int:
                           device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backends=args.backends,
                           pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)
+        if args.predict is not None and args.metrics == ["train"]:
+            from ..runs.train_predicted import print_train_predictions
+
+            return print_train_predictions(plan, args)
         if args.predict is not None:
             from ..runs.predicted import print_predictions
 
