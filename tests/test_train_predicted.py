@@ -89,3 +89,21 @@ def test_a_grouped_convolution_backward_is_depthwise():
                                    traffic=True)
     classes = {c for c, flops, _, _ in counter.traffic.op_list() if flops}
     assert "depthwise_conv" in classes and "matmul_conv" not in classes
+
+
+def test_select_on_predicted_training(capsys):
+    """zoo.select --predict --metrics train: a batch per GPU that does not fit excludes the model (training
+    memory > the device's), --max-train-hours excludes on the schedule's wall hours; bad options exit 2."""
+    from zoo.select.cli import main
+
+    base = ["--predict", "L4", "--metrics", "train", "--models", "vit_ti16", "--resolution", "64", "--format", "json"]
+    assert main(base + ["--batch-size", "4", "--epochs", "1", "--train-images", "40", "--max-train-hours", "1"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["predicted"] and [r["model"] for r in result["shortlist"]] == ["vit_ti16"]
+    assert main(base + ["--batch-size", "4", "--epochs", "1e5", "--train-images", "1281167",
+                        "--max-train-hours", "1"]) == 0
+    assert "wall hours > 1" in json.loads(capsys.readouterr().out)["excluded"][0]["excluded"]
+    assert main([*base[:-4], "--resolution", "1024", "--batch-size", "4096", "--format", "json"]) == 0
+    assert "training memory" in json.loads(capsys.readouterr().out)["excluded"][0]["excluded"]
+    assert main(base + ["--max-train-hours", "3"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

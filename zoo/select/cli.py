@@ -180,7 +180,12 @@ def _store_answer(result: dict, q: Query) -> None:
 @handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    if any(a == "--predict" or a.startswith("--predict=") for a in (sys.argv[1:] if argv is None else argv)):
+    given = sys.argv[1:] if argv is None else argv
+    if any(a == "--predict" or a.startswith("--predict=") for a in given) and "--metrics" in given:
+        from .train_predicted import main as train_predicted      # training on a GPU not at hand
+
+        return train_predicted(argv)
+    if any(a == "--predict" or a.startswith("--predict=") for a in given):
         from .predicted import main as predicted      # a GPU not at hand: zoo.select.predicted
 
         return predicted(argv)

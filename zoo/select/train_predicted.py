@@ -1,0 +1,112 @@
+"""`python -m zoo.select --predict DEVICE --metrics train ...`: the backbones whose predicted training fits the
+device at the batch asked per GPU and, with a schedule, finishes within --max-train-hours, ranked; every figure
+is marked predicted (zoo.runs.train_predicted: the step, its band, its memory; zoo.runs.train_hours: the
+schedule). Models that miss a constraint are listed with the first one they broke. Nothing is timed or written.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from types import SimpleNamespace
+
+from ..errors import UsageError, UsageParser, ZooError
+from ..runs.plan import check_dtype, choice, model_names, one_size, positive_int, positive_number
+from ..runs.request import Request
+
+RANKS = ("train_imgs_per_s", "top1")
+GIB = 1024 ** 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = UsageParser(prog="python -m zoo.select --predict DEVICE --metrics train", description=__doc__.splitlines()[0])
+    p.add_argument("--predict", metavar="DEVICE", required=True, help="a datasheet device (zoo.compare --predict)")
+    p.add_argument("--metrics", required=True, help="train")
+    p.add_argument("--models", default="all")
+    p.add_argument("--resolution", default="224")
+    p.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16 (bf16/fp16: torch.autocast; default bf16)")
+    p.add_argument("--batch-size", default="64", help="images per GPU; a model must fit it (default 64)")
+    p.add_argument("--optimizer", default="sgd", help="sgd (timm's benchmark: Nesterov momentum) or adamw")
+    p.add_argument("--epochs", help="with --train-images: the schedule, for hours")
+    p.add_argument("--train-images", help="images per epoch")
+    p.add_argument("--gpus", default="1", help="data-parallel devices (default 1)")
+    p.add_argument("--max-train-hours", help="with --epochs: predicted wall hours of the schedule (expectation)")
+    p.add_argument("--price-per-hour", metavar="USD", help="per device-hour, which you give: adds the cost")
+    p.add_argument("--rank", default="train_imgs_per_s", help=f"{', '.join(RANKS)} (default train_imgs_per_s)")
+    p.add_argument("--format", default="table", help="table or json")
+    return p
+
+
+def screen(row: dict, max_hours: float | None) -> str | None:
+    """The first constraint the predicted row breaks, or None."""
+    if not row["train_fits_memory"]:
+        return (f"training memory {row['train_gpu_bytes'] / GIB:.1f} GiB at batch {row['batch_size']} per GPU > "
+                f"the device's {row['device_memory_bytes'] / 1e9:g} GB")
+    if max_hours is not None and row["train_wall_hours"] > max_hours:
+        return f"predicted {row['train_wall_hours']:.3g} wall hours > {max_hours:g}"
+    return None
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The options, checked before anything is counted (UsageError: exit 2)."""
+    from ..runs.roofline_rows import check_predict
+    from ..runs.train_predicted import check_train_predict
+
+    args = build_parser().parse_args(argv)
+    if args.metrics != "train":
+        raise UsageError("--metrics: zoo.select --predict takes train here (inference: leave --metrics out)")
+    args.metrics, args.sweep = ["train"], False
+    choice(args.format, ("table", "json"), "format")
+    choice(args.rank, RANKS, "rank")
+    choice(args.optimizer, ("sgd", "adamw"), "optimizer")
+    args.size = one_size(args.resolution, "resolution")
+    args.batch_size = positive_int(args.batch_size, "batch-size", 1 << 16)
+    check_dtype(args.dtype)
+    check_train_predict(args)                       # epochs, train images, gpus (and their interconnect)
+    check_predict(args.predict, args.dtype)
+    if args.max_train_hours is not None:
+        if args.epochs is None:
+            raise UsageError("--max-train-hours needs --epochs and --train-images")
+        args.max_train_hours = positive_number(args.max_train_hours, "max-train-hours", 1e9)
+    if args.price_per_hour is not None:
+        args.price_per_hour = positive_number(args.price_per_hour, "price-per-hour")
+    return args
+
+
+def predicted_train_select(args: argparse.Namespace) -> dict:
+    from ..runs.train_predicted import train_rows
+    from .predicted import _top1
+
+    models = model_names(args.models)
+    tasks = [SimpleNamespace(request=Request(m, args.size, args.batch_size, args.dtype, train=True,
+                                             optimizer=args.optimizer)) for m in models]
+    kept, excluded = [], []
+    for row in train_rows(SimpleNamespace(tasks=tasks), args):
+        row["top1"] = _top1(row["model"], args.size)
+        broke = screen(row, args.max_train_hours)
+        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+    kept.sort(key=lambda r: -(r.get(args.rank) or 0))
+    query = {"predict": args.predict, "metrics": "train", "models": models, "resolution": args.size.compact,
+             "batch_size": args.batch_size, "dtype": args.dtype, "optimizer": args.optimizer, "gpus": args.gpus,
+             "epochs": args.epochs, "train_images": args.train_images, "max_train_hours": args.max_train_hours,
+             "price_per_hour": args.price_per_hour, "rank": args.rank}
+    return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..runs.train_predicted import train_markdown
+
+    try:
+        args = parse(argv)
+        result = predicted_train_select(args)
+    except (UsageError, ZooError) as e:
+        print(f"zoo.select: error: {e}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return 0
+    kept = result["shortlist"]
+    sys.stdout.write(f"ranked by predicted {args.rank}\n\n"
+                     + (train_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n"))
+    sys.stdout.write("".join(f"excluded: {r['model']}: {r['excluded']}\n" for r in result["excluded"]))
+    return 0
