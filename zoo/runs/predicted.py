@@ -53,6 +53,7 @@ class PredictedRow:
     imgs_per_usd: Optional[float] = None
     sweep_note: Optional[str] = None               # --batch-sizes sweep
     sweep_latency_target_ms: Optional[float] = None
+    reparam: Optional[str] = None                  # the form counted where a model has two (zoo.runs.roofline_rows)
 
     @classmethod
     def of(cls, fields: dict) -> PredictedRow:
@@ -105,6 +106,8 @@ def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
 
 def predicted_markdown(rows: list[dict]) -> str:
     """A table of predicted rows, headed so it cannot be taken for measurements."""
+    from ..console.markdown import plain
+
     if not rows:
         return "no predictions\n"
     first = rows[0]
@@ -117,20 +120,21 @@ def predicted_markdown(rows: list[dict]) -> str:
              + f". Expected img/s calibrated on published measurements, band p10-p90 = x{p10:.2f}-x{p90:.2f} "
              f"(held-out error); roofline = datasheet bound. Calibration: {first['calibration_source']}", ""]
     price = "price_per_hour_usd" in first
-    head = ("| model | size (px) | batch | expected img/s (p10-p90) | ms / batch | roofline img/s | serving GiB | "
-            "fits |" + (" img per USD |" if price else ""))
-    lines += [head, "|---|---|---:|---:|---:|---:|---:|---|" + ("---:|" if price else "")]
+    head = ("| model | size (px) | batch | expected img/s (p10-p90) | expected ms / batch (mean) | roofline img/s | "
+            "serving GiB / batch | fits |" + (" price (USD / h) | img per USD (expected) |" if price else ""))
+    lines += [head, "|---|---|---:|---:|---:|---:|---:|---|" + ("---:|---:|" if price else "")]
     for r in rows:
         size = r["img_size"] or f"{r['img_h']}x{r['img_w']}"
         fits = "yes" if r["fits_memory"] else "NO: exceeds device memory"
         batch = f"{r['batch_size']}" + (" (misses the target)" if r.get("sweep_note") else "")
-        line = (f"| {r['model']} | {size} | {batch} | {r['imgs_per_s']:.4g} ({r['imgs_per_s_p10']:.4g}-"
-                f"{r['imgs_per_s_p90']:.4g}) | {r['latency_ms']:.3g} | {r['roofline_imgs_per_s']:.4g} | "
+        line = (f"| {r['model']} | {size} | {batch} | {plain(r['imgs_per_s'])} ({plain(r['imgs_per_s_p10'])}-"
+                f"{plain(r['imgs_per_s_p90'])}) | {plain(r['latency_ms'], 3)} | {plain(r['roofline_imgs_per_s'])} | "
                 f"{r['serve_bytes'] / GIB:.2f} | {fits} |")
-        lines.append(line + (f" {r['imgs_per_usd']:.4g} |" if price else ""))
+        lines.append(line + (f" {r['price_per_hour_usd']:g} | {plain(r['imgs_per_usd'])} |" if price else ""))
     if "sweep_latency_target_ms" in first:
-        lines += ["", f"batch: the largest power of two whose predicted ms / batch stays under "
-                      f"{first['sweep_latency_target_ms']:g} ms and whose serving memory fits"]
+        lines += ["", f"batch: the largest power of two whose expected (mean) ms / batch stays within "
+                      f"{first['sweep_latency_target_ms']:g} ms and whose serving memory fits (the best batch: "
+                      f"expected seconds per image never rise with the batch)"]
     return "\n".join(lines) + "\n"
 
 
