@@ -162,3 +162,19 @@ def test_the_form_counted_is_named_and_trained_is_what_benchmark_py_runs_without
     done = call_main("zoo.compare", "--models", "timm:repvgg_a0", "--predict", "A100", "--dtype", "bf16", "--format", "json",
                      "--no-save")
     assert done.returncode == 0 and json.loads(done.stdout)[0]["reparam"] == "trained"
+
+
+def test_select_on_three_devices_shortlists_on_each_and_names_the_winner_per_model():
+    from zoo.select import select
+
+    cli = call_main("zoo.select", "--predict", "L4,A100,H100", "--dtype", "bf16", "--batch-size", "16", "--models",
+                    "vit_ti16,deit_s", "--price-per-hour", "L4=0.8,A100=2.5,H100=4.5", "--format", "json")
+    assert cli.returncode == 0, cli.stderr
+    out = json.loads(cli.stdout)
+    assert list(out["per_device"]) == ["L4", "A100", "H100"] and len(out["decisions"]) == 2
+    for decided in out["decisions"]:
+        usd = {d: next(r["imgs_per_usd"] for r in a["shortlist"] if r["model"] == decided["model"])
+               for d, a in out["per_device"].items()}
+        assert decided["winner"] == max(usd, key=usd.get)
+    api = select(["vit_ti16", "deit_s"], 224, predict="L4,A100,H100", dtype="bf16", batch_size=16)
+    assert [d["ranked_by"] for d in api["decisions"]] == ["imgs_per_s", "imgs_per_s"]

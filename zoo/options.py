@@ -73,7 +73,7 @@ def _shared() -> dict[str, dict]:
                                                             f"error band; several devices: the winner per model"),
         "--price-per-hour": dict(metavar="USD|DEVICE=USD,...", help=f"with --predict: each device's price per hour, "
                                  f"which you give (none is shipped), e.g. L4=0.8,A100=2.5,H100=4.5, or one number for "
-                                 f"one device ({MIN_PRICE_PER_HOUR:g} to {MAX_PRICE_PER_HOUR:,g}): adds images per "
+                                 f"one device ({MIN_PRICE_PER_HOUR:g} to {MAX_PRICE_PER_HOUR:,.0f}): adds images per "
                                  f"dollar, and the winner is the most images per dollar"),
         "--reparam": dict(default="trained", help="with --predict: the form a re-parameterisable model (RepVGG, "
                                                   "MobileOne, FastViT, ...) is counted in: trained (as built, as "
@@ -119,7 +119,7 @@ def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
         usd = finite_number(value.strip(), "price-per-hour")
         if not MIN_PRICE_PER_HOUR <= usd <= MAX_PRICE_PER_HOUR:
             raise UsageError(f"--price-per-hour: {device}'s {value.strip()} USD is outside {MIN_PRICE_PER_HOUR:g} to "
-                             f"{MAX_PRICE_PER_HOUR:,g} USD per hour")
+                             f"{MAX_PRICE_PER_HOUR:,.0f} USD per hour")
         return usd
 
     if "=" not in text:

@@ -26,14 +26,17 @@ GIB = 1024 ** 3
 
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="python -m zoo.select --predict", description=__doc__.splitlines()[0])
-    p.add_argument("--predict", metavar="DEVICE", required=True, help="a datasheet device (zoo.compare --predict)")
+    p.add_argument("--predict", metavar="DEVICE[,DEVICE...]", required=True,
+                   help="datasheet devices (zoo.compare --predict); several: each one's shortlist, then per model the "
+                        "device that wins on --rank and whether the band separates it")
     p.add_argument("--models", default="all")
     p.add_argument("--resolution", default="224")
     p.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16 (bf16/fp16: torch.autocast; default bf16)")
     p.add_argument("--batch-size", default="1")
     p.add_argument("--max-latency-ms", help="predicted ms per batch (the calibrated expectation)")
     p.add_argument("--min-imgs-per-s", help="predicted images per second (the calibrated expectation)")
-    p.add_argument("--price-per-hour", metavar="USD", help="the device's price, which you give: adds images per dollar")
+    p.add_argument("--price-per-hour", metavar="USD|DEVICE=USD,...", help="each device's price per hour, which you "
+                                                                       "give (L4=0.8,A100=2.5): adds images per dollar")
     p.add_argument("--rank", default="imgs_per_s", help=f"{', '.join(RANKS)} (default imgs_per_s)")
     p.add_argument("--format", default="table", help="table or json")
     return p
@@ -54,16 +57,45 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         choice(args.format, ("table", "json"), "format")
-        result = predicted_select(Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
-                                            args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour))
+        asked = Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
+                          args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour)
+        result = predicted_select(asked) if "," not in args.predict else across_devices(asked)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    elif "per_device" in result:
+        from ..compare.predict import decision_markdown
+
+        for device, answer in result["per_device"].items():
+            sys.stdout.write(render(answer["shortlist"], answer["excluded"], args.rank) + "\n")
+        if result["decisions"]:
+            sys.stdout.write(decision_markdown(result["decisions"], None))
     else:
         sys.stdout.write(render(result["shortlist"], result["excluded"], args.rank))
     return 0
+
+
+def across_devices(asked: Predicted) -> dict:
+    """Several devices ("L4,A100,H100"): each one's predicted_select answer, and per model the device that wins
+    on images per dollar (with a price for each) or per second (zoo.runs.decision.decide), among the devices that
+    shortlist it."""
+    import dataclasses
+
+    from ..options import predict_devices, prices_per_hour
+    from ..runs.decision import decide
+
+    devices = predict_devices(asked.device)
+    prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), devices)
+    per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None))
+                  for d in devices}
+    by_model: dict[str, list[dict]] = {}
+    for answer in per_device.values():
+        for row in answer["shortlist"]:
+            by_model.setdefault(row["model"], []).append(row)
+    return {"predicted": True, "devices": devices, "per_device": per_device,
+            "decisions": [decide(rows, prices) for rows in by_model.values() if len(rows) > 1]}
 
 
 @dataclass(frozen=True)
@@ -107,12 +139,17 @@ def predicted_select(asked: Predicted) -> dict:
     choice(asked.rank, RANKS, "rank")
     size = one_size(asked.resolution, "resolution")
     batch = positive_int(str(asked.batch_size), "batch-size", 1 << 16)
+    from ..options import prices_per_hour
+    from analysis.timing.devices import device_sheet
+
     limits = {name: None if getattr(asked, name) is None else positive_number(getattr(asked, name), flag)
-              for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"),
-                                 ("price_per_hour", "price-per-hour"))}
+              for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
+    check_predict(asked.device, check_dtype(asked.dtype))
+    name = device_sheet(asked.device).name
+    limits["price_per_hour"] = None if asked.price_per_hour is None else \
+        prices_per_hour(str(asked.price_per_hour), [name])[name]      # finite, 0.001 to 1e6 USD per hour
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
-    check_predict(asked.device, check_dtype(asked.dtype))
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
     kept, excluded = [], []
     for model in models:
