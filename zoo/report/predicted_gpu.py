@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis.timing.devices import device_sheet
 
-from ..console.markdown import markdown_table
+from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
 from . import style
 from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
@@ -67,8 +67,8 @@ def predicted_table(rows: list[dict]) -> str:
         where = [r.get("img_size") or f"{r.get('img_h')}x{r.get('img_w')}", r.get("saved_by") or "zoo.report"]
         cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", r["model"],
                       *(where[:1] if saved else []), r["batch_size"], r["dtype"],
-                      f"{r['imgs_per_s']:.4g}", f"{r['imgs_per_s_p10']:.4g}-{r['imgs_per_s_p90']:.4g}",
-                      f"{r['roofline_imgs_per_s']:.4g}", f"{r['latency_ms']:.3g}", f"{r['serve_bytes'] / GIB:.2f}",
+                      plain(r["imgs_per_s"]), f"{plain(r['imgs_per_s_p10'])}-{plain(r['imgs_per_s_p90'])}",
+                      plain(r["roofline_imgs_per_s"]), plain(r["latency_ms"], 3), f"{r['serve_bytes'] / GIB:.2f}",
                       fits, *(where[1:] if saved else [])])
     return markdown_table(["device (predicted on)", "model", *(["size (px)"] if saved else []), "batch", "autocast",
                            "expected img/s (predicted)", "p10-p90 img/s (predicted)",
