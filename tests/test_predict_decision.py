@@ -178,3 +178,13 @@ def test_select_on_three_devices_shortlists_on_each_and_names_the_winner_per_mod
         assert decided["winner"] == max(usd, key=usd.get)
     api = select(["vit_ti16", "deit_s"], 224, predict="L4,A100,H100", dtype="bf16", batch_size=16)
     assert [d["ranked_by"] for d in api["decisions"]] == ["imgs_per_s", "imgs_per_s"]
+
+
+@given(st.floats(1e-3, 1e12))
+def test_plain_figures_keep_four_significant_digits_and_never_an_exponent(value):
+    from zoo.console.markdown import plain
+
+    text = plain(value)
+    assert "e" not in text and float(text.replace(",", "")) == pytest.approx(value, rel=5e-4)
+    assert (plain(1.0959e4), plain(0.012345), plain(800.0), plain(30104036.2)) == ("10,960", "0.01235", "800",
+                                                                                  "30,100,000")

@@ -106,7 +106,7 @@ def test_timed_rows_get_the_roofline_of_the_batch_that_ran():
     assert measured_roofline(task, {}, {"peak_flops": 1e11}) == {}                        # no bandwidth, no estimate
 
 
-def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
+def test_compare_predict_marks_rows_and_writes_only_predicted_rows(tmp_path):
     result = call_main("zoo.compare", "--models", "vit_ti16,swin_t", "--resolutions", "224", "--batch-sizes", "1,8",
                      "--predict", "H100", "--format", "json", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
@@ -116,7 +116,10 @@ def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
                and r["roofline_imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["roofline_ms"]) for r in rows)
     assert all(r["imgs_per_s_p10"] < r["imgs_per_s"] < r["imgs_per_s_p90"] and r["calibration_source"] for r in rows)
     assert all(r["imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["latency_ms"]) for r in rows)
-    assert not (tmp_path / "results").exists()
+    written = sorted(p.name for p in (tmp_path / "results").iterdir() if not p.name.startswith("."))
+    assert written == ["predicted.jsonl"]      # never a measured row's file
+    saved = [json.loads(line) for line in (tmp_path / "results" / "predicted.jsonl").read_text().splitlines()]
+    assert [{k: v for k, v in r.items() if k not in ("saved_by", "archzoo_version")} for r in saved] == rows
     table = call_main("zoo.compare", "--models", "vit_ti16", "--predict", "l4")
     assert table.returncode == 0 and table.stdout.startswith("PREDICTED, not measured")
 

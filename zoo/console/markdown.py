@@ -25,12 +25,13 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
 
 
 def plain(value: float, digits: int = 4) -> str:
-    """`digits` significant figures without scientific notation, thousands separated: 15,590, 4.479, 0.01230,
-    30,100,000."""
+    """`digits` significant figures without scientific notation, thousands separated, trailing zeros dropped
+    as %g drops them: 15,590, 4.479, 0.0123, 800, 30,100,000."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
     rounded = float(f"{value:.{digits}g}")
-    return f"{rounded:,.{max(digits - 1 - math.floor(math.log10(abs(rounded))), 0)}f}"
+    text = f"{rounded:,.{max(digits - 1 - math.floor(math.log10(abs(rounded))), 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text     # as %g: 800, not 800.0
 
 
 def mib(nbytes: float | None) -> str | None:
