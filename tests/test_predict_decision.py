@@ -83,7 +83,7 @@ def stand_in(fixed_ms: float, ms_per_image: float, memory_batches: int):
 @settings(max_examples=60, deadline=None)
 @given(st.floats(0, 50), st.floats(0.001, 20), st.floats(0.5, 500), st.integers(1, 1 << 13))
 def test_the_best_batch_is_the_largest_power_of_two_within_the_target(fixed_ms, ms_per_image, target_ms, memory):
-    row = decision.best_batch(stand_in(fixed_ms, ms_per_image, memory), target_ms)
+    row = predicted.best_batch(stand_in(fixed_ms, ms_per_image, memory), target_ms)
     within = (target_ms - fixed_ms) / ms_per_image             # the largest real batch within the target
     exponent = math.floor(math.log2(min(within, memory, predicted.MAX_SWEEP_BATCH))) if within >= 1 else None
     expected = 2 ** exponent if exponent is not None else None
@@ -188,3 +188,20 @@ def test_plain_figures_keep_four_significant_digits_and_never_an_exponent(value)
     assert "e" not in text and float(text.replace(",", "")) == pytest.approx(value, rel=5e-4)
     assert (plain(1.0959e4), plain(0.012345), plain(800.0), plain(30104036.2)) == ("10,960", "0.01235", "800",
                                                                                   "30,100,000")
+
+
+def test_select_predict_appends_its_rows_and_bad_input_writes_nothing(tmp_path):
+    from zoo.report.rows import load
+
+    done = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--models", "vit_ti16,deit_s",
+                     "--max-latency-ms", "1", "--batch-size", "64", "--out", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+    rows = load(tmp_path / "o").predicted
+    assert sorted(r["model"] for r in rows) == ["deit_s", "vit_ti16"] and {r["saved_by"] for r in rows} == \
+        {"zoo.select --predict"} and all(r["excluded"] for r in rows)      # excluded rows are kept too, marked
+    bad = call_main("zoo.select", "--predict", "A100", "--models", "vit_ti16", "--rank", "speed",
+                    "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and not (tmp_path / "bad").exists()
+    (tmp_path / "f" / "results" / "predicted.jsonl").mkdir(parents=True)
+    blocked = call_main("zoo.compare", "--models", "vit_ti16", "--predict", "A100", "--out", str(tmp_path / "f"))
+    assert blocked.returncode == 2 and "predicted.jsonl" in blocked.stderr and not blocked.stdout

@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import Union
+from typing import Optional, Union
 
 from analysis.size import Size
 
@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                                        "give (L4=0.8,A100=2.5): adds images per dollar")
     p.add_argument("--rank", default="imgs_per_s", help=f"{', '.join(RANKS)} (default imgs_per_s)")
     p.add_argument("--format", default="table", help="table or json")
+    from ..options import add_options
+
+    add_options(p, "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
+                                                           "to <out>/results/predicted.jsonl)"))
     return p
 
 
@@ -58,8 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         choice(args.format, ("table", "json"), "format")
         asked = Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
-                          args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour)
-        result = predicted_select(asked) if "," not in args.predict else across_devices(asked)
+                          args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour, args.out,
+                          not args.no_save)
+        result = answer(asked)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
@@ -68,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     elif "per_device" in result:
         from ..compare.predict import decision_markdown
 
-        for device, answer in result["per_device"].items():
-            sys.stdout.write(render(answer["shortlist"], answer["excluded"], args.rank) + "\n")
+        for one in result["per_device"].values():
+            sys.stdout.write(render(one["shortlist"], one["excluded"], args.rank) + "\n")
         if result["decisions"]:
             sys.stdout.write(decision_markdown(result["decisions"], None))
     else:
@@ -77,7 +82,31 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def across_devices(asked: Predicted) -> dict:
+def answer(asked: Predicted) -> dict:
+    """predicted_select for one device, across_devices for several; with asked.save each predicted row is appended
+    as it is made to <out>/results/predicted.jsonl (zoo.runs.store, saved_by "zoo.select --predict"), the folder
+    checked before anything is counted."""
+    import contextlib
+
+    from ..compare.predict import saved
+    from ..runs.data_dir import out_or_default
+    from ..runs.plan import check_out_dir
+    from ..runs.store import ResultStore
+
+    store = ResultStore(check_out_dir(out_or_default(asked.out))) if asked.save else None
+    with contextlib.ExitStack() as held:
+        locked = []
+
+        def on_row(row: dict) -> None:       # the folder is locked (and made) at the first row: bad input writes nothing
+            if not locked:
+                locked.append(held.enter_context(store.locked()))
+            store.append_predicted(saved(row, "zoo.select --predict"))
+
+        found = on_row if store else None
+        return across_devices(asked, found) if "," in asked.device else predicted_select(asked, found)
+
+
+def across_devices(asked: Predicted, on_row=None) -> dict:
     """Several devices ("L4,A100,H100"): each one's predicted_select answer, and per model the device that wins
     on images per dollar (with a price for each) or per second (zoo.runs.decision.decide), among the devices that
     shortlist it."""
@@ -88,8 +117,8 @@ def across_devices(asked: Predicted) -> dict:
 
     devices = predict_devices(asked.device)
     prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), devices)
-    per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None))
-                  for d in devices}
+    per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None),
+                                      on_row) for d in devices}
     by_model: dict[str, list[dict]] = {}
     for answer in per_device.values():
         for row in answer["shortlist"]:
@@ -111,6 +140,8 @@ class Predicted:
     min_imgs_per_s: Union[float, str, None] = None
     rank: str = "imgs_per_s"
     price_per_hour: Union[float, str, None] = None
+    out: Optional[str] = None           # where answer() appends the predicted rows (None: the user data folder)
+    save: bool = False                  # answer(): append them (the command line and select(): unless --no-save)
 
 
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
@@ -126,10 +157,10 @@ def from_query(query) -> Predicted:
     if given:
         raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
                          f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
-    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES})
+    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES}, out=query.out, save=query.save)
 
 
-def predicted_select(asked: Predicted) -> dict:
+def predicted_select(asked: Predicted, on_row=None) -> dict:
     """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
     device (zoo.runs.roofline_rows.predict) at the size, batch and dtype asked, those that break the device's
     memory or a constraint excluded (with the first they broke), the rest ranked. UsageError for bad options,
@@ -157,6 +188,8 @@ def predicted_select(asked: Predicted) -> dict:
         row["top1"] = _top1(model, size)
         broke = screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"])
         (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+        if on_row:
+            on_row((excluded if broke else kept)[-1])
     kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
     query = {"predict": asked.device, "models": models, "resolution": size.compact, "batch_size": batch,
              "dtype": asked.dtype, "rank": asked.rank, **limits}
