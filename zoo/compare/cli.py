@@ -161,7 +161,9 @@ def check_predict_options(args: argparse.Namespace) -> None:
                                         ("--quick", args.quick), ("--iters", args.iters),
                                         ("--min-seconds", args.min_seconds), ("--resume", args.resume),
                                         ("--reprobe-peak", args.reprobe_peak),
-                                        ("--executor", args.executor != "local")) if given]
+                                        ("--executor", args.executor != "local"),
+                                        ("--weights/--pretraining (no accuracy is shown)",
+                                         args.weights != "default" or bool(args.pretraining))) if given]
     if ignored:
         raise UsageError(f"--predict: times nothing here, so {', '.join(ignored)} would change nothing (drop "
                          f"{'them' if len(ignored) > 1 else 'it'})")

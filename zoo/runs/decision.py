@@ -11,12 +11,9 @@ the batch (analysis.calibration).
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, Optional
 
-from analysis.batch_search import largest_batch_where, powers_of_two
-
-from .predicted import MAX_SWEEP_BATCH, PredictedRow
+from .predicted import PredictedRow, best_batch
 from .request import Request
 
 
@@ -33,20 +30,6 @@ class Counts:
             self._counted[request] = gpu_forward(request, reparam=self.reparam)
         return PredictedRow.of(predict_counted(self._counted[request], request, device,
                                                price_per_hour=price_per_hour))
-
-
-def best_batch(predict_at: Callable[[int], PredictedRow], target_ms: float) -> PredictedRow:
-    """The row of the best batch under `target_ms` (module docstring), marked with the target; batch 1's row,
-    with a sweep_note, when even batch 1 misses the target or the memory. predict_at(batch) -> its row."""
-    rows: dict[int, PredictedRow] = {}
-
-    def fits(batch: int) -> bool:
-        rows[batch] = predict_at(batch)
-        return rows[batch].latency_ms <= target_ms and rows[batch].fits_memory
-
-    batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))     # batch 1 is the first one tested
-    note = None if batch else "batch 1 already misses the target or the memory"
-    return dataclasses.replace(rows[batch or 1], sweep_note=note, sweep_latency_target_ms=target_ms)
 
 
 def ranked_value(row: dict, prices: dict[str, float] | None, band: str = "") -> float:
