@@ -205,3 +205,12 @@ def test_select_predict_appends_its_rows_and_bad_input_writes_nothing(tmp_path):
     (tmp_path / "f" / "results" / "predicted.jsonl").mkdir(parents=True)
     blocked = call_main("zoo.compare", "--models", "vit_ti16", "--predict", "A100", "--out", str(tmp_path / "f"))
     assert blocked.returncode == 2 and "predicted.jsonl" in blocked.stderr and not blocked.stdout
+
+
+def test_a_report_of_saved_rows_only_does_not_describe_them_as_the_fixed_set():
+    from zoo.report.predicted_gpu import intro
+
+    row = {**_row("L4", 1000), "calibration_source": "timm", "band_from": "held out"}
+    fixed_only, saved_only = intro([row]), intro([{**row, "saved_by": "zoo.compare --predict"}])
+    assert "batch 1 and 64" in fixed_only and "saved by" not in fixed_only
+    assert "batch 1 and 64" not in saved_only and "saved by `--predict`" in saved_only

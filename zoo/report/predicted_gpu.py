@@ -36,19 +36,23 @@ def intro(rows: list[dict]) -> str:
     band_text = "; ".join(f"x{lo:.2f}-x{hi:.2f} where the band comes from {how}" for how, (lo, hi) in bands.items())
     source = rows[0]["calibration_source"] if rows else "zoo/models/data/gpu_calibration.json"
     saved = [r for r in rows if r.get("saved_by")]
-    return (f"PREDICTED, NOT MEASURED: no GPU ran these. Each classifier with an ImageNet accuracy entry at {SIZE} px, "
-            f"batch {' and '.join(map(str, BATCHES))}, {DTYPE} (torch.autocast over fp32 weights, eager PyTorch, "
-            "as timm's benchmark --amp runs; fp16 on the V100, which has no bf16 tensor cores), its forward counted on the meta device as a CUDA GPU runs it (fused "
-            "attention, autocast's casts, RepVGG-style branches fused) and priced on each device's datasheet "
-            "(footnotes) by `zoo.compare --predict` (docs/prediction.md). 'expected img/s' is the calibrated "
+    what = (f"Each classifier with an ImageNet accuracy entry at {SIZE} px, batch {' and '.join(map(str, BATCHES))}, "
+            f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch, as timm's benchmark --amp runs; fp16 on the "
+            "V100, which has no bf16 tensor cores)" if len(saved) < len(rows) else
+            "Each row saved by `--predict` in this folder, at the size, batch and dtype asked")
+    form = "RepVGG-style branches fused" if len(saved) < len(rows) else "two-form models as the row's reparam says"
+    return (f"PREDICTED, NOT MEASURED: no GPU ran these. {what}, its forward counted on the meta device as a CUDA GPU "
+            f"runs it (fused attention, autocast's casts, {form}) and priced on each device's "
+            "datasheet (footnotes) by `zoo.compare --predict` (docs/prediction.md). 'expected img/s' is the calibrated "
             "expectation; 'p10-p90' the band from held-out error (expected x the 10th and 90th percentile of "
             f"measured / expected over held-out predictions: {band_text}); 'roofline' the datasheet bound (peak "
             "compute and bandwidth, no efficiency loss): an upper limit, not an estimate. ms / batch: expected "
             "(mean) latency of one batch; no tail (p99) is modelled. Serving memory: weights as held (fp32) + autocast's activation peak + input, "
             "per batch; a batch that does not fit the device's memory is kept and marked NO. Calibration: "
             f"{source}. Rows: results/{PREDICTED_FILE} (`python -m zoo.report --refresh` writes it, `--check` "
-            "recomputes it)." + (f" {len(saved)} more row(s) were saved by `--predict` in this folder (size, batch and "
-                                 "dtype as asked; 'saved by' names the command)." if saved else ""))
+            "recomputes it)." + (f" {len(saved)} row(s) were saved by `--predict` in this folder (size, batch and "
+                                 "dtype as asked; 'saved by' names the command; --refresh keeps them)."
+                                 if saved and len(saved) < len(rows) else ""))
 
 
 def sources(rows: list[dict]) -> list[str]:
