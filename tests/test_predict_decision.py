@@ -214,3 +214,21 @@ def test_a_report_of_saved_rows_only_does_not_describe_them_as_the_fixed_set():
     fixed_only, saved_only = intro([row]), intro([{**row, "saved_by": "zoo.compare --predict"}])
     assert "batch 1 and 64" in fixed_only and "saved by" not in fixed_only
     assert "batch 1 and 64" not in saved_only and "saved by `--predict`" in saved_only
+
+
+def test_select_best_batch_is_compares_sweep_batch_and_needs_a_latency_target():
+    """One best-batch search (zoo.runs.predicted.best_batch) behind both commands: the same batch, which doubled
+    would pass the target (its own correctness: the closed-form test above)."""
+    from zoo.runs.request import Request
+    from zoo.runs.roofline_rows import predict
+
+    sel = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--batch-size", "best", "--max-latency-ms",
+                    "20", "--models", "vit_ti16", "--format", "json", "--no-save")
+    cmp = call_main("zoo.compare", "--models", "vit_ti16", "--resolutions", "224", "--batch-sizes", "sweep",
+                    "--latency-target-ms", "20", "--predict", "A100", "--dtype", "bf16", "--format", "json", "--no-save")
+    assert sel.returncode == 0 and cmp.returncode == 0, sel.stderr + cmp.stderr
+    (row,) = json.loads(sel.stdout)["shortlist"]
+    assert row["batch_size"] == json.loads(cmp.stdout)[0]["batch_size"] and row["latency_ms"] <= 20
+    assert predict(Request("vit_ti16", 224, row["batch_size"] * 2, "bf16"), "A100")["latency_ms"] > 20
+    bad = call_main("zoo.select", "--predict", "A100", "--batch-size", "best", "--models", "vit_ti16", "--no-save")
+    assert bad.returncode == 2 and "--max-latency-ms" in bad.stderr

@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models", default="all")
     p.add_argument("--resolution", default="224")
     p.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16 (bf16/fp16: torch.autocast; default bf16)")
-    p.add_argument("--batch-size", default="1")
+    p.add_argument("--batch-size", default="1", help="images per batch, or 'best': per model and device the best "
+                                                    "batch within --max-latency-ms (default 1)")
     p.add_argument("--max-latency-ms", help="predicted ms per batch (the calibrated expectation)")
     p.add_argument("--min-imgs-per-s", help="predicted images per second (the calibrated expectation)")
     p.add_argument("--price-per-hour", metavar="USD|DEVICE=USD,...", help="each device's price per hour, which you "
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", help="table or json")
     from ..options import add_options
 
-    add_options(p, "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
+    add_options(p, "--reparam", "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
                                                            "to <out>/results/predicted.jsonl)"))
     return p
 
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         choice(args.format, ("table", "json"), "format")
         asked = Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
                           args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour, args.out,
-                          not args.no_save)
+                          not args.no_save, args.reparam)
         result = answer(asked)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
@@ -76,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         for one in result["per_device"].values():
             sys.stdout.write(render(one["shortlist"], one["excluded"], args.rank) + "\n")
         if result["decisions"]:
-            sys.stdout.write(decision_markdown(result["decisions"], None))
+            query = result["query"]
+            sys.stdout.write(decision_markdown(result["decisions"],
+                                               query["max_latency_ms"] if query["batch_size"] == "best" else None))
     else:
         sys.stdout.write(render(result["shortlist"], result["excluded"], args.rank))
     return 0
@@ -117,13 +120,17 @@ def across_devices(asked: Predicted, on_row=None) -> dict:
 
     devices = predict_devices(asked.device)
     prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), devices)
+    from ..runs.decision import Counts
+
+    counts = Counts(asked.reparam)              # one count of each forward for every device
     per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None),
-                                      on_row) for d in devices}
+                                      on_row, counts) for d in devices}
     by_model: dict[str, list[dict]] = {}
     for answer in per_device.values():
         for row in answer["shortlist"]:
             by_model.setdefault(row["model"], []).append(row)
-    return {"predicted": True, "devices": devices, "per_device": per_device,
+    query = {**next(iter(per_device.values()))["query"], "predict": devices, "price_per_hour": prices}
+    return {"predicted": True, "query": query, "devices": devices, "per_device": per_device,
             "decisions": [decide(rows, prices) for rows in by_model.values() if len(rows) > 1]}
 
 
@@ -142,6 +149,7 @@ class Predicted:
     price_per_hour: Union[float, str, None] = None
     out: Optional[str] = None           # where answer() appends the predicted rows (None: the user data folder)
     save: bool = False                  # answer(): append them (the command line and select(): unless --no-save)
+    reparam: str = "trained"            # the form a re-parameterisable model is counted in (zoo.options --reparam)
 
 
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
@@ -160,21 +168,28 @@ def from_query(query) -> Predicted:
     return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES}, out=query.out, save=query.save)
 
 
-def predicted_select(asked: Predicted, on_row=None) -> dict:
+def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
-    device (zoo.runs.roofline_rows.predict) at the size, batch and dtype asked, those that break the device's
-    memory or a constraint excluded (with the first they broke), the rest ranked. UsageError for bad options,
-    before anything is counted."""
-    from ..runs.roofline_rows import check_predict, predict
-
-    choice(asked.rank, RANKS, "rank")
-    size = one_size(asked.resolution, "resolution")
-    batch = positive_int(str(asked.batch_size), "batch-size", 1 << 16)
-    from ..options import prices_per_hour
+    device (zoo.runs.roofline_rows) at the size, batch ("best": the best one within max_latency_ms,
+    zoo.runs.predicted.best_batch) and dtype asked, those that break the device's memory or a constraint excluded
+    (with the first they broke), the rest ranked. UsageError for bad options, before anything is counted.
+    on_row: called with each row as it is made; counts: a zoo.runs.decision.Counts shared with other devices."""
     from analysis.timing.devices import device_sheet
 
+    from ..options import REPARAM_FORMS, prices_per_hour
+    from ..runs.decision import Counts
+    from ..runs.predicted import best_batch
+    from ..runs.roofline_rows import check_predict
+
+    choice(asked.rank, RANKS, "rank")
+    choice(asked.reparam, REPARAM_FORMS, "reparam")
+    size = one_size(asked.resolution, "resolution")
+    best = str(asked.batch_size).strip() == "best"
+    batch = None if best else positive_int(str(asked.batch_size), "batch-size", 1 << 16)
     limits = {name: None if getattr(asked, name) is None else positive_number(getattr(asked, name), flag)
               for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
+    if best and limits["max_latency_ms"] is None:
+        raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
     check_predict(asked.device, check_dtype(asked.dtype))
     name = device_sheet(asked.device).name
     limits["price_per_hour"] = None if asked.price_per_hour is None else \
@@ -182,17 +197,21 @@ def predicted_select(asked: Predicted, on_row=None) -> dict:
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
+    counts = counts or Counts(asked.reparam)
     kept, excluded = [], []
     for model in models:
-        row = predict(Request(model, size, batch, asked.dtype), asked.device, price_per_hour=limits["price_per_hour"])
+        def at(b: int):
+            return counts.row(Request(model, size, b, asked.dtype), name, limits["price_per_hour"])
+
+        row = (best_batch(at, limits["max_latency_ms"]) if best else at(batch)).to_json()
         row["top1"] = _top1(model, size)
         broke = screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"])
         (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
         if on_row:
             on_row((excluded if broke else kept)[-1])
     kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
-    query = {"predict": asked.device, "models": models, "resolution": size.compact, "batch_size": batch,
-             "dtype": asked.dtype, "rank": asked.rank, **limits}
+    query = {"predict": name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
+             "dtype": asked.dtype, "rank": asked.rank, "reparam": asked.reparam, **limits}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 
