@@ -43,8 +43,8 @@ def test_a_real_triad_runs_and_restores_threads():
 
 
 def test_datasheets_name_sources_and_dense_peaks():
-    assert set(DEVICE_SHEETS) == {"H100", "H200", "A100", "A100 40GB", "V100 SXM2", "V100 PCIe", "L4", "T4",
-                                  "RTX 3090", "RTX 4090", "RTX 5090"}
+    assert set(DEVICE_SHEETS) == {"H100", "H100 PCIe", "H200", "A100", "A100 40GB", "V100 SXM2", "V100 PCIe", "L4",
+                                  "L40S", "T4", "RTX 3090", "RTX 4090", "RTX 5090", "RTX PRO 6000 Max-Q"}
     for sheet in DEVICE_SHEETS.values():
         assert sheet.sources and sheet.mem_bandwidth > 0 and all(v > 0 for v in sheet.peak_flops.values())
     # NVIDIA's H100 SXM datasheet: BF16 1,979 TFLOPS with sparsity -> dense half; A100: 312 dense, 2,039 GB/s
@@ -58,6 +58,25 @@ def test_datasheets_name_sources_and_dense_peaks():
     # V100 SXM2 datasheet: 125 tensor TFLOPS, 900 GB/s, no bf16; PCIe 112; A100 40 GB: 1,555 GB/s, same peaks
     assert sheet_peak(device_sheet("V100"), "fp16") == 125e12 and device_sheet("v100 pcie").peak_flops["fp16"] == 112e12
     assert device_sheet("V100 SXM2").mem_bandwidth == device_sheet("V100 PCIe").mem_bandwidth == 900e9
+
+
+def test_new_datasheets_are_the_cited_pages_figures_and_derived_ones_say_so():
+    """H100 PCIe (hpctech's copy of NVIDIA's table): BF16 1,513 and TF32 756 with sparsity, FP32 51, 2,000 GB/s;
+    L40S (mullet.se's copy of NVIDIA's table): TF32 183 dense, BF16 733 with sparsity, 864 GB/s, 48 GB; the RTX PRO
+    6000 Max-Q's FP32 110.1 (technical.city). The seven GeForce peaks no page states (issue 39) are marked derived."""
+    assert sheet_peak(device_sheet("H100 PCIe"), "bf16") == pytest.approx(1513e12 / 2)
+    assert sheet_peak(device_sheet("h100pcie"), "fp32", tf32=True) == pytest.approx(756e12 / 2)
+    assert device_sheet("H100 PCIe").peak_flops["fp32"] == 51e12 and device_sheet("H100 PCIe").mem_bandwidth == 2000e9
+    l40s = device_sheet("l40s")
+    assert (l40s.peak_flops["tf32"], l40s.peak_flops["fp16"], l40s.mem_bandwidth, l40s.memory_bytes) == \
+        (183e12, pytest.approx(733e12 / 2), 864e9, 48e9)
+    maxq = device_sheet("RTX PRO 6000 Blackwell Max-Q")
+    assert maxq.peak_flops["fp32"] == pytest.approx(110.1e12) and maxq.memory_bytes == 96e9
+    derived = {name: " ".join(DEVICE_SHEETS[name].derived) for name in ("RTX 3090", "RTX 5090", "RTX PRO 6000 Max-Q")}
+    for name, columns in (("RTX 3090", ("tf32", "bf16", "fp16")), ("RTX 5090", ("fp32", "tf32", "bf16", "fp16")),
+                          ("RTX PRO 6000 Max-Q", ("tf32", "bf16", "fp16"))):
+        assert all(c in derived[name] for c in columns), name
+    assert not device_sheet("H100 PCIe").derived and not l40s.derived
     with pytest.raises(ValueError, match="no bf16"):
         sheet_peak(device_sheet("V100 PCIe"), "bf16")
     assert device_sheet("A100 40GB").mem_bandwidth == 1555e9 and device_sheet("a100 80gb").name == "A100"
@@ -87,7 +106,7 @@ def test_timed_rows_get_the_roofline_of_the_batch_that_ran():
     assert measured_roofline(task, {}, {"peak_flops": 1e11}) == {}                        # no bandwidth, no estimate
 
 
-def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
+def test_compare_predict_marks_rows_and_writes_only_predicted_rows(tmp_path):
     result = call_main("zoo.compare", "--models", "vit_ti16,swin_t", "--resolutions", "224", "--batch-sizes", "1,8",
                      "--predict", "H100", "--format", "json", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
@@ -97,7 +116,10 @@ def test_compare_predict_marks_rows_and_writes_nothing(tmp_path):
                and r["roofline_imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["roofline_ms"]) for r in rows)
     assert all(r["imgs_per_s_p10"] < r["imgs_per_s"] < r["imgs_per_s_p90"] and r["calibration_source"] for r in rows)
     assert all(r["imgs_per_s"] == pytest.approx(r["batch_size"] * 1e3 / r["latency_ms"]) for r in rows)
-    assert not (tmp_path / "results").exists()
+    written = sorted(p.name for p in (tmp_path / "results").iterdir() if not p.name.startswith("."))
+    assert written == ["predicted.jsonl"]      # never a measured row's file
+    saved = [json.loads(line) for line in (tmp_path / "results" / "predicted.jsonl").read_text().splitlines()]
+    assert [{k: v for k, v in r.items() if k not in ("saved_by", "archzoo_version")} for r in saved] == rows
     table = call_main("zoo.compare", "--models", "vit_ti16", "--predict", "l4")
     assert table.returncode == 0 and table.stdout.startswith("PREDICTED, not measured")
 

@@ -7,6 +7,8 @@ import argparse
 
 from analysis.vocab import DEVICES, DTYPE_NAMES
 
+from .errors import UsageError
+
 from .models.accuracy import pretraining_option, weights_option
 from .models.cards import PRETRAINING
 
@@ -15,8 +17,12 @@ SELECT_FORMATS = tuple(f for f in FORMATS if f != "csv")    # zoo.select's: a sh
 BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 OPTIMIZERS = ("sgd", "adamw")       # whose fp32 state a training step's memory counts (zoo.runs.counted)
-DATASHEET_DEVICES = ("H100, H200, A100, 'A100 40GB', 'V100 SXM2', 'V100 PCIe', L4, T4, 'RTX 3090', 'RTX 4090', "
-                     "'RTX 5090'")
+DATASHEET_DEVICES = ("H100, 'H100 PCIe', H200, A100, 'A100 40GB', 'V100 SXM2', 'V100 PCIe', L4, L40S, T4, 'RTX 3090', "
+                     "'RTX 4090', 'RTX 5090', 'RTX PRO 6000 Max-Q'")
+REPARAM_FORMS = ("trained", "fused")   # --reparam: the form a re-parameterisable model is counted in
+# --price-per-hour: USD per device-hour. Below a tenth of a cent images per dollar stop meaning anything (issue 42:
+# 5e-324 printed Infinity); above a million no device is rented.
+MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = 1e-3, 1e6
 
 
 def _shared() -> dict[str, dict]:
@@ -67,8 +73,17 @@ def _shared() -> dict[str, dict]:
         "--train-images": dict(help="with --epochs: images per epoch (ImageNet-1k: 1281167)"),
         "--gpus": dict(default="1", help="with --epochs: data-parallel devices; --batch-sizes is the batch per device "
                                          "(the global batch is batch x K); adds the gradient all-reduce"),
-        "--predict": dict(metavar="DEVICE", help=f"measure nothing: the roofline estimate on a datasheet GPU "
-                                                 f"({DATASHEET_DEVICES}), marked predicted, with its error band"),
+        "--predict": dict(metavar="DEVICE[,DEVICE...]", help=f"measure nothing: the calibrated estimate on datasheet "
+                                                            f"GPUs ({DATASHEET_DEVICES}), marked predicted, with its "
+                                                            f"error band; several devices: the winner per model"),
+        "--price-per-hour": dict(metavar="USD|DEVICE=USD,...", help=f"with --predict: each device's price per hour, "
+                                 f"which you give (none is shipped), e.g. L4=0.8,A100=2.5,H100=4.5, or one number for "
+                                 f"one device ({MIN_PRICE_PER_HOUR:g} to {MAX_PRICE_PER_HOUR:,.0f}): adds images per "
+                                 f"dollar, and the winner is the most images per dollar"),
+        "--reparam": dict(default="trained", help="with --predict: the form a re-parameterisable model (RepVGG, "
+                                                  "MobileOne, FastViT, ...) is counted in: trained (as built, as "
+                                                  "timm's benchmark.py runs by default) or fused (timm's "
+                                                  "reparameterize_model, benchmark.py --reparam); default trained"),
         "--out": dict(default=None, help="folder whose results/ rows are appended to (and, with --resume or by "
                                          "zoo.select, reused from); default: the user data folder, $ARCHZOO_DATA_DIR "
                                          "or ~/.local/share/archzoo; --out . is the current folder"),
@@ -76,6 +91,63 @@ def _shared() -> dict[str, dict]:
         "--no-cache": dict(action="store_true", help="neither read nor write the user cache of counts and GEMM peaks "
                                                      "(see $ARCHZOO_CACHE_DIR)"),
     }
+
+
+def predict_devices(text: str) -> list[str]:
+    """--predict "L4,A100,H100" -> the datasheet names (analysis.timing.devices), in the order given; a UsageError
+    (one line) for an empty item, an unknown device or one named twice."""
+    from analysis.timing.devices import device_sheet
+
+    from .runs.plan import split_list
+
+    names = []
+    for item in split_list(text, "predict"):
+        try:
+            names.append(device_sheet(item).name)
+        except ValueError as e:
+            raise UsageError(f"--predict: {e}") from None
+        if names.count(names[-1]) > 1:
+            raise UsageError(f"--predict: {names[-1]} is named twice")
+    return names
+
+
+def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
+    """--price-per-hour "L4=0.8,A100=2.5" (or one number when one device is predicted) -> {datasheet name: USD per
+    hour}, one price for every device in `devices` (predict_devices' names); a UsageError (one line) otherwise:
+    a price that is not a finite number within [MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR], a device not predicted,
+    named twice, or left without a price."""
+    from analysis.timing.devices import device_sheet
+
+    from .runs.plan import finite_number, split_list
+
+    def price(value: str, device: str) -> float:
+        usd = finite_number(value.strip(), "price-per-hour")
+        if not MIN_PRICE_PER_HOUR <= usd <= MAX_PRICE_PER_HOUR:
+            raise UsageError(f"--price-per-hour: {device}'s {value.strip()} USD is outside {MIN_PRICE_PER_HOUR:g} to "
+                             f"{MAX_PRICE_PER_HOUR:,.0f} USD per hour")
+        return usd
+
+    if "=" not in text:
+        if len(devices) != 1:
+            raise UsageError("--price-per-hour: one number prices one device; give DEVICE=USD for each of "
+                             + ", ".join(devices))
+        return {devices[0]: price(text, devices[0])}
+    found: dict[str, float] = {}
+    for item in split_list(text, "price-per-hour"):
+        name, _, value = item.partition("=")
+        try:
+            device = device_sheet(name.strip()).name
+        except ValueError as e:
+            raise UsageError(f"--price-per-hour: {e}") from None
+        if device not in devices:
+            raise UsageError(f"--price-per-hour: {device} is not among --predict's devices ({', '.join(devices)})")
+        if device in found:
+            raise UsageError(f"--price-per-hour: {device} is priced twice")
+        found[device] = price(value, device)
+    missing = [d for d in devices if d not in found]
+    if missing:
+        raise UsageError(f"--price-per-hour: no price for {', '.join(missing)} (images per dollar compare every device)")
+    return {d: found[d] for d in devices}
 
 
 def add_options(parser: argparse.ArgumentParser, *names: str, **changed: dict) -> None:
@@ -86,5 +158,5 @@ def add_options(parser: argparse.ArgumentParser, *names: str, **changed: dict) -
         parser.add_argument(name, **{**shared[name], **changed.get(name.lstrip("-").replace("-", "_"), {})})
 
 
-__all__ = ["BACKENDS", "COMPILE_MODES", "FORMATS", "OPTIMIZERS", "SELECT_FORMATS", "add_options", "pretraining_option",
-           "weights_option"]
+__all__ = ["BACKENDS", "COMPILE_MODES", "FORMATS", "OPTIMIZERS", "REPARAM_FORMS", "SELECT_FORMATS", "add_options",
+           "predict_devices", "prices_per_hour", "pretraining_option", "weights_option"]

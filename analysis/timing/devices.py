@@ -7,6 +7,8 @@ archzoo issues 23 and 31; third-party pages quote NVIDIA's datasheets and whitep
 given). GeForce parts (RTX 4090, 5090) run FP16/BF16 tensor cores with FP32 accumulation, as autocast's
 GEMMs do, at half the FP16-accumulate rate: that rate is the one given. memory_bytes is the device's memory
 (the larger variant where a part comes in two sizes: V100 16/32 GB), for the --predict memory check.
+`derived` names each figure no cited page states as such, and the arithmetic it comes from (halving a "with
+sparsity" figure is stated by the datasheets themselves, so it is not listed).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ class DeviceSheet:
     sources: tuple[str, ...] = field(default=())
     launch_seconds: float = 5e-6          # per-kernel launch cost the roofline adds (see analysis.roofline)
     memory_bytes: float | None = None     # device memory (GB = 1e9 bytes, as datasheets state it)
+    derived: tuple[str, ...] = field(default=())   # "column: the arithmetic" for figures no source states
 
 
 DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
@@ -82,20 +85,60 @@ DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
     DeviceSheet("RTX 3090", {"fp32": 35.6 * T, "tf32": 35.6 * T, "bf16": 71 * T, "fp16": 71 * T}, 936e9,
                 ("NVIDIA Ampere GA102 GPU architecture whitepaper, appendix A (GeForce RTX 3090)",
                  "https://holynerdvana.blogspot.com/2022/10/nvidia-geforce-rtx-3090-specifications.html (FP32 35.6 "
-                 "TFLOPS, FP16 tensor 142 dense / 285 sparse with FP16 accumulate, so 71 with FP32 accumulate on a "
-                 "GeForce part; 24 GB, 936 GB/s)"),
-                memory_bytes=24e9),
+                 "TFLOPS; FP16 tensor 142 dense / 285 sparse, the FP16-accumulate rate; 24 GB, 936 GB/s)",
+                 "https://cuttingedgegamer.com/2022/12/ (RTX 3090: FP32 35.58 TFLOPS, 936.2 GB/s, 24 GB)",
+                 "https://hmc-tech.com/gpu/nvidia-geforce-rtx-4090-d-vs-nvidia-geforce-rtx-3090-ti (the GA102 "
+                 "GeForce ratios, RTX 3090 Ti: FP16 tensor 159.99 with FP16 accumulate, 80 with FP32 accumulate, "
+                 "TF32 40 = its FP32)"),
+                memory_bytes=24e9,
+                derived=("bf16, fp16 71: the stated 142 (FP16 accumulate) / 2, the GA102 GeForce FP32-accumulate "
+                         "rate (hmc-tech's RTX 3090 Ti: 159.99 -> 80)",
+                         "tf32 35.6: 71 / 2, TF32 at half the FP16/FP32-accumulate rate (hmc-tech's RTX 3090 Ti: "
+                         "80 -> 40)")),
     DeviceSheet("RTX 5090", {"fp32": 104.8 * T, "tf32": 104.8 * T, "bf16": 209.6 * T, "fp16": 209.6 * T}, 1792e9,
-                ("https://www.spheron.network/blog/nvidia-rtx-5090-specs/ (32 GB GDDR7, 1,792 GB/s; FP16 tensor "
-                 "838.4 TFLOPS sparse with FP16 accumulate; dense with FP32 accumulate, as autocast runs, is a "
-                 "quarter of it on GeForce parts, as for the RTX 4090: 660.6 / 4 = 165.2)",
+                ("https://www.spheron.network/blog/nvidia-rtx-5090-specs/ (32 GB GDDR7, 1,792 GB/s; 21,760 CUDA "
+                 "cores; FP16 tensor 838.4 TFLOPS sparse, the FP16-accumulate rate)",
                  "https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 "
-                 "(104 FP32 TFLOPS, 1,792 GB/s)"),
-                memory_bytes=32e9),
+                 "(21,760 shaders, 2,407 MHz boost, 104 FP32 TFLOPS, 838 FP16, 1,792 GB/s)"),
+                memory_bytes=32e9,
+                derived=("fp32 104.8: 21,760 shaders x 2 FLOP x 2.407 GHz (both stated; the pages round it to 104 "
+                         "and ~105.2)",
+                         "bf16, fp16 209.6: the stated 838.4 / 2 (dense) / 2 (FP32 accumulate at half the FP16-"
+                         "accumulate rate on GeForce parts, as the RTX 4090's 660.6 sparse -> 165.2)",
+                         "tf32 104.8: 209.6 / 2, TF32 at half the FP16/FP32-accumulate rate")),
+    DeviceSheet("H100 PCIe", {"fp32": 51 * T, "tf32": 378 * T, "bf16": 756.5 * T, "fp16": 756.5 * T}, 2000e9,
+                ("https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html (NVIDIA's H100 table, PCIe column: "
+                 "FP32 51; TF32 756, BF16/FP16 1,513 TFLOPS 'shown with sparsity, specifications 1/2 lower "
+                 "without'; 80 GB HBM2e, 2,000 GB/s; 300-350 W)",
+                 "NVIDIA H100 PCIe GPU product brief PB-11133-001_v02, https://manuals.plus/m/56b0c3ef7d0a1c470c0a"
+                 "f8f05a0bd1f29a778007472ba941201fbbb185c9bccd (350 W, memory bandwidth greater than 2,000 GB/s)"),
+                memory_bytes=80e9),
+    DeviceSheet("L40S", {"fp32": 91.6 * T, "tf32": 183 * T, "bf16": 366.5 * T, "fp16": 366.5 * T}, 864e9,
+                ("https://www.mullet.se/product.html?product_id=355414 (NVIDIA's L40/L40S table: L40S FP32 91.6; "
+                 "TF32 183 dense, 366 with sparsity; BF16/FP16 733 with sparsity; 48 GB GDDR6, 864 GB/s; 350 W)",
+                 "https://hmc-tech.com/gpu/nvidia-l40s-vs-nvidia-t40 (L40S, dense: FP32 91.61, TF32 183.21, "
+                 "FP16 366.43 tensor with FP32 accumulate, BF16 366.43: a professional part, FP32 accumulate at "
+                 "the full rate)"),
+                memory_bytes=48e9),
+    DeviceSheet("RTX PRO 6000 Max-Q", {"fp32": 110.1 * T, "tf32": 220.2 * T, "bf16": 440.4 * T, "fp16": 440.4 * T},
+                1792e9,
+                ("https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q "
+                 "(RTX PRO 6000 Blackwell Max-Q: 24,064 CUDA cores, 2,288 MHz boost, 110.1 TFLOPS FP32, 752 "
+                 "tensor cores, 300 W)",
+                 "https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris (the 600 W "
+                 "RTX PRO 6000 Blackwell, same GB202 with 24,064 cores: FP32 125.95, TF32 251.9, FP16 503.8 tensor "
+                 "with FP32 accumulate, BF16 503.8, dense; 96 GB GDDR7)",
+                 "https://gpu.name/posts/nvidia-unveils-rtx-pro-6000-blackwell-gpu-with-24-064-cores-and-96gb-memory "
+                 "(96 GB GDDR7, 512-bit, 1,792 GB/s; the Max-Q shares the memory configuration, 28 Gbps)"),
+                memory_bytes=96e9,
+                derived=("tf32 220.2, bf16 and fp16 440.4: the Max-Q's stated FP32 110.1 x 2 and x 4, the ratios "
+                         "stated for the 600 W RTX PRO 6000 on the same die (251.9 / 125.95 = 2, 503.8 / 125.95 = "
+                         "4); no page found states the Max-Q's tensor peaks",)),
 )}
 
 
-ALIASES = {"A100 80GB": "A100", "V100": "V100 SXM2"}     # the usual part under a shorter name
+ALIASES = {"A100 80GB": "A100", "V100": "V100 SXM2", "H100 SXM": "H100",
+           "RTX PRO 6000 Blackwell Max-Q": "RTX PRO 6000 Max-Q"}     # the usual part under a shorter name
 
 
 def device_sheet(name: str) -> DeviceSheet:

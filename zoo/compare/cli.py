@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(p, "--pad-to")
     p.add_argument("--batch-sizes", default="1", help=f"comma list, at most {MAX_BATCH:,} (default 1); or 'sweep' "
                                                       f"with --latency-target-ms")
-    p.add_argument("--latency-target-ms", help="with --batch-sizes sweep: double the batch from 1 until the p99 "
-                                               "latency of a batch passes this; the largest within is marked")
+    p.add_argument("--latency-target-ms", help="with --batch-sizes sweep: double the batch from 1 until the latency "
+                                               "of a batch passes this (measured: its p99; with --predict: the "
+                                               "expected mean, no tail modelled); the largest within is marked")
     add_options(p, "--features", "--optimizer", "--frozen-stages", "--detector", "--segmenter")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     add_options(p, "--device", "--dtype", "--threads")
@@ -73,12 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(p, "--no-cache")
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
-    add_options(p, "--predict", predict=dict(help=f"measure nothing: print the roofline estimate on a datasheet GPU "
-                                                  f"({DATASHEET_DEVICES}; or two, comma-separated, for their break-even "
-                                                  f"price ratio), marked predicted, with its error band; nothing is "
-                                                  f"written"))
-    p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "
-                                                          "give (none is shipped): adds images per dollar")
+    add_options(p, "--predict", "--price-per-hour", "--reparam",
+                predict=dict(help=f"measure nothing: the calibrated estimate on datasheet GPUs ({DATASHEET_DEVICES}), "
+                                  f"comma-separated (L4,A100,H100), marked predicted, with its error band: each "
+                                  f"device's rows, per model the winner and whether the band separates it (two "
+                                  f"devices at the same batches: their break-even price ratio); the rows are appended "
+                                  f"to <out>/results/predicted.jsonl unless --no-save"))
     add_options(p, "--epochs", "--train-images", "--gpus")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
@@ -118,6 +119,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
     check_dtype(args.dtype)
     choice(args.executor, EXECUTORS, "executor")
+    args.device_asked = args.device
     args.device = check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address: only used with --executor ray")
@@ -126,33 +128,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_backend(args)
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
-    if args.price_per_hour is not None:
-        if args.predict is None:
-            raise UsageError("--price-per-hour: only with --predict")
-        args.price_per_hour = positive_number(args.price_per_hour, "price-per-hour")
-    if args.predict is not None:
-        from ..runs.roofline_rows import check_predict
-
-        from ..runs.train_predicted import check_train_predict
-
-        check_train_predict(args)
-        unmodelled = [name for name, given in (("--detector", args.detector is not None),
-                                               ("--segmenter", args.segmenter is not None),
-                                               ("--metrics train with other metrics",
-                                                "train" in args.metrics and args.metrics != ["train"]),
-                                               ("--backend onnxruntime", "onnxruntime" in args.backends)) if given]
-        if unmodelled:     # never a silent backbone-only, inference-only or eager figure
-            raise UsageError(f"--predict: the estimate is the backbone's eager inference; it does not model "
-                             f"{', '.join(unmodelled)} (drop {'them' if len(unmodelled) > 1 else 'it'})")
-
-        devices = args.predict.split(",")            # two devices: each predicted, and their break-even
-        if len(devices) > 2 or (len(devices) == 2 and args.sweep):
-            raise UsageError("--predict: one device, or two for their break-even (and then no sweep)")
-        for device in devices:
-            check_predict(device.strip(), args.dtype)
-        args.no_save = True              # a prediction is never a result
-    elif args.epochs is not None or args.train_images is not None or args.gpus != "1":
-        raise UsageError("--epochs, --train-images, --gpus: only with --predict and --metrics train")
+    if args.predict is None:
+        for name, given in (("--price-per-hour", args.price_per_hour is not None),
+                            ("--reparam", args.reparam != "trained"),
+                            ("--epochs, --train-images, --gpus (they take --predict and --metrics train)",
+                             args.epochs is not None or args.train_images is not None or args.gpus != "1")):
+            if given:
+                raise UsageError(f"{name}: only with --predict")
+    else:
+        check_predict_options(args)
     if not args.no_save:
         args.out = check_out_dir(out_or_default(args.out))
     if args.executor == "ray":
@@ -160,6 +144,41 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
         check_ray(args.ray_address)
     return args
+
+
+def check_predict_options(args: argparse.Namespace) -> None:
+    """--predict's devices, prices and form; a UsageError (exit 2, one line) for any option it does not model,
+    never a silent figure of something else (the backbone only, inference only, eager, a default timing)."""
+    from ..options import REPARAM_FORMS, predict_devices, prices_per_hour
+    from ..runs.roofline_rows import check_predict
+    from ..runs.train_predicted import check_train_predict
+
+    unmodelled = [name for name, given in (("--detector", args.detector is not None),
+                                           ("--segmenter", args.segmenter is not None),
+                                           ("--metrics train with other metrics",
+                                            "train" in args.metrics and args.metrics != ["train"]),
+                                           ("--backend onnxruntime", "onnxruntime" in args.backends),
+                                           ("--compile", args.compile is not None)) if given]
+    if unmodelled:
+        raise UsageError(f"--predict: the estimate is the backbone's eager inference without torch.compile; it "
+                         f"does not model {', '.join(unmodelled)} (drop {'them' if len(unmodelled) > 1 else 'it'})")
+    ignored = [name for name, given in (("--device", args.device_asked != "auto"), ("--threads", args.threads),
+                                        ("--quick", args.quick), ("--iters", args.iters),
+                                        ("--min-seconds", args.min_seconds), ("--resume", args.resume),
+                                        ("--reprobe-peak", args.reprobe_peak),
+                                        ("--executor", args.executor != "local"),
+                                        ("--weights/--pretraining (no accuracy is shown)",
+                                         args.weights != "default" or bool(args.pretraining))) if given]
+    if ignored:
+        raise UsageError(f"--predict: times nothing here, so {', '.join(ignored)} would change nothing (drop "
+                         f"{'them' if len(ignored) > 1 else 'it'})")
+    choice(args.reparam, REPARAM_FORMS, "reparam")
+    check_train_predict(args)                # --metrics train alone: one device, the schedule's options
+    args.predict = predict_devices(args.predict)
+    for device in args.predict:
+        check_predict(device, args.dtype)
+    if args.price_per_hour is not None:
+        args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
 
 
 def run(args: argparse.Namespace, plan) -> list[dict]:
@@ -241,10 +260,9 @@ def _main(argv: list[str] | None) -> int:
 
             return print_train_predictions(plan, args)
         if args.predict is not None:
-            from ..runs.predicted import print_predictions
+            from .predict import print_predictions
 
-            return print_predictions(plan, args.predict, args.format,
-                                     args.latency_target_ms if args.sweep else None, args.price_per_hour)
+            return print_predictions(plan, args)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops

@@ -1,6 +1,8 @@
 """The one markdown-table renderer, for the printed comparison and every report table, and the one formatter
-of each unit their cells show: memory in MiB, MFU, feature maps."""
+of each unit their cells show: memory in MiB, MFU, feature maps, plain significant figures."""
 from __future__ import annotations
+
+import math
 
 MIB = 2 ** 20
 
@@ -20,6 +22,16 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def plain(value: float, digits: int = 4) -> str:
+    """`digits` significant figures without scientific notation, thousands separated, trailing zeros dropped
+    as %g drops them: 15,590, 4.479, 0.0123, 800, 30,100,000."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    rounded = float(f"{value:.{digits}g}")
+    text = f"{rounded:,.{max(digits - 1 - math.floor(math.log10(abs(rounded))), 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text     # as %g: 800, not 800.0
 
 
 def mib(nbytes: float | None) -> str | None:

@@ -1,5 +1,7 @@
 """Predicted GPU throughput committed beside the results: results/predicted.jsonl, one row per (device, model,
-batch), every one marked `predicted: true` (never a measurement, never in cost.jsonl or throughput.jsonl).
+batch), every one marked `predicted: true` (never a measurement, never in cost.jsonl or throughput.jsonl). The same
+file in a user's folder also holds the rows zoo.compare/zoo.select --predict saved (`saved_by`), which --refresh
+keeps and --check leaves alone.
 
 What is predicted: each classifier among the deterministic rows (a registry model with an ImageNet accuracy
 entry, counted at 224 px) at batch 1 and 64 under bf16 autocast (fp16 on V100, which lacks bf16), on five datasheet devices
@@ -26,10 +28,6 @@ KEPT = ("predicted", "device", "model", "img_h", "img_w", "img_size", "batch_siz
         "mem_bandwidth", "imgs_per_s", "imgs_per_s_p10", "imgs_per_s_p90", "band_from", "latency_ms",
         "roofline_imgs_per_s", "roofline_ms", "serve_bytes", "device_memory_bytes", "fits_memory", "source",
         "calibration_source")
-REQUIRED = {"predicted": bool, "device": str, "model": str, "batch_size": int, "imgs_per_s": float,
-            "imgs_per_s_p10": float, "imgs_per_s_p90": float, "roofline_imgs_per_s": float,
-            "latency_ms": float, "serve_bytes": int, "fits_memory": bool, "calibration_source": str,
-            "band_from": str}
 MAX_BYTES = 16 << 20
 
 
@@ -82,26 +80,35 @@ def text_of(rows: list[dict]) -> str:
 
 
 def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
-    """Replace results/predicted.jsonl atomically with fresh predictions of `models`; returns its path."""
+    """Replace the fixed set in results/predicted.jsonl atomically with fresh predictions of `models`, the rows
+    users saved kept after it (a file that is not usable is replaced whole); returns its path."""
     from ..runs.safe_io import write_atomic
 
     path = predictions_path(results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text_of(fresh_predictions(models)))
+    kept, _ = read_predictions(results_dir)
+    write_atomic(path, text_of(fresh_predictions(models) + saved_rows(kept)))
     return path
 
 
 def _check_row(row, number: int) -> dict:
-    if not isinstance(row, dict):
-        raise PredictionsError(f"line {number} is not an object")
-    for key, kind in REQUIRED.items():
-        value = row.get(key)
-        if not isinstance(value, kind) or (kind is float and isinstance(value, bool)):
-            if not (kind is float and isinstance(value, int) and not isinstance(value, bool)):
-                raise PredictionsError(f"line {number}: {key} is not {kind.__name__}")
-    if row["predicted"] is not True:
-        raise PredictionsError(f"line {number}: not marked predicted")
-    return row
+    from ..runs.predicted_schema import check_predicted
+    from ..runs.schema import SchemaError
+
+    try:
+        return check_predicted(row, f"line {number}")
+    except SchemaError as e:
+        raise PredictionsError(str(e)) from None
+
+
+def saved_rows(rows: list[dict]) -> list[dict]:
+    """The rows a user saved (zoo.compare/zoo.select --predict: they carry saved_by), not the fixed set."""
+    return [r for r in rows if r.get("saved_by")]
+
+
+def fixed_rows(rows: list[dict]) -> list[dict]:
+    """The fixed set zoo.report --refresh writes (no saved_by)."""
+    return [r for r in rows if not r.get("saved_by")]
 
 
 def read_predictions(results_dir: str | Path) -> tuple[list[dict], str | None]:
@@ -141,7 +148,7 @@ def stale_predictions(results_dir: str | Path, models: list[str]) -> list[str]:
         return [why]
     if not predictions_path(results_dir).exists():
         return [f"results/{PREDICTED_FILE} is missing: run `python -m zoo.report --refresh`"] if models else []
-    old, new = {_key(r): r for r in rows}, {_key(r): r for r in fresh_predictions(models)}
+    old, new = {_key(r): r for r in fixed_rows(rows)}, {_key(r): r for r in fresh_predictions(models)}
     problems = [f"results/{PREDICTED_FILE} lacks {m} batch {b} on {d}" for d, m, b in new if (d, m, b) not in old]
     problems += [f"results/{PREDICTED_FILE} holds {m} batch {b} on {d}, which is no longer predicted"
                  for d, m, b in old if (d, m, b) not in new]

@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis.timing.devices import device_sheet
 
-from ..console.markdown import markdown_table
+from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
 from . import style
 from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
@@ -35,18 +35,24 @@ def intro(rows: list[dict]) -> str:
         bands.setdefault(r["band_from"], (r["imgs_per_s_p10"] / r["imgs_per_s"], r["imgs_per_s_p90"] / r["imgs_per_s"]))
     band_text = "; ".join(f"x{lo:.2f}-x{hi:.2f} where the band comes from {how}" for how, (lo, hi) in bands.items())
     source = rows[0]["calibration_source"] if rows else "zoo/models/data/gpu_calibration.json"
-    return (f"PREDICTED, NOT MEASURED: no GPU ran these. Each classifier with an ImageNet accuracy entry at {SIZE} px, "
-            f"batch {' and '.join(map(str, BATCHES))}, {DTYPE} (torch.autocast over fp32 weights, eager PyTorch, "
-            "as timm's benchmark --amp runs; fp16 on the V100, which has no bf16 tensor cores), its forward counted on the meta device as a CUDA GPU runs it (fused "
-            "attention, autocast's casts, RepVGG-style branches fused) and priced on each device's datasheet "
-            "(footnotes) by `zoo.compare --predict` (docs/prediction.md). 'expected img/s' is the calibrated "
+    saved = [r for r in rows if r.get("saved_by")]
+    what = (f"Each classifier with an ImageNet accuracy entry at {SIZE} px, batch {' and '.join(map(str, BATCHES))}, "
+            f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch, as timm's benchmark --amp runs; fp16 on the "
+            "V100, which has no bf16 tensor cores)" if len(saved) < len(rows) else
+            "Each row saved by `--predict` in this folder, at the size, batch and dtype asked")
+    form = "RepVGG-style branches fused" if len(saved) < len(rows) else "two-form models as the row's reparam says"
+    return (f"PREDICTED, NOT MEASURED: no GPU ran these. {what}, its forward counted on the meta device as a CUDA GPU "
+            f"runs it (fused attention, autocast's casts, {form}) and priced on each device's "
+            "datasheet (footnotes) by `zoo.compare --predict` (docs/prediction.md). 'expected img/s' is the calibrated "
             "expectation; 'p10-p90' the band from held-out error (expected x the 10th and 90th percentile of "
             f"measured / expected over held-out predictions: {band_text}); 'roofline' the datasheet bound (peak "
             "compute and bandwidth, no efficiency loss): an upper limit, not an estimate. ms / batch: expected "
-            "latency of one batch. Serving memory: weights as held (fp32) + autocast's activation peak + input, "
+            "(mean) latency of one batch; no tail (p99) is modelled. Serving memory: weights as held (fp32) + autocast's activation peak + input, "
             "per batch; a batch that does not fit the device's memory is kept and marked NO. Calibration: "
             f"{source}. Rows: results/{PREDICTED_FILE} (`python -m zoo.report --refresh` writes it, `--check` "
-            "recomputes it).")
+            "recomputes it)." + (f" {len(saved)} row(s) were saved by `--predict` in this folder (size, batch and "
+                                 "dtype as asked; 'saved by' names the command; --refresh keeps them)."
+                                 if saved and len(saved) < len(rows) else ""))
 
 
 def sources(rows: list[dict]) -> list[str]:
@@ -55,25 +61,30 @@ def sources(rows: list[dict]) -> list[str]:
 
 
 def predicted_table(rows: list[dict]) -> str:
+    """One row per prediction; where some were saved by a user's --predict (saved_by), the size and who saved each
+    are shown too (the fixed set is all at SIZE px)."""
     number = {s: i + 1 for i, s in enumerate(sources(rows))}
+    saved = any(r.get("saved_by") for r in rows)
     cells = []
     for r in rows:
         fits = "yes" if r["fits_memory"] else f"NO: over {r['device_memory_bytes'] / 1e9:g} GB"
-        cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", r["model"], r["batch_size"],
-                      r["dtype"],
-                      f"{r['imgs_per_s']:.4g}", f"{r['imgs_per_s_p10']:.4g}-{r['imgs_per_s_p90']:.4g}",
-                      f"{r['roofline_imgs_per_s']:.4g}", f"{r['latency_ms']:.3g}", f"{r['serve_bytes'] / GIB:.2f}",
-                      fits])
-    return markdown_table(["device (predicted on)", "model", "batch", "autocast", "expected img/s (predicted)",
-                           "p10-p90 img/s (predicted)", "roofline bound img/s (predicted)",
-                           "ms / batch (predicted)", "serving GiB / batch", "fits device memory"], cells)
+        where = [r.get("img_size") or f"{r.get('img_h')}x{r.get('img_w')}", r.get("saved_by") or "zoo.report"]
+        cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", r["model"],
+                      *(where[:1] if saved else []), r["batch_size"], r["dtype"],
+                      plain(r["imgs_per_s"]), f"{plain(r['imgs_per_s_p10'])}-{plain(r['imgs_per_s_p90'])}",
+                      plain(r["roofline_imgs_per_s"]), plain(r["latency_ms"], 3), f"{r['serve_bytes'] / GIB:.2f}",
+                      fits, *(where[1:] if saved else [])])
+    return markdown_table(["device (predicted on)", "model", *(["size (px)"] if saved else []), "batch", "autocast",
+                           "expected img/s (predicted)", "p10-p90 img/s (predicted)",
+                           "roofline bound img/s (predicted)", "ms / batch (predicted, mean)", "serving GiB / batch",
+                           "fits device memory", *(["saved by"] if saved else [])], cells)
 
 
 def predicted_points(points: list[dict], rows: list[dict], device: str, x: str = "predicted_imgs_per_s") -> list[dict]:
     """The accuracy points at SIZE px with the device's predicted img/s at batch PLOT_BATCH (a batch that does not
     fit its memory is left out), each with its Pareto flag within its pretraining group."""
-    speed = {r["model"]: r["imgs_per_s"] for r in rows
-             if r["device"] == device and r["batch_size"] == PLOT_BATCH and r["fits_memory"]}
+    speed = {r["model"]: r["imgs_per_s"] for r in rows if r["device"] == device and r["batch_size"] == PLOT_BATCH
+             and r["fits_memory"] and not r.get("saved_by")}     # the fixed set only: a user's row may be at any size
     mine = [{**p, x: speed[p["model"]]} for p in points
             if p["img_size"] == SIZE and p.get("top1") is not None and p["model"] in speed]
     singles = [p for p in mine if p["crops"] == "single"]

@@ -1,11 +1,10 @@
-"""zoo.compare --predict's output: predicted rows per planned batch, or per model and size the largest batch
-under a latency target (--batch-sizes sweep), each marked when its serving memory exceeds the device's,
-with images per dollar at a price the user gives. Printed, never written to results/."""
+"""The predicted row (PredictedRow), the best batch under a latency target, and the tables zoo.compare and
+zoo.select print of them: per planned batch or at the best batch, each marked when its serving memory exceeds the
+device's, with images per dollar at a price the user gives; two devices' break-even price ratio. zoo.compare's
+output and saving: zoo.compare.predict; several devices: zoo.runs.decision."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import sys
 from dataclasses import dataclass
 from typing import Optional
 
@@ -53,6 +52,7 @@ class PredictedRow:
     imgs_per_usd: Optional[float] = None
     sweep_note: Optional[str] = None               # --batch-sizes sweep
     sweep_latency_target_ms: Optional[float] = None
+    reparam: Optional[str] = None                  # the form counted where a model has two (zoo.runs.roofline_rows)
 
     @classmethod
     def of(cls, fields: dict) -> PredictedRow:
@@ -73,38 +73,32 @@ def predict(request, device: str, price_per_hour: float | None = None) -> Predic
     return PredictedRow.of(predict_fields(request, device, price_per_hour=price_per_hour))
 
 
-def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None) -> dict:
-    """The largest power of two whose predicted latency per batch of `request` stays under `target_ms` and which
-    fits the device's memory (analysis.batch_search): its row, or batch 1's, marked, if even that misses."""
+def best_batch(predict_at, target_ms: float) -> PredictedRow:
+    """The row of the best batch under `target_ms`: the largest power of two whose expected ms per batch stays
+    within it and which fits the device's memory (analysis.batch_search; why the largest is the best:
+    zoo.runs.decision), marked with the target; batch 1's row, with a sweep_note, when even batch 1 misses the
+    target or the memory. predict_at(batch) -> its PredictedRow."""
     rows: dict[int, PredictedRow] = {}
 
     def fits(batch: int) -> bool:
-        rows[batch] = predict(request.replace(batch_size=batch), device, price_per_hour=price_per_hour)
+        rows[batch] = predict_at(batch)
         return rows[batch].latency_ms <= target_ms and rows[batch].fits_memory
 
-    batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))
+    batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))     # batch 1 is the first one tested
     note = None if batch else "batch 1 already misses the target or the memory"
-    return dataclasses.replace(rows[batch or 1], sweep_note=note, sweep_latency_target_ms=target_ms).to_json()
+    return dataclasses.replace(rows[batch or 1], sweep_note=note, sweep_latency_target_ms=target_ms)
 
 
-def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
-                   price_per_hour: float | None = None) -> list[dict]:
-    seen, rows = set(), []
-    for task in plan.tasks:
-        key = (task.model, task.img_size) if sweep_target_ms is not None else (task.model, task.img_size,
-                                                                                 task.batch_size)
-        if key in seen:
-            continue
-        seen.add(key)
-        if sweep_target_ms is not None:
-            rows.append(sweep(task.request, device, sweep_target_ms, price_per_hour))
-        else:
-            rows.append(predict(task.request, device, price_per_hour=price_per_hour).to_json())
-    return rows
+def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None) -> dict:
+    """best_batch of `request` on `device`, each batch predicted afresh (zoo.runs.decision shares the counts)."""
+    return best_batch(lambda b: predict(request.replace(batch_size=b), device, price_per_hour=price_per_hour),
+                      target_ms).to_json()
 
 
 def predicted_markdown(rows: list[dict]) -> str:
     """A table of predicted rows, headed so it cannot be taken for measurements."""
+    from ..console.markdown import plain
+
     if not rows:
         return "no predictions\n"
     first = rows[0]
@@ -117,20 +111,21 @@ def predicted_markdown(rows: list[dict]) -> str:
              + f". Expected img/s calibrated on published measurements, band p10-p90 = x{p10:.2f}-x{p90:.2f} "
              f"(held-out error); roofline = datasheet bound. Calibration: {first['calibration_source']}", ""]
     price = "price_per_hour_usd" in first
-    head = ("| model | size (px) | batch | expected img/s (p10-p90) | ms / batch | roofline img/s | serving GiB | "
-            "fits |" + (" img per USD |" if price else ""))
-    lines += [head, "|---|---|---:|---:|---:|---:|---:|---|" + ("---:|" if price else "")]
+    head = ("| model | size (px) | batch | expected img/s (p10-p90) | expected ms / batch (mean) | roofline img/s | "
+            "serving GiB / batch | fits |" + (" price (USD / h) | img per USD (expected) |" if price else ""))
+    lines += [head, "|---|---|---:|---:|---:|---:|---:|---|" + ("---:|---:|" if price else "")]
     for r in rows:
         size = r["img_size"] or f"{r['img_h']}x{r['img_w']}"
         fits = "yes" if r["fits_memory"] else "NO: exceeds device memory"
         batch = f"{r['batch_size']}" + (" (misses the target)" if r.get("sweep_note") else "")
-        line = (f"| {r['model']} | {size} | {batch} | {r['imgs_per_s']:.4g} ({r['imgs_per_s_p10']:.4g}-"
-                f"{r['imgs_per_s_p90']:.4g}) | {r['latency_ms']:.3g} | {r['roofline_imgs_per_s']:.4g} | "
+        line = (f"| {r['model']} | {size} | {batch} | {plain(r['imgs_per_s'])} ({plain(r['imgs_per_s_p10'])}-"
+                f"{plain(r['imgs_per_s_p90'])}) | {plain(r['latency_ms'], 3)} | {plain(r['roofline_imgs_per_s'])} | "
                 f"{r['serve_bytes'] / GIB:.2f} | {fits} |")
-        lines.append(line + (f" {r['imgs_per_usd']:.4g} |" if price else ""))
+        lines.append(line + (f" {r['price_per_hour_usd']:g} | {plain(r['imgs_per_usd'])} |" if price else ""))
     if "sweep_latency_target_ms" in first:
-        lines += ["", f"batch: the largest power of two whose predicted ms / batch stays under "
-                      f"{first['sweep_latency_target_ms']:g} ms and whose serving memory fits"]
+        lines += ["", f"batch: the largest power of two whose expected (mean) ms / batch stays within "
+                      f"{first['sweep_latency_target_ms']:g} ms and whose serving memory fits (the best batch: "
+                      f"expected seconds per image never rise with the batch)"]
     return "\n".join(lines) + "\n"
 
 
@@ -157,33 +152,3 @@ def break_even_markdown(rows: list[dict]) -> str:
         lines.append(f"| {r['model']} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | "
                      f"{r['break_even_price_ratio']:.2f} | {r['break_even_low']:.2f}-{r['break_even_high']:.2f} |")
     return "\n".join(lines) + "\n"
-
-
-def print_predictions(plan, device: str, fmt: str, sweep_target_ms: float | None = None,
-                      price_per_hour: float | None = None) -> int:
-    """zoo.compare --predict: the rows in `fmt`; skipped sizes listed under a markdown table. Two devices
-    ("A100,L4"): each one's rows (no sweep: the same batches on both), then their break-even price ratios."""
-    devices = [d.strip() for d in device.split(",")]
-    if len(devices) > 1:
-        per_device = [predicted_rows(plan, d, None, price_per_hour) for d in devices[:2]]
-        even = break_even(*per_device)
-        if fmt == "json":
-            sys.stdout.write(json.dumps({"rows": per_device[0] + per_device[1], "break_even": even}, indent=2) + "\n")
-        else:
-            sys.stdout.write("\n".join(predicted_markdown(rows) for rows in per_device) + break_even_markdown(even))
-        return 0
-    rows = predicted_rows(plan, device, sweep_target_ms, price_per_hour)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-    elif fmt == "csv":
-        import csv
-
-        columns = [k for k in rows[0] if not isinstance(rows[0][k], dict)] if rows else []
-        writer = csv.DictWriter(sys.stdout, columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    else:
-        sys.stdout.write(predicted_markdown(rows))
-        for row in plan.skipped:
-            sys.stdout.write(f"skipped: {row['model']} {row['img_h']}x{row['img_w']}: {row['skipped']}\n")
-    return 0

@@ -33,18 +33,21 @@ def traffic_ops(request: Request, gpu: bool = False) -> list[tuple[str, int, int
     return gpu_forward(request, gpu)["ops"]
 
 
-def gpu_forward(request: Request, gpu: bool = True) -> dict:
+def gpu_forward(request: Request, gpu: bool = True, reparam: str = "fused") -> dict:
     """One counted forward: its op list and the memory serving the batch needs (weights as held, the
-    activation peak, the input), for traffic_ops and predictions. With `gpu` the model is in its
-    inference form where it has one (timm's reparameterize_model: RepVGG's branches fused into one conv),
-    as timm's benchmark --reparam runs it (its published GMACs are of that form). The module is the one the
-    count and the timing build (zoo.runs.counted.build), so a detector's roofline is the whole detector's."""
+    activation peak, the input), for traffic_ops and predictions. With `gpu` and reparam "fused" the model is
+    in its inference form where it has one (timm's reparameterize_model: RepVGG's branches fused into one
+    conv), as timm's benchmark --reparam runs it (its published GMACs are of that form); "trained" keeps the
+    form as built, as benchmark.py runs without --reparam. "reparam" in the result names the form counted,
+    None for a model with one form only. The module is the one the count and the timing build
+    (zoo.runs.counted.build), so a detector's roofline is the whole detector's."""
     from .counted import build
 
     dtype, img_size = request.dtype, request.img_size
     held = "fp32" if gpu else dtype
     module = build(request, "meta", held)
-    if gpu and any(hasattr(m, "reparameterize") or hasattr(m, "fuse") for m in module.modules()):
+    two_forms = gpu and any(hasattr(m, "reparameterize") or hasattr(m, "fuse") for m in module.modules())
+    if two_forms and reparam == "fused":
         import torch
         from timm.utils.model import reparameterize_model
 
@@ -54,7 +57,7 @@ def gpu_forward(request: Request, gpu: bool = True) -> dict:
     x = image_batch(module, request.batch_size, img_size, DTYPES[held])
     counter, memory, _ = run_forward(module, x, traffic=True, gpu=emulation)
     serve = weight_bytes(module) + memory.peak_bytes + x.numel() * x.element_size()
-    return {"ops": counter.traffic.op_list(), "serve_bytes": serve}
+    return {"ops": counter.traffic.op_list(), "serve_bytes": serve, "reparam": reparam if two_forms else None}
 
 
 def measured_roofline(task, record: dict, peak: dict | None) -> dict:
@@ -77,12 +80,13 @@ def gpu_calibration() -> Calibration:
     return Calibration.from_json(json.loads(text))
 
 
-def predict(request: Request, device: str, tf32: bool = False, price_per_hour: float | None = None) -> dict:
+def predict(request: Request, device: str, tf32: bool = False, price_per_hour: float | None = None,
+            reparam: str = "fused") -> dict:
     """One forward of `request` on a datasheet device (analysis.timing.devices), counted as the GPU runs it: the
     calibrated expectation (imgs_per_s, latency_ms) with its held-out p10-p90 band, the roofline bound, serving
-    memory."""
+    memory. reparam: the form counted (gpu_forward)."""
     sheet_peak(device_sheet(device), request.dtype, tf32)          # an unknown device or dtype fails before counting
-    return predict_counted(gpu_forward(request), request, device, tf32, price_per_hour)
+    return predict_counted(gpu_forward(request, reparam=reparam), request, device, tf32, price_per_hour)
 
 
 def predict_counted(counted: dict, request: Request, device: str, tf32: bool = False,
@@ -109,11 +113,13 @@ def predict_counted(counted: dict, request: Request, device: str, tf32: bool = F
            "latency_ms": seconds * 1e3, "roofline_imgs_per_s": batch_size / estimate["roofline_ms"] * 1e3,
            "serve_bytes": counted["serve_bytes"], "device_memory_bytes": sheet.memory_bytes,
            "fits_memory": sheet.memory_bytes is None or counted["serve_bytes"] <= sheet.memory_bytes,
-           "roofline_ms_by_op_class": estimate["roofline_ms_by_op_class"], "source": "; ".join(sheet.sources),
+           "roofline_ms_by_op_class": estimate["roofline_ms_by_op_class"], "source": "; ".join((*sheet.sources, *(f"derived: {d}" for d in sheet.derived))),
            "calibration_source": cal.source}
     if price_per_hour is not None:
         row["price_per_hour_usd"] = price_per_hour
         row["imgs_per_usd"] = rate * 3600 / price_per_hour
+    if counted.get("reparam"):
+        row["reparam"] = counted["reparam"]
     return row
 
 

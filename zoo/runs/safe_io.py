@@ -185,12 +185,12 @@ def check_out_dir(out: str) -> Path:
     for blocker in (path, path / "results"):
         if blocker.exists() and not blocker.is_dir():
             raise UsageError(f"--out: {blocker} is a file, not a folder")
-    for name in ("cost.jsonl", "throughput.jsonl"):
+    for name in ("cost.jsonl", "throughput.jsonl", "predicted.jsonl"):
         if (path / "results" / name).is_dir():
             raise UsageError(f"--out: {path / 'results' / name} is a folder, not a results file")
     refuse_symlinked_folder(path / "results")     # writes never follow links out of --out
     refuse_symlinked_folder(path / "results" / "logs")
-    refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", ".lock")))
+    refuse_unless_regular(*(path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", "predicted.jsonl", ".lock")))
     probe_dir = next(p for p in (path / "results", path, *path.parents) if p.exists())
     if not probe_dir.is_dir():
         raise UsageError(f"--out: cannot write under {out!r} ({probe_dir} is not a folder)")
@@ -199,7 +199,7 @@ def check_out_dir(out: str) -> Path:
             pass
     except OSError as e:
         raise UsageError(f"--out: cannot write under {out!r} ({probe_dir}: {e.strerror or e})") from None
-    for existing in (path / "results" / n for n in ("cost.jsonl", "throughput.jsonl")):
+    for existing in (path / "results" / n for n in ("cost.jsonl", "throughput.jsonl", "predicted.jsonl")):
         if existing.exists() and not os.access(existing, os.W_OK):
             raise UsageError(f"--out: {existing} is not writable")
     return path

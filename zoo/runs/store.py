@@ -24,9 +24,11 @@ from filelock import FileLock, Timeout
 
 from ..errors import UsageError
 from .safe_io import StrictJSONError, append_whole, open_append, refuse_unless_regular, strict_loads
+from .predicted_schema import check_predicted
 from .schema import KINDS, SchemaError, is_measured, measurement_key, sort_key, validate
 
 LOCK_FILE = ".lock"
+PREDICTED_FILE = "predicted.jsonl"    # predicted rows (zoo.compare/zoo.select --predict; zoo.report --refresh)
 
 
 class StoreWriteError(UsageError):
@@ -58,7 +60,7 @@ class ResultStore:
     def locked(self):
         """Hold the folder's lock for a whole run; another run into the same folder is a UsageError."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        refuse_unless_regular(self.dir / LOCK_FILE, *(self.path(k) for k in KINDS))
+        refuse_unless_regular(self.dir / LOCK_FILE, *(self.path(k) for k in KINDS), self.dir / PREDICTED_FILE)
         lock = FileLock(str(self.dir / LOCK_FILE))
         try:
             lock.acquire(timeout=0)
@@ -72,8 +74,14 @@ class ResultStore:
 
     def append(self, row: dict) -> None:
         validate(row)
+        self._append_line(self.path(row["kind"]), row)
+
+    def append_predicted(self, row: dict) -> None:
+        """A predicted row (schema.check_predicted) to results/predicted.jsonl, whole, as a measured row is."""
+        self._append_line(self.dir / PREDICTED_FILE, check_predicted(row))
+
+    def _append_line(self, path: Path, row: dict) -> None:
         line = (json.dumps(row, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
-        path = self.path(row["kind"])
         self.dir.mkdir(parents=True, exist_ok=True)
         try:
             fd = open_append(path)

@@ -126,7 +126,9 @@ def train_rows(plan, args) -> list[dict]:
     """One predicted training row per model, size and batch of the plan."""
     from .train_hours import allreduce_seconds, schedule
 
-    device = device_sheet(args.predict.strip()).name
+    named = args.predict[0] if isinstance(args.predict, list) else args.predict   # compare: predict_devices' list
+    device = device_sheet(named.strip()).name
+    price = args.price_per_hour.get(device) if isinstance(args.price_per_hour, dict) else args.price_per_hour
     seen, rows = set(), []
     for task in plan.tasks:
         request = task.request.replace(train=True)
@@ -143,7 +145,7 @@ def train_rows(plan, args) -> list[dict]:
             grad_bytes = 4 * _trainable(request)
             row.update(schedule(row["train_step_ms"] / 1e3, (low, high), request.batch_size, args.epochs,
                                 args.train_images, args.gpus, allreduce_seconds(grad_bytes, args.gpus, device),
-                                args.price_per_hour))
+                                price))
         rows.append(row)
     return rows
 

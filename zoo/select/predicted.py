@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import Union
+from typing import Optional, Union
 
 from analysis.size import Size
 
@@ -26,16 +26,24 @@ GIB = 1024 ** 3
 
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="python -m zoo.select --predict", description=__doc__.splitlines()[0])
-    p.add_argument("--predict", metavar="DEVICE", required=True, help="a datasheet device (zoo.compare --predict)")
+    p.add_argument("--predict", metavar="DEVICE[,DEVICE...]", required=True,
+                   help="datasheet devices (zoo.compare --predict); several: each one's shortlist, then per model the "
+                        "device that wins on --rank and whether the band separates it")
     p.add_argument("--models", default="all")
     p.add_argument("--resolution", default="224")
     p.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16 (bf16/fp16: torch.autocast; default bf16)")
-    p.add_argument("--batch-size", default="1")
+    p.add_argument("--batch-size", default="1", help="images per batch, or 'best': per model and device the best "
+                                                    "batch within --max-latency-ms (default 1)")
     p.add_argument("--max-latency-ms", help="predicted ms per batch (the calibrated expectation)")
     p.add_argument("--min-imgs-per-s", help="predicted images per second (the calibrated expectation)")
-    p.add_argument("--price-per-hour", metavar="USD", help="the device's price, which you give: adds images per dollar")
+    p.add_argument("--price-per-hour", metavar="USD|DEVICE=USD,...", help="each device's price per hour, which you "
+                                                                       "give (L4=0.8,A100=2.5): adds images per dollar")
     p.add_argument("--rank", default="imgs_per_s", help=f"{', '.join(RANKS)} (default imgs_per_s)")
     p.add_argument("--format", default="table", help="table or json")
+    from ..options import add_options
+
+    add_options(p, "--reparam", "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
+                                                           "to <out>/results/predicted.jsonl)"))
     return p
 
 
@@ -54,16 +62,76 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         choice(args.format, ("table", "json"), "format")
-        result = predicted_select(Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
-                                            args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour))
+        asked = Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
+                          args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour, args.out,
+                          not args.no_save, args.reparam)
+        result = answer(asked)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    elif "per_device" in result:
+        from ..compare.predict import decision_markdown
+
+        for one in result["per_device"].values():
+            sys.stdout.write(render(one["shortlist"], one["excluded"], args.rank) + "\n")
+        if result["decisions"]:
+            query = result["query"]
+            sys.stdout.write(decision_markdown(result["decisions"],
+                                               query["max_latency_ms"] if query["batch_size"] == "best" else None))
     else:
         sys.stdout.write(render(result["shortlist"], result["excluded"], args.rank))
     return 0
+
+
+def answer(asked: Predicted) -> dict:
+    """predicted_select for one device, across_devices for several; with asked.save each predicted row is appended
+    as it is made to <out>/results/predicted.jsonl (zoo.runs.store, saved_by "zoo.select --predict"), the folder
+    checked before anything is counted."""
+    import contextlib
+
+    from ..compare.predict import saved
+    from ..runs.data_dir import out_or_default
+    from ..runs.plan import check_out_dir
+    from ..runs.store import ResultStore
+
+    store = ResultStore(check_out_dir(out_or_default(asked.out))) if asked.save else None
+    with contextlib.ExitStack() as held:
+        locked = []
+
+        def on_row(row: dict) -> None:       # the folder is locked (and made) at the first row: bad input writes nothing
+            if not locked:
+                locked.append(held.enter_context(store.locked()))
+            store.append_predicted(saved(row, "zoo.select --predict"))
+
+        found = on_row if store else None
+        return across_devices(asked, found) if "," in asked.device else predicted_select(asked, found)
+
+
+def across_devices(asked: Predicted, on_row=None) -> dict:
+    """Several devices ("L4,A100,H100"): each one's predicted_select answer, and per model the device that wins
+    on images per dollar (with a price for each) or per second (zoo.runs.decision.decide), among the devices that
+    shortlist it."""
+    import dataclasses
+
+    from ..options import predict_devices, prices_per_hour
+    from ..runs.decision import decide
+
+    devices = predict_devices(asked.device)
+    prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), devices)
+    from ..runs.decision import Counts
+
+    counts = Counts(asked.reparam)              # one count of each forward for every device
+    per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None),
+                                      on_row, counts) for d in devices}
+    by_model: dict[str, list[dict]] = {}
+    for answer in per_device.values():
+        for row in answer["shortlist"]:
+            by_model.setdefault(row["model"], []).append(row)
+    query = {**next(iter(per_device.values()))["query"], "predict": devices, "price_per_hour": prices}
+    return {"predicted": True, "query": query, "devices": devices, "per_device": per_device,
+            "decisions": [decide(rows, prices) for rows in by_model.values() if len(rows) > 1]}
 
 
 @dataclass(frozen=True)
@@ -79,6 +147,9 @@ class Predicted:
     min_imgs_per_s: Union[float, str, None] = None
     rank: str = "imgs_per_s"
     price_per_hour: Union[float, str, None] = None
+    out: Optional[str] = None           # where answer() appends the predicted rows (None: the user data folder)
+    save: bool = False                  # answer(): append them (the command line and select(): unless --no-save)
+    reparam: str = "trained"            # the form a re-parameterisable model is counted in (zoo.options --reparam)
 
 
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
@@ -94,35 +165,53 @@ def from_query(query) -> Predicted:
     if given:
         raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
                          f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
-    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES})
+    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES}, out=query.out, save=query.save)
 
 
-def predicted_select(asked: Predicted) -> dict:
+def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
-    device (zoo.runs.roofline_rows.predict) at the size, batch and dtype asked, those that break the device's
-    memory or a constraint excluded (with the first they broke), the rest ranked. UsageError for bad options,
-    before anything is counted."""
-    from ..runs.roofline_rows import check_predict, predict
+    device (zoo.runs.roofline_rows) at the size, batch ("best": the best one within max_latency_ms,
+    zoo.runs.predicted.best_batch) and dtype asked, those that break the device's memory or a constraint excluded
+    (with the first they broke), the rest ranked. UsageError for bad options, before anything is counted.
+    on_row: called with each row as it is made; counts: a zoo.runs.decision.Counts shared with other devices."""
+    from analysis.timing.devices import device_sheet
+
+    from ..options import REPARAM_FORMS, prices_per_hour
+    from ..runs.decision import Counts
+    from ..runs.predicted import best_batch
+    from ..runs.roofline_rows import check_predict
 
     choice(asked.rank, RANKS, "rank")
+    choice(asked.reparam, REPARAM_FORMS, "reparam")
     size = one_size(asked.resolution, "resolution")
-    batch = positive_int(str(asked.batch_size), "batch-size", 1 << 16)
+    best = str(asked.batch_size).strip() == "best"
+    batch = None if best else positive_int(str(asked.batch_size), "batch-size", 1 << 16)
     limits = {name: None if getattr(asked, name) is None else positive_number(getattr(asked, name), flag)
-              for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"),
-                                 ("price_per_hour", "price-per-hour"))}
+              for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
+    if best and limits["max_latency_ms"] is None:
+        raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
+    check_predict(asked.device, check_dtype(asked.dtype))
+    name = device_sheet(asked.device).name
+    limits["price_per_hour"] = None if asked.price_per_hour is None else \
+        prices_per_hour(str(asked.price_per_hour), [name])[name]      # finite, 0.001 to 1e6 USD per hour
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
-    check_predict(asked.device, check_dtype(asked.dtype))
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
+    counts = counts or Counts(asked.reparam)
     kept, excluded = [], []
     for model in models:
-        row = predict(Request(model, size, batch, asked.dtype), asked.device, price_per_hour=limits["price_per_hour"])
+        def at(b: int):
+            return counts.row(Request(model, size, b, asked.dtype), name, limits["price_per_hour"])
+
+        row = (best_batch(at, limits["max_latency_ms"]) if best else at(batch)).to_json()
         row["top1"] = _top1(model, size)
         broke = screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"])
         (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+        if on_row:
+            on_row((excluded if broke else kept)[-1])
     kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
-    query = {"predict": asked.device, "models": models, "resolution": size.compact, "batch_size": batch,
-             "dtype": asked.dtype, "rank": asked.rank, **limits}
+    query = {"predict": name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
+             "dtype": asked.dtype, "rank": asked.rank, "reparam": asked.reparam, **limits}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 

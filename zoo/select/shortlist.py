@@ -347,9 +347,9 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     if query.predict is not None:       # a GPU not at hand: the command line's one --predict path
-        from .predicted import from_query, predicted_select
+        from .predicted import answer, from_query
 
-        return predicted_select(from_query(query))
+        return answer(from_query(query))
     q = check_query(query)
     excluded, published = screen_all(q)
     undecided = []

@@ -68,8 +68,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         if args.epochs is None:
             raise UsageError("--max-train-hours needs --epochs and --train-images")
         args.max_train_hours = positive_number(args.max_train_hours, "max-train-hours", 1e9)
-    if args.price_per_hour is not None:
-        args.price_per_hour = positive_number(args.price_per_hour, "price-per-hour")
+    if args.price_per_hour is not None:          # the bounds every price option has (a number, one device)
+        from analysis.timing.devices import device_sheet
+
+        from ..options import prices_per_hour
+
+        args.price_per_hour = prices_per_hour(args.price_per_hour, [device_sheet(args.predict).name])
     return args
 
 

@@ -1,0 +1,27 @@
+"""The predicted row as results/predicted.jsonl holds it (zoo.runs.predicted.PredictedRow's fields): never a
+measurement, so of none of zoo.runs.schema's KINDS; the fields every reader needs and their types, checked on
+every write (zoo.runs.store.append_predicted) and read (zoo.report.gpu_predictions). saved_by names the
+--predict command that saved a row; the repository's fixed set (zoo.report --refresh) has none."""
+from __future__ import annotations
+
+from typing import Any
+
+from .schema import SchemaError
+
+PREDICTED_REQUIRED = {"predicted": bool, "device": str, "model": str, "batch_size": int, "imgs_per_s": float,
+                      "imgs_per_s_p10": float, "imgs_per_s_p90": float, "roofline_imgs_per_s": float,
+                      "latency_ms": float, "serve_bytes": int, "fits_memory": bool, "calibration_source": str,
+                      "band_from": str}
+
+
+def check_predicted(row: Any, where: str = "a predicted row") -> dict:
+    """`row` if it is a predicted row (PREDICTED_REQUIRED, marked predicted: true), else SchemaError (one line)."""
+    if not isinstance(row, dict):
+        raise SchemaError(f"{where} is not an object")
+    for key, kind in PREDICTED_REQUIRED.items():
+        value = row.get(key)
+        if isinstance(value, bool) != (kind is bool) or not isinstance(value, (int, float) if kind is float else kind):
+            raise SchemaError(f"{where}: {key} is not {kind.__name__}")
+    if row["predicted"] is not True:
+        raise SchemaError(f"{where}: not marked predicted")
+    return row
