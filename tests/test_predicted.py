@@ -116,3 +116,25 @@ def test_select_predict_gives_published_top1_only_at_the_square_size_it_was_publ
         assert result.returncode == 0, result.stderr
         top1[size] = [r["top1"] for r in json.loads(result.stdout)["shortlist"]]
     assert top1 == {"224": [pytest.approx(75.452)], "224x320": [None]}
+
+
+def test_fp32_on_an_a100_runs_convolutions_tf32_and_matmuls_fp32_unless_told():
+    # PyTorch's defaults: torch.backends.cudnn.allow_tf32 True, torch.backends.cuda.matmul.allow_tf32 False; the
+    # A100 datasheet's dense peaks: TF32 156, FP32 19.5 TFLOP/s; the V100 has no TF32 tensor cores
+    request = Request("timm:resnet18", 224, 64, "fp32")
+    default, off, on = (predict(request, "A100", tf32) for tf32 in (None, "off", "on"))
+    assert (default["conv_precision"], default["matmul_precision"]) == ("tf32", "fp32")
+    assert (default["conv_peak_flops"], default["peak_flops"]) == (156e12, 19.5e12)
+    assert (off["conv_precision"], on["matmul_precision"]) == ("fp32", "tf32")
+    assert off["latency_ms"] > default["latency_ms"] and off["roofline_ms"] > default["roofline_ms"]
+    v100 = predict(request, "V100", "on")
+    assert (v100["conv_precision"], v100["matmul_precision"]) == ("fp32", "fp32")
+
+
+@pytest.mark.parametrize("args", [("--tf32", "on", "--predict", "A100", "--dtype", "bf16"),
+                                  ("--tf32", "maybe", "--predict", "A100"),
+                                  ("--tf32", "on"),
+                                  ("--channels-last", "--predict", "A100")])
+def test_tf32_and_channels_last_refusals_are_one_line(args):
+    result = call_main("zoo.compare", "--models", "vit_ti16", *args)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout

@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(p, "--pad-to")
     p.add_argument("--batch-sizes", default="1", help=f"comma list, at most {MAX_BATCH:,} (default 1); or 'sweep' "
                                                       f"with --latency-target-ms")
-    p.add_argument("--latency-target-ms", help="with --batch-sizes sweep: double the batch from 1 until the p99 "
-                                               "latency of a batch passes this; the largest within is marked")
+    p.add_argument("--latency-target-ms", help="with --batch-sizes sweep: double the batch from 1 until the latency "
+                                               "of a batch passes this (measured: its p99; with --predict: the "
+                                               "predicted mean); the largest within is marked")
     add_options(p, "--features", "--optimizer", "--frozen-stages", "--detector", "--segmenter")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
     add_options(p, "--device", "--dtype", "--threads")
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                   f"({DATASHEET_DEVICES}; or two, comma-separated, for their break-even "
                                                   f"price ratio), marked predicted, with its error band; nothing is "
                                                   f"written"))
+    add_options(p, "--tf32")
     p.add_argument("--price-per-hour", metavar="USD", help="with --predict: the device's price per hour, which you "
                                                           "give (none is shipped): adds images per dollar")
     add_options(p, "--epochs", "--train-images", "--gpus")
@@ -130,6 +132,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         if args.predict is None:
             raise UsageError("--price-per-hour: only with --predict")
         args.price_per_hour = positive_number(args.price_per_hour, "price-per-hour")
+    if args.tf32 is not None and args.predict is None:
+        raise UsageError("--tf32: only with --predict (a timed run takes the process's own torch.backends settings)")
     if args.predict is not None:
         from ..runs.roofline_rows import check_predict
 
@@ -148,8 +152,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         devices = args.predict.split(",")            # two devices: each predicted, and their break-even
         if len(devices) > 2 or (len(devices) == 2 and args.sweep):
             raise UsageError("--predict: one device, or two for their break-even (and then no sweep)")
+        if args.channels_last:
+            from ..runs.roofline_rows import check_channels_last
+
+            check_channels_last()
         for device in devices:
-            check_predict(device.strip(), args.dtype)
+            check_predict(device.strip(), args.dtype, args.tf32)
         args.no_save = True              # a prediction is never a result
     elif args.epochs is not None or args.train_images is not None or args.gpus != "1":
         raise UsageError("--epochs, --train-images, --gpus: only with --predict and --metrics train")
@@ -244,7 +252,8 @@ def _main(argv: list[str] | None) -> int:
             from ..runs.predicted import print_predictions
 
             return print_predictions(plan, args.predict, args.format,
-                                     args.latency_target_ms if args.sweep else None, args.price_per_hour)
+                                     args.latency_target_ms if args.sweep else None, args.price_per_hour,
+                                     args.tf32)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops

@@ -30,7 +30,11 @@ class PredictedRow:
     batch_size: int
     dtype: str
     features: bool
-    peak_flops: float                 # the datasheet's dense peak at the dtype, FLOP/s
+    memory_format: str                # contiguous (NCHW) or channels_last
+    conv_precision: str               # what cuDNN's convolutions run in (fp32 under TF32: tf32), and cuBLAS's matmuls
+    matmul_precision: str
+    peak_flops: float                 # the datasheet's dense peak of the matmuls' precision, FLOP/s
+    conv_peak_flops: float            # and of the convolutions' precision
     mem_bandwidth: float              # bytes/s
     launch_us: float
     roofline_ms: float
@@ -68,18 +72,21 @@ class PredictedRow:
                 if f.default is dataclasses.MISSING or getattr(self, f.name) is not None}
 
 
-def predict(request, device: str, price_per_hour: float | None = None) -> PredictedRow:
+def predict(request, device: str, price_per_hour: float | None = None, tf32: str | None = None,
+            channels_last: bool = False) -> PredictedRow:
     """The predicted row of `request` (zoo.runs.request) on a datasheet `device`."""
-    return PredictedRow.of(predict_fields(request, device, price_per_hour=price_per_hour))
+    return PredictedRow.of(predict_fields(request, device, tf32=tf32, price_per_hour=price_per_hour,
+                                          channels_last=channels_last))
 
 
-def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None) -> dict:
+def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None, tf32: str | None = None,
+          channels_last: bool = False) -> dict:
     """The largest power of two whose predicted latency per batch of `request` stays under `target_ms` and which
     fits the device's memory (analysis.batch_search): its row, or batch 1's, marked, if even that misses."""
     rows: dict[int, PredictedRow] = {}
 
     def fits(batch: int) -> bool:
-        rows[batch] = predict(request.replace(batch_size=batch), device, price_per_hour=price_per_hour)
+        rows[batch] = predict(request.replace(batch_size=batch), device, price_per_hour, tf32, channels_last)
         return rows[batch].latency_ms <= target_ms and rows[batch].fits_memory
 
     batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))
@@ -88,7 +95,7 @@ def sweep(request, device: str, target_ms: float, price_per_hour: float | None =
 
 
 def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
-                   price_per_hour: float | None = None) -> list[dict]:
+                   price_per_hour: float | None = None, tf32: str | None = None) -> list[dict]:
     seen, rows = set(), []
     for task in plan.tasks:
         key = (task.model, task.img_size) if sweep_target_ms is not None else (task.model, task.img_size,
@@ -97,9 +104,9 @@ def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
             continue
         seen.add(key)
         if sweep_target_ms is not None:
-            rows.append(sweep(task.request, device, sweep_target_ms, price_per_hour))
+            rows.append(sweep(task.request, device, sweep_target_ms, price_per_hour, tf32, task.channels_last))
         else:
-            rows.append(predict(task.request, device, price_per_hour=price_per_hour).to_json())
+            rows.append(predict(task.request, device, price_per_hour, tf32, task.channels_last).to_json())
     return rows
 
 
@@ -110,12 +117,14 @@ def predicted_markdown(rows: list[dict]) -> str:
     first = rows[0]
     p10, p90 = first["imgs_per_s_p10"] / first["imgs_per_s"], first["imgs_per_s_p90"] / first["imgs_per_s"]
     memory = first["device_memory_bytes"]
-    lines = [f"PREDICTED, not measured: {first['device']} ({first['peak_flops'] / 1e12:g} TFLOP/s {first['dtype']} "
-             f"dense, {first['mem_bandwidth'] / 1e9:g} GB/s"
+    lines = [f"PREDICTED, not measured: {first['device']} ({precision_text(first)} dense, "
+             f"{first['mem_bandwidth'] / 1e9:g} GB/s"
              + (f", {memory / 1e9:g} GB" if memory else "") + "), eager PyTorch"
              + (" under autocast" if first["dtype"] != "fp32" else "")
-             + f". Expected img/s calibrated on published measurements, band p10-p90 = x{p10:.2f}-x{p90:.2f} "
-             f"(held-out error); roofline = datasheet bound. Calibration: {first['calibration_source']}", ""]
+             + (", channels-last" if first.get("memory_format") == "channels_last" else "")
+             + f". Expected img/s (mean over batches) calibrated on published measurements, band p10-p90 = "
+             f"x{p10:.2f}-x{p90:.2f} (held-out error); roofline = datasheet bound. Calibration: "
+             f"{first['calibration_source']}", ""]
     price = "price_per_hour_usd" in first
     head = ("| model | size (px) | batch | expected img/s (p10-p90) | ms / batch | roofline img/s | serving GiB | "
             "fits |" + (" img per USD |" if price else ""))
@@ -132,6 +141,15 @@ def predicted_markdown(rows: list[dict]) -> str:
         lines += ["", f"batch: the largest power of two whose predicted ms / batch stays under "
                       f"{first['sweep_latency_target_ms']:g} ms and whose serving memory fits"]
     return "\n".join(lines) + "\n"
+
+
+def precision_text(row: dict) -> str:
+    """'convs tf32 156 TFLOP/s, matmuls fp32 19.5 TFLOP/s', or one figure where both run in one precision."""
+    conv, matmul = row.get("conv_precision", row["dtype"]), row.get("matmul_precision", row["dtype"])
+    if conv == matmul:
+        return f"{row['peak_flops'] / 1e12:g} TFLOP/s {matmul}"
+    return (f"convs {conv} {row['conv_peak_flops'] / 1e12:g} TFLOP/s, matmuls {matmul} "
+            f"{row['peak_flops'] / 1e12:g} TFLOP/s")
 
 
 def break_even(first: list[dict], second: list[dict]) -> list[dict]:
@@ -160,19 +178,19 @@ def break_even_markdown(rows: list[dict]) -> str:
 
 
 def print_predictions(plan, device: str, fmt: str, sweep_target_ms: float | None = None,
-                      price_per_hour: float | None = None) -> int:
+                      price_per_hour: float | None = None, tf32: str | None = None) -> int:
     """zoo.compare --predict: the rows in `fmt`; skipped sizes listed under a markdown table. Two devices
     ("A100,L4"): each one's rows (no sweep: the same batches on both), then their break-even price ratios."""
     devices = [d.strip() for d in device.split(",")]
     if len(devices) > 1:
-        per_device = [predicted_rows(plan, d, None, price_per_hour) for d in devices[:2]]
+        per_device = [predicted_rows(plan, d, None, price_per_hour, tf32) for d in devices[:2]]
         even = break_even(*per_device)
         if fmt == "json":
             sys.stdout.write(json.dumps({"rows": per_device[0] + per_device[1], "break_even": even}, indent=2) + "\n")
         else:
             sys.stdout.write("\n".join(predicted_markdown(rows) for rows in per_device) + break_even_markdown(even))
         return 0
-    rows = predicted_rows(plan, device, sweep_target_ms, price_per_hour)
+    rows = predicted_rows(plan, device, sweep_target_ms, price_per_hour, tf32)
     if fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     elif fmt == "csv":

@@ -17,6 +17,7 @@ from typing import Union
 from analysis.size import Size
 
 from ..errors import UsageError, UsageParser, ZooError
+from ..options import add_options
 from ..runs.plan import check_dtype, choice, model_names, one_size, positive_int, positive_number
 from ..runs.request import Request
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--price-per-hour", metavar="USD", help="the device's price, which you give: adds images per dollar")
     p.add_argument("--rank", default="imgs_per_s", help=f"{', '.join(RANKS)} (default imgs_per_s)")
     p.add_argument("--format", default="table", help="table or json")
+    add_options(p, "--tf32")
     return p
 
 
@@ -55,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         choice(args.format, ("table", "json"), "format")
         result = predicted_select(Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
-                                            args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour))
+                                            args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour,
+                                            args.tf32))
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
@@ -79,6 +82,7 @@ class Predicted:
     min_imgs_per_s: Union[float, str, None] = None
     rank: str = "imgs_per_s"
     price_per_hour: Union[float, str, None] = None
+    tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.runs.roofline_rows.predict)
 
 
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
@@ -112,17 +116,18 @@ def predicted_select(asked: Predicted) -> dict:
                                  ("price_per_hour", "price-per-hour"))}
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
-    check_predict(asked.device, check_dtype(asked.dtype))
+    check_predict(asked.device, check_dtype(asked.dtype), asked.tf32)
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
     kept, excluded = [], []
     for model in models:
-        row = predict(Request(model, size, batch, asked.dtype), asked.device, price_per_hour=limits["price_per_hour"])
+        row = predict(Request(model, size, batch, asked.dtype), asked.device, asked.tf32,
+                      price_per_hour=limits["price_per_hour"])
         row["top1"] = _top1(model, size)
         broke = screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"])
         (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
     kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
     query = {"predict": asked.device, "models": models, "resolution": size.compact, "batch_size": batch,
-             "dtype": asked.dtype, "rank": asked.rank, **limits}
+             "dtype": asked.dtype, "tf32": asked.tf32, "rank": asked.rank, **limits}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 
