@@ -133,8 +133,31 @@ def test_fp32_on_an_a100_runs_convolutions_tf32_and_matmuls_fp32_unless_told():
 
 @pytest.mark.parametrize("args", [("--tf32", "on", "--predict", "A100", "--dtype", "bf16"),
                                   ("--tf32", "maybe", "--predict", "A100"),
-                                  ("--tf32", "on"),
-                                  ("--channels-last", "--predict", "A100")])
-def test_tf32_and_channels_last_refusals_are_one_line(args):
+                                  ("--tf32", "on")])
+def test_tf32_refusals_are_one_line(args):
     result = call_main("zoo.compare", "--models", "vit_ti16", *args)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+def test_channels_last_takes_the_nhwc_factors_and_its_band():
+    import dataclasses
+
+    from zoo.runs import roofline_rows
+
+    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    request = Request("timm:resnet18", 224, 64, "fp16")
+    nchw, nhwc = (predict(request, "RTX 3090", channels_last=cl) for cl in (False, True))
+    assert (nchw["memory_format"], nhwc["memory_format"]) == ("contiguous", "channels_last")
+    assert nhwc["imgs_per_s"] != nchw["imgs_per_s"]          # the convolutions take their own factors
+    assert nhwc["imgs_per_s_p10"] / nhwc["imgs_per_s"] == pytest.approx(data["band_channels_last"][0])
+    cal = roofline_rows.gpu_calibration()
+    without = dataclasses.replace(cal, extra={k: v for k, v in cal.extra.items() if k != "band_channels_last"})
+    roofline_rows.gpu_calibration.cache_clear()
+    try:
+        import unittest.mock
+
+        with unittest.mock.patch.object(roofline_rows, "gpu_calibration", lambda: without):
+            with pytest.raises(roofline_rows.UsageError):
+                roofline_rows.check_channels_last()
+    finally:
+        roofline_rows.gpu_calibration.cache_clear()

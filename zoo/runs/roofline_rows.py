@@ -96,7 +96,7 @@ def predict(request: Request, device: str, tf32=None, price_per_hour: float | No
     return predict_counted(gpu_forward(request), request, device, tf32, price_per_hour, channels_last)
 
 
-def _band(cal: Calibration, device: str, channels_last: bool) -> tuple[tuple[float, float], str]:
+def band_for(cal: Calibration, device: str, channels_last: bool) -> tuple[tuple[float, float], str]:
     """The held-out band a row on `device` carries, and what it is."""
     extra = cal.extra
     if channels_last:
@@ -135,7 +135,7 @@ def predict_counted(counted: dict, request: Request, device: str, tf32=None,
         check_channels_last()
     seconds = expected_seconds(in_memory_format(counted["ops"], channels_last), peaks, sheet.mem_bandwidth, cal)
     rate = batch_size / seconds
-    (low, high), band_from = _band(cal, sheet.name, channels_last)
+    (low, high), band_from = band_for(cal, sheet.name, channels_last)
     h, w = request.img_size.hw
     row = {"predicted": True, "device": sheet.name, "model": model, "img_h": h, "img_w": w,
            "img_size": request.img_size.side, "batch_size": batch_size, "dtype": dtype, "features": request.features,
