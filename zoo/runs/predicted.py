@@ -84,9 +84,10 @@ def sweep(request, device: str, target_ms: float, price_per_hour: float | None =
     """The largest power of two whose predicted latency per batch of `request` stays under `target_ms` and which
     fits the device's memory (analysis.batch_search): its row, or batch 1's, marked, if even that misses."""
     rows: dict[int, PredictedRow] = {}
+    options = {k: v for k, v in (("tf32", tf32), ("channels_last", channels_last)) if v}   # only those asked for
 
     def fits(batch: int) -> bool:
-        rows[batch] = predict(request.replace(batch_size=batch), device, price_per_hour, tf32, channels_last)
+        rows[batch] = predict(request.replace(batch_size=batch), device, price_per_hour=price_per_hour, **options)
         return rows[batch].latency_ms <= target_ms and rows[batch].fits_memory
 
     batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))
