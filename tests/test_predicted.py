@@ -161,3 +161,11 @@ def test_channels_last_takes_the_nhwc_factors_and_its_band():
                 roofline_rows.check_channels_last()
     finally:
         roofline_rows.gpu_calibration.cache_clear()
+
+
+def test_compare_predict_channels_last_reaches_the_rows():
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--resolutions", "224", "--batch-sizes", "8",
+                       "--predict", "A100", "--dtype", "bf16", "--channels-last", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert row["memory_format"] == "channels_last"

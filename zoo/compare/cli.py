@@ -253,7 +253,7 @@ def _main(argv: list[str] | None) -> int:
 
             return print_predictions(plan, args.predict, args.format,
                                      args.latency_target_ms if args.sweep else None, args.price_per_hour,
-                                     args.tf32)
+                                     args.tf32, args.channels_last)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops

@@ -96,7 +96,8 @@ def sweep(request, device: str, target_ms: float, price_per_hour: float | None =
 
 
 def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
-                   price_per_hour: float | None = None, tf32: str | None = None) -> list[dict]:
+                   price_per_hour: float | None = None, tf32: str | None = None,
+                   channels_last: bool = False) -> list[dict]:
     seen, rows = set(), []
     for task in plan.tasks:
         key = (task.model, task.img_size) if sweep_target_ms is not None else (task.model, task.img_size,
@@ -105,9 +106,9 @@ def predicted_rows(plan, device: str, sweep_target_ms: float | None = None,
             continue
         seen.add(key)
         if sweep_target_ms is not None:
-            rows.append(sweep(task.request, device, sweep_target_ms, price_per_hour, tf32, task.channels_last))
+            rows.append(sweep(task.request, device, sweep_target_ms, price_per_hour, tf32, channels_last))
         else:
-            rows.append(predict(task.request, device, price_per_hour, tf32, task.channels_last).to_json())
+            rows.append(predict(task.request, device, price_per_hour, tf32, channels_last).to_json())
     return rows
 
 
@@ -179,19 +180,20 @@ def break_even_markdown(rows: list[dict]) -> str:
 
 
 def print_predictions(plan, device: str, fmt: str, sweep_target_ms: float | None = None,
-                      price_per_hour: float | None = None, tf32: str | None = None) -> int:
+                      price_per_hour: float | None = None, tf32: str | None = None,
+                      channels_last: bool = False) -> int:
     """zoo.compare --predict: the rows in `fmt`; skipped sizes listed under a markdown table. Two devices
     ("A100,L4"): each one's rows (no sweep: the same batches on both), then their break-even price ratios."""
     devices = [d.strip() for d in device.split(",")]
     if len(devices) > 1:
-        per_device = [predicted_rows(plan, d, None, price_per_hour, tf32) for d in devices[:2]]
+        per_device = [predicted_rows(plan, d, None, price_per_hour, tf32, channels_last) for d in devices[:2]]
         even = break_even(*per_device)
         if fmt == "json":
             sys.stdout.write(json.dumps({"rows": per_device[0] + per_device[1], "break_even": even}, indent=2) + "\n")
         else:
             sys.stdout.write("\n".join(predicted_markdown(rows) for rows in per_device) + break_even_markdown(even))
         return 0
-    rows = predicted_rows(plan, device, sweep_target_ms, price_per_hour, tf32)
+    rows = predicted_rows(plan, device, sweep_target_ms, price_per_hour, tf32, channels_last)
     if fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     elif fmt == "csv":
