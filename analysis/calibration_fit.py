@@ -2,8 +2,8 @@
 by gradient descent in torch (efficiencies through a sigmoid, so each stays in (0, 1)); and the held-out
 (leave-one-group-out) predictions the band and the honest error figures come from.
 
-A sample is {"ops": [(op_class, flops, bytes, count)], "tensor_peak", "vector_peak", "bandwidth" (per s),
-"seconds" (measured per batch), "group" (a family or a device name)}.
+A sample is {"ops": [(op_class, flops, bytes, count)], "peaks" (FLOP/s per kernel class, analysis.calibration's
+class_peaks), "bandwidth" (per s), "seconds" (measured per batch), "group" (a family or a device name)}.
 """
 from __future__ import annotations
 
@@ -11,28 +11,29 @@ import math
 
 import torch
 
-from .calibration import KERNEL_CLASSES, TENSOR_CORE_CLASSES, Calibration, expected_seconds, quantile
+from .calibration import COMPUTE_CLASSES, GEMM_CLASSES, KERNEL_CLASSES, Calibration, expected_seconds, quantile
 
 _N = len(KERNEL_CLASSES)
 
 
 def _arrays(samples: list[dict]):
-    rows, cls, flops, nbytes, count = [], [], [], [], []
+    rows, cls, flops, nbytes, count, peak = [], [], [], [], [], []
     for i, s in enumerate(samples):
         for c, f, b, n in s["ops"]:
             rows.append(i), cls.append(KERNEL_CLASSES.index(c)), flops.append(f), nbytes.append(b), count.append(n)
+            peak.append(s["peaks"][c])
     d = torch.float64
-    per_row = {k: torch.tensor([s[k] for s in samples], dtype=d) for k in ("tensor_peak", "vector_peak", "bandwidth",
-                                                                           "seconds")}
+    per_row = {k: torch.tensor([s[k] for s in samples], dtype=d) for k in ("bandwidth", "seconds")}
     return (torch.tensor(rows), torch.tensor(cls), torch.tensor(flops, dtype=d), torch.tensor(nbytes, dtype=d),
-            torch.tensor(count, dtype=d), per_row)
+            torch.tensor(count, dtype=d), torch.tensor(peak, dtype=d), per_row)
 
 
 def _calibration(params: dict[str, torch.Tensor]) -> Calibration:
     e, m = torch.sigmoid(params["compute"]).tolist(), torch.sigmoid(params["memory"]).tolist()
-    return Calibration({c: e[KERNEL_CLASSES.index(c)] for c in TENSOR_CORE_CLASSES},
+    ridge = params["log_ridge"].exp().tolist()
+    return Calibration({c: 1.0 if c in GEMM_CLASSES else e[KERNEL_CLASSES.index(c)] for c in COMPUTE_CLASSES},
                        {c: m[i] for i, c in enumerate(KERNEL_CLASSES)},
-                       math.exp(params["log_half"].item()), math.exp(params["log_launch"].item()))
+                       {c: ridge[KERNEL_CLASSES.index(c)] for c in GEMM_CLASSES}, math.exp(params["log_launch"].item()))
 
 
 def fit(samples: list[dict], steps: int = 1500, lr: float = 0.05) -> Calibration:
@@ -47,23 +48,24 @@ def fit(samples: list[dict], steps: int = 1500, lr: float = 0.05) -> Calibration
 
 
 def _fit(samples: list[dict], steps: int, lr: float) -> Calibration:
-    rows, cls, flops, nbytes, count, per_row = _arrays(samples)
+    rows, cls, flops, nbytes, count, peak, per_row = _arrays(samples)
     params = {"compute": torch.zeros(_N, dtype=torch.float64), "memory": torch.ones(_N, dtype=torch.float64),
-              "log_half": torch.tensor(math.log(1e8), dtype=torch.float64),
+              "log_ridge": torch.full((_N,), math.log(0.1), dtype=torch.float64),
               "log_launch": torch.tensor(math.log(3e-6), dtype=torch.float64)}
     for p in params.values():
         p.requires_grad_(True)
     optimizer = torch.optim.Adam(params.values(), lr=lr)
-    tensor_cores = torch.tensor([c in TENSOR_CORE_CLASSES for c in KERNEL_CLASSES])[cls]
-    is_gemm = cls == KERNEL_CLASSES.index("matmul_conv")
-    peak = torch.where(tensor_cores, per_row["tensor_peak"][rows], per_row["vector_peak"][rows])
+    computes = torch.tensor([c in COMPUTE_CLASSES for c in KERNEL_CLASSES])[cls]
+    is_gemm = torch.tensor([c in GEMM_CLASSES for c in KERNEL_CLASSES])[cls]
+    bandwidth = per_row["bandwidth"][rows]
+    ridge_x = (flops / nbytes.clamp(min=1)) / (peak / bandwidth)     # intensity over the ridge point
     log_measured = per_row["seconds"].log()
     for _ in range(steps):
         optimizer.zero_grad()
         e = torch.sigmoid(params["compute"])[cls]
-        e = torch.where(is_gemm, e * flops / (flops + params["log_half"].exp()), torch.where(tensor_cores, e, 1.0))
-        compute = flops / (e * peak)
-        memory = nbytes / (torch.sigmoid(params["memory"])[cls] * per_row["bandwidth"][rows])
+        e = torch.where(is_gemm, ridge_x / (ridge_x + params["log_ridge"].exp()[cls]), torch.where(computes, e, 1.0))
+        compute = torch.where(flops > 0, flops / (e * peak).clamp(min=1e-30), 0.0)
+        memory = nbytes / (torch.sigmoid(params["memory"])[cls] * bandwidth)
         kernel = count * (torch.maximum(compute, memory) + params["log_launch"].exp())
         expected = torch.zeros(len(samples), dtype=torch.float64).index_add(0, rows, kernel)
         loss = ((expected.log() - log_measured) ** 2).mean()
@@ -73,7 +75,7 @@ def _fit(samples: list[dict], steps: int, lr: float) -> Calibration:
 
 
 def expected(sample: dict, cal: Calibration) -> float:
-    return expected_seconds(sample["ops"], sample["tensor_peak"], sample["vector_peak"], sample["bandwidth"], cal)
+    return expected_seconds(sample["ops"], sample["peaks"], sample["bandwidth"], cal)
 
 
 def held_out(samples: list[dict], key: str = "group", steps: int = 1500) -> list[float]:

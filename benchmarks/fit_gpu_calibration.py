@@ -1,7 +1,11 @@
 """Fit archzoo's GPU calibration (analysis.calibration) on timm's published inference benchmarks.
 
     python benchmarks/fit_gpu_calibration.py --table "RTX 4090=PATH.csv@COMMIT" --table "RTX 5090=PATH.csv@COMMIT"
-        [--table "RTX 3090=PATH.csv@COMMIT" --unfused "RTX 3090"] [--count-only] [--steps 1500]
+        [--table "RTX 3090=PATH.csv@COMMIT" --unfused "RTX 3090"] [--table "RTX 3090 NHWC=PATH.csv@COMMIT"]
+        [--count-only] [--steps 1500]
+
+A device name ending in " NHWC" is a channels-last table (timm's benchmark.py --channels-last) of that device: its
+convolutions take their own factors (analysis.calibration.CHANNELS_LAST), its band is the channels-last one.
 
 Writes zoo/models/data/timm_benchmark_gpu.csv (the rows used, with device, file and commit),
 benchmarks/data/gpu_op_counts.json.gz (each row's counted kernels, so nothing is recounted; resumes) and
@@ -21,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_published import (COUNTS, FACTORS, SUBSET, count_key, count_row, family, read_counts,  # noqa: E402
                            read_subset, samples, write_counts)
 
-COLUMNS = ("device", "source_file", "commit", "family", "model", "img_size", "batch_size", "imgs_per_s", "gmacs")
+COLUMNS = ("device", "memory_format", "source_file", "commit", "family", "model", "img_size", "batch_size",
+           "imgs_per_s", "gmacs")
 
 
 # Families counted in their fused inference form (timm's reparameterize_model); a table whose run did not fuse
@@ -31,12 +36,14 @@ FUSED_FAMILIES = ("repvgg", "levit")
 
 def write_subset(tables: list[tuple[str, Path, str]], unfused: set[str] = frozenset()) -> list[dict]:
     rows = []
-    for device, path, commit in tables:
+    for name, path, commit in tables:
+        device, nhwc = (name[:-5], True) if name.endswith(" NHWC") else (name, False)
         with open(path, newline="", encoding="utf-8") as f:
             for r in csv.DictReader(f):
                 fam = family(r["model"])
-                if fam and not (device in unfused and fam in FUSED_FAMILIES):
-                    rows.append({"device": device, "source_file": "results/" + path.name, "commit": commit,
+                if fam and not (name in unfused and fam in FUSED_FAMILIES):
+                    rows.append({"device": device, "memory_format": "nhwc" if nhwc else "nchw",
+                                 "source_file": "results/" + path.name, "commit": commit,
                                  "family": fam, "model": r["model"], "img_size": int(r["infer_img_size"]),
                                  "batch_size": int(r["infer_batch_size"]),
                                  "imgs_per_s": float(r["infer_samples_per_sec"]), "gmacs": float(r["infer_gmacs"])})
@@ -82,29 +89,42 @@ def main(argv=None) -> int:
     counts = count_all(rows)
     if args.count_only:
         return 0
-    from analysis.calibration_fit import band, fit, held_out
+    from analysis.calibration_fit import band, expected, fit, held_out
 
     all_samples = samples(rows, counts)
     cal = fit(all_samples, args.steps)
-    first = sorted({s["device"] for s in all_samples})
+    nchw = [s for s in all_samples if s["memory_format"] == "nchw"]
+    nhwc = [s for s in all_samples if s["memory_format"] == "nhwc"]
+    first = sorted({s["device"] for s in nchw})
     ratios = []
     for device in first:                       # the band: leave-one-family-out within each table
-        ratios += held_out([s for s in all_samples if s["device"] == device], "group", args.steps)
+        ratios += held_out([s for s in nchw if s["device"] == device], "group", args.steps)
     p10, p90 = band(ratios)
     other_device = []                          # the band for a GPU no table measured: leave one device out
     if len(first) > 1:
-        other_device = held_out(all_samples, "device", args.steps)
+        other_device = held_out(nchw, "device", args.steps)
+    channels_last = {}                         # channels-last: leave one family out within the NHWC table(s),
+    if nhwc:                                   # the NCHW tables always in the fit (they hold the shared factors)
+        nhwc_ratios = []
+        for group in sorted({s["group"] for s in nhwc}):
+            refit = fit(nchw + [s for s in nhwc if s["group"] != group], args.steps)
+            nhwc_ratios += [expected(s, refit) / s["seconds"] for s in nhwc if s["group"] == group]
+        channels_last = {"band_channels_last": list(band(nhwc_ratios)),
+                         "channels_last_devices": sorted({s["device"] for s in nhwc}),
+                         "band_channels_last_from": "p10/p90 of measured / expected img/s over leave-one-family-out "
+                                                    "predictions of the channels-last table(s)"}
     files = sorted({(r["device"], r["source_file"], r["commit"]) for r in rows})
     source = ("fitted on timm's published inference benchmarks (huggingface/pytorch-image-models, "
               + "; ".join(f"{d}: {f} at {c}" for d, f, c in files)
-              + f"), {len(all_samples)} rows of {len({s['group'] for s in all_samples})} families, AMP fp16 NCHW")
+              + f"), {len(all_samples)} rows of {len({s['group'] for s in all_samples})} families, AMP fp16 "
+              + ("NCHW and NHWC" if nhwc else "NCHW"))
     out = {**cal.to_json(), "band": [p10, p90], "source": source, "dtype": "fp16 autocast",
            "band_from": "p10/p90 of measured / expected img/s over leave-one-family-out predictions, per table",
            "calibrated_devices": first,
            "band_other_device": list(band(other_device)) if other_device else None,
            "band_other_device_from": "p10/p90 of measured / expected img/s, each table predicted by factors "
                                      "fitted on the other tables only (leave one device out)",
-           "rows_skipped": sorted(k for k, v in counts.items() if not isinstance(v, list))}
+           **channels_last, "rows_skipped": sorted(k for k, v in counts.items() if not isinstance(v, list))}
     FACTORS.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(out, indent=1))
     return 0

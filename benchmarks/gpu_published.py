@@ -54,8 +54,9 @@ def read_subset(path: Path = SUBSET) -> list[dict]:
                  "imgs_per_s": float(r["imgs_per_s"]), "gmacs": float(r["gmacs"])} for r in csv.DictReader(f)]
 
 
-def count_key(row: dict) -> str:
-    return f"{row['model']}@{row['img_size']}@{row['batch_size']}"
+def count_key(row: dict, dtype: str = DTYPE) -> str:
+    """model@size@batch (timm's AMP tables, fp16), with @dtype for any other dtype."""
+    return f"{row['model']}@{row['img_size']}@{row['batch_size']}" + ("" if dtype == DTYPE else f"@{dtype}")
 
 
 def read_counts(path: Path = COUNTS) -> dict:
@@ -73,26 +74,31 @@ def write_counts(counts: dict, path: Path = COUNTS) -> None:
         f.write(text)
 
 
-def count_row(row: dict) -> list:
+def count_row(row: dict, dtype: str = DTYPE) -> list:
     from zoo.runs.request import Request
     from zoo.runs.roofline_rows import traffic_ops
 
-    request = Request("timm:" + row["model"], row["img_size"], row["batch_size"], DTYPE)
+    request = Request("timm:" + row["model"], row["img_size"], row["batch_size"], dtype)
     return [list(op) for op in traffic_ops(request, gpu=True)]
 
 
-def samples(rows: list[dict], counts: dict) -> list[dict]:
-    """Calibration samples (analysis.calibration_fit) of the rows that were counted."""
+def samples(rows: list[dict], counts: dict, dtype: str = DTYPE, tf32: str | None = None) -> list[dict]:
+    """Calibration samples (analysis.calibration_fit) of the rows that were counted, each op class at the
+    precision PyTorch runs it in on the row's GPU (analysis.calibration.op_precisions; tf32 None: its defaults)."""
+    from analysis.calibration import class_peaks, in_memory_format, op_precisions
     from analysis.timing.devices import device_sheet
 
     out = []
     for r in rows:
-        ops = counts.get(count_key(r))
+        ops = counts.get(count_key(r, dtype))
         if not isinstance(ops, list):
             continue
         sheet = device_sheet(r["device"])
-        out.append({"ops": [tuple(o) for o in ops], "tensor_peak": sheet.peak_flops[DTYPE],
-                    "vector_peak": sheet.peak_flops["fp32"], "bandwidth": sheet.mem_bandwidth,
+        precisions = op_precisions(dtype, "tf32" in sheet.peak_flops, tf32)
+        nhwc = r.get("memory_format") == "nhwc"
+        out.append({"ops": in_memory_format([tuple(o) for o in ops], nhwc),
+                    "peaks": class_peaks(sheet.peak_flops, precisions), "memory_format": "nhwc" if nhwc else "nchw",
+                    "bandwidth": sheet.mem_bandwidth, "dtype": dtype, "precisions": precisions,
                     "seconds": r["batch_size"] / r["imgs_per_s"], "group": r["family"], "device": r["device"],
                     "model": r["model"], "img_size": r["img_size"], "batch_size": r["batch_size"],
                     "imgs_per_s": r["imgs_per_s"], "gmacs": r["gmacs"]})

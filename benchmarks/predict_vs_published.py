@@ -12,7 +12,10 @@ measured figures inside the predicted p10-p90 band, for
 - calibrated, leave one device out: factors fitted on the other tables only;
 - roofline: datasheet peaks, 5 us per kernel, no calibration (a bound);
 - k / MACs: img/s = k / (GMACs per image, timm's own column), k fitted per table (median), in-sample and
-  leave one family out.
+  leave one family out;
+and for every table kept aside (benchmarks/published_tables.py: other labs' and papers' tables, never fitted on),
+the shipped factors with the band a predicted row on that GPU carries, and the factors fitted on timm's tables
+less one device (each split: the same statistics).
 """
 from __future__ import annotations
 
@@ -47,25 +50,28 @@ def k_over_macs(train: list[dict], test: list[dict]) -> list[float]:
     return [k / s["gmacs"] for s in test]
 
 
-def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: int) -> list[tuple[str, dict]]:
+def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: int,
+                 band: tuple[float, float], base: list[dict]) -> list[tuple[str, dict]]:
+    """One fitted table's lines; `base`: samples every refit keeps (a channels-last table's refits keep the NCHW
+    tables, as the shipped fit does), `band` the one its rows carry."""
     from analysis.calibration import Calibration
     from analysis.calibration_fit import fit
     from analysis.roofline import roofline
 
     measured = [s["imgs_per_s"] for s in rows]
-    lines = [("calibrated, in-sample (shipped factors)", stats([rate(s, cal) for s in rows], measured, cal.band))]
+    lines = [("calibrated, in-sample (shipped factors)", stats([rate(s, cal) for s in rows], measured, band))]
     held = {}
     for family in sorted({s["group"] for s in rows}):
-        refit = fit([s for s in rows if s["group"] != family], steps)
+        refit = fit(base + [s for s in rows if s["group"] != family], steps)
         held.update({id(s): rate(s, refit) for s in rows if s["group"] == family})
-    lines.append(("calibrated, leave one family out", stats([held[id(s)] for s in rows], measured, cal.band)))
-    others = [s for s in every if s["device"] != device]
-    if others:
+    lines.append(("calibrated, leave one family out", stats([held[id(s)] for s in rows], measured, band)))
+    others = [s for s in every if s["device"] != device and s["memory_format"] == "nchw"]
+    if others and not base:
         other = fit(others, steps)
         names = " and ".join(sorted({s["device"] for s in others}))
         lines.append((f"calibrated, leave one device out (fitted on {names} only)",
-                      stats([rate(s, other) for s in rows], measured, cal.band)))
-    bound = [s["batch_size"] / roofline(s["ops"], s["tensor_peak"], s["bandwidth"], 5e-6)["roofline_ms"] * 1e3
+                      stats([rate(s, other) for s in rows], measured, band)))
+    bound = [s["batch_size"] / roofline(s["ops"], 0.0, s["bandwidth"], 5e-6, peaks=s["peaks"])["roofline_ms"] * 1e3
              for s in rows]
     lines.append(("roofline bound (datasheet, 5 us per kernel)", stats(bound, measured, None)))
     lines.append(("k / MACs, in-sample", stats(k_over_macs(rows, rows), measured, None)))
@@ -76,6 +82,35 @@ def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: i
     lines.append(("k / MACs, leave one family out", stats([k_held[id(s)] for s in rows], measured, None)))
     assert isinstance(cal, Calibration)
     return lines
+
+
+def held_out_tables(cal, every: list[dict], steps: int) -> list[str]:
+    """The tables kept aside: the shipped factors (and the band a row on that GPU carries), and factors
+    refitted on timm's tables less each one device."""
+    from analysis.calibration_fit import fit
+    from published_tables import TABLES, table_samples
+    from zoo.runs.roofline_rows import band_for
+
+    text = []
+    refits = {d: fit([s for s in every if s["device"] != d or s["memory_format"] == "nhwc"], steps)
+              for d in sorted({s["device"] for s in every})}
+    for name, table in TABLES.items():
+        rows = table_samples(name)
+        measured = [s["imgs_per_s"] for s in rows]
+        band, _ = band_for(cal, rows[0]["device"], table["channels_last"])
+        text += [f"### held out: {name}, {len(rows)} rows ({table['source']}; {table['recipe']})", "",
+                 "| predictor | Spearman | median abs(pred/pub - 1) | p10-p90 band covers |", "|---|---:|---:|---:|"]
+        lines = [("calibrated, shipped factors and band", stats([rate(s, cal) for s in rows], measured, band))]
+        lines += [(f"calibrated, fitted without {d}'s NCHW table", stats([rate(s, c) for s in rows], measured, band))
+                  for d, c in refits.items()]
+        text += [f"| {n} | {s['spearman']:.3f} | {s['median_abs_error']:.3f} | {s['band_coverage']:.0%} |"
+                 for n, s in lines]
+        if len(rows) <= 40:
+            text += ["", "| model | published img/s | predicted | ratio |", "|---|---:|---:|---:|"]
+            text += [f"| {s['model']} | {s['imgs_per_s']:.4g} | {rate(s, cal):.4g} | {rate(s, cal) / s['imgs_per_s']:.2f} |"
+                     for s in rows]
+        text.append("")
+    return text
 
 
 def main(argv=None) -> int:
@@ -89,15 +124,20 @@ def main(argv=None) -> int:
     every = samples(read_subset(), read_counts())
     text = [f"Calibration: {cal.source}; band (measured / expected img/s, p10-p90): "
             f"{cal.band[0]:.3f}-{cal.band[1]:.3f}", ""]
-    for device in sorted({s["device"] for s in every}):
-        rows = [s for s in every if s["device"] == device]
-        text += [f"### {device}: {len(rows)} rows, {len({s['group'] for s in rows})} families (AMP fp16, NCHW, "
-                 "timm's batch per row)", "",
+    from zoo.runs.roofline_rows import band_for
+
+    nchw = [s for s in every if s["memory_format"] == "nchw"]
+    for device, fmt in sorted({(s["device"], s["memory_format"]) for s in every}):
+        rows = [s for s in every if s["device"] == device and s["memory_format"] == fmt]
+        band, _ = band_for(cal, device, fmt == "nhwc")
+        text += [f"### {device}: {len(rows)} rows, {len({s['group'] for s in rows})} families (AMP fp16, "
+                 f"{fmt.upper()}, timm's batch per row)", "",
                  "| predictor | Spearman | median abs(pred/meas - 1) | p10-p90 band covers |", "|---|---:|---:|---:|"]
-        for name, s in table_report(device, rows, every, cal, args.steps):
+        for name, s in table_report(device, rows, every, cal, args.steps, band, nchw if fmt == "nhwc" else []):
             cover = f"{s['band_coverage']:.0%}" if "band_coverage" in s else "-"
             text.append(f"| {name} | {s['spearman']:.3f} | {s['median_abs_error']:.3f} | {cover} |")
         text.append("")
+    text += held_out_tables(cal, every, args.steps)
     out = "\n".join(text)
     print(out)
     if args.out:

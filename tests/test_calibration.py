@@ -6,27 +6,47 @@ from importlib import resources
 
 import pytest
 
-from analysis.calibration import Calibration, expected_seconds, kernel_seconds, quantile, spearman
+from analysis.calibration import (KERNEL_CLASSES, Calibration, class_peaks, expected_seconds, kernel_seconds,
+                                  op_precisions, quantile, spearman)
 
-CAL = Calibration({"matmul_conv": 0.5, "depthwise_conv": 0.25, "attention": 0.8},
-                  {c: 0.5 for c in ("matmul_conv", "depthwise_conv", "attention", "norm", "elementwise",
-                                    "data_movement")}, gemm_half_flops=0.0, launch_seconds=1e-6)
+CAL = Calibration({"matmul": 0.5, "conv": 0.5, "depthwise_conv": 0.25, "attention": 0.8},
+                  {c: 0.5 for c in KERNEL_CLASSES}, ridge_factor={"matmul": 0.0, "conv": 0.0}, launch_seconds=1e-6)
 
 
 def test_kernel_time_is_the_larger_of_compute_and_memory_at_achieved_rates():
     # GEMM, 2 TFLOP at half of 100 TFLOP/s = 40 ms; 1 GB at half of 1 TB/s = 2 ms -> 40 ms
-    assert kernel_seconds("matmul_conv", 2e12, 1e9, 100e12, 10e12, 1e12, CAL) == pytest.approx(0.04)
-    # a GEMM of exactly gemm_half_flops runs at half of e_max: 2 TFLOP -> 80 ms
-    half = Calibration(CAL.compute_efficiency, CAL.memory_efficiency, 2e12, 0.0)
-    assert kernel_seconds("matmul_conv", 2e12, 1e9, 100e12, 10e12, 1e12, half) == pytest.approx(0.08)
-    # elementwise: FLOPs at the vector (fp32) peak, 1e9 / 10e12 = 0.1 ms; bytes 8 GB / 0.5 TB/s = 16 ms
-    assert kernel_seconds("elementwise", 1e9, 8e9, 100e12, 10e12, 1e12, CAL) == pytest.approx(0.016)
+    assert kernel_seconds("matmul", 2e12, 1e9, 100e12, 1e12, CAL) == pytest.approx(0.04)
+    # intensity 2e12 / 1e9 = 2000 FLOP/B over the ridge 100e12 / 1e12 = 100: x = 20; ridge_factor 20 halves e_max
+    half = Calibration(CAL.compute_efficiency, CAL.memory_efficiency, {"matmul": 0.0, "conv": 20.0}, 0.0)
+    assert kernel_seconds("conv", 2e12, 1e9, 100e12, 1e12, half) == pytest.approx(0.08)
+    assert kernel_seconds("depthwise_conv", 2e12, 1e9, 100e12, 1e12, half) == pytest.approx(0.08)  # no ridge term
+    # elementwise: 1e9 FLOPs at its 10 TFLOP/s = 0.1 ms; bytes 8 GB / 0.5 TB/s = 16 ms
+    assert kernel_seconds("elementwise", 1e9, 8e9, 10e12, 1e12, CAL) == pytest.approx(0.016)
 
 
 def test_expected_time_adds_a_launch_per_kernel_and_counts_repeats():
-    ops = [("elementwise", 0, 1e9, 3), ("matmul_conv", 2e12, 1e9, 1)]
+    ops = [("elementwise", 0, 1e9, 3), ("matmul", 2e12, 1e9, 1)]
+    peaks = dict.fromkeys(KERNEL_CLASSES, 100e12)
     # 3 x (2 ms + 1 us) + (40 ms + 1 us)
-    assert expected_seconds(ops, 100e12, 10e12, 1e12, CAL) == pytest.approx(3 * 0.002 + 0.04 + 4e-6)
+    assert expected_seconds(ops, peaks, 1e12, CAL) == pytest.approx(3 * 0.002 + 0.04 + 4e-6)
+
+
+def test_fp32_runs_as_pytorch_defaults_say_convolutions_tf32_matmuls_fp32():
+    # torch.backends.cudnn.allow_tf32 defaults to True, torch.backends.cuda.matmul.allow_tf32 to False (torch >= 1.12)
+    assert op_precisions("fp32", has_tf32=True) == {"conv": "tf32", "matmul": "fp32"}
+    assert op_precisions("fp32", True, "on") == {"conv": "tf32", "matmul": "tf32"}
+    assert op_precisions("fp32", True, "off") == {"conv": "fp32", "matmul": "fp32"}
+    assert op_precisions("fp32", has_tf32=False, tf32="on") == {"conv": "fp32", "matmul": "fp32"}   # V100, T4
+    assert op_precisions("bf16", True) == {"conv": "bf16", "matmul": "bf16"}                        # autocast
+    with pytest.raises(ValueError):
+        op_precisions("fp32", True, "yes")
+
+
+def test_each_class_takes_its_precisions_datasheet_peak():
+    a100 = {"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12, "fp16": 312e12}     # the A100 datasheet's dense peaks
+    peaks = class_peaks(a100, {"conv": "tf32", "matmul": "fp32"})
+    assert peaks["conv"] == peaks["depthwise_conv"] == 156e12
+    assert peaks["matmul"] == peaks["attention"] == peaks["norm"] == peaks["elementwise"] == 19.5e12
 
 
 def test_statistics_match_numpy_and_scipy():
@@ -38,17 +58,18 @@ def test_statistics_match_numpy_and_scipy():
 def test_fit_recovers_the_factors_that_made_the_data():
     from analysis.calibration_fit import fit
 
-    truth = Calibration({"matmul_conv": 0.6, "depthwise_conv": 0.5, "attention": 0.5},
-                        {c: 0.4 if c == "elementwise" else 0.8 for c in CAL.memory_efficiency}, 1e6, 2e-6)
+    truth = Calibration({"matmul": 1.0, "conv": 1.0, "depthwise_conv": 0.5, "attention": 0.5},
+                        {c: 0.4 if c == "elementwise" else 0.8 for c in CAL.memory_efficiency},
+                        {"matmul": 2.0, "conv": 2.0}, 2e-6)
+    peaks = {**dict.fromkeys(KERNEL_CLASSES, 10e12), "matmul": 100e12}
     samples = []
     for i in range(1, 13):                  # memory-bound elementwise and compute-bound GEMMs, mixed per sample
-        ops = [("elementwise", 0, 1e8 * i, 2), ("matmul_conv", 1e12 * (13 - i), 1e6, 1 + i % 3)]
-        seconds = expected_seconds(ops, 100e12, 10e12, 1e12, truth)
-        samples.append({"ops": ops, "tensor_peak": 100e12, "vector_peak": 10e12, "bandwidth": 1e12,
-                        "seconds": seconds, "group": str(i % 3)})
+        ops = [("elementwise", 0, 1e8 * i, 2), ("matmul", 1e12 * (13 - i), 1e9 * i, 1 + i % 3)]   # x = 10 (13-i) / i
+        seconds = expected_seconds(ops, peaks, 1e12, truth)
+        samples.append({"ops": ops, "peaks": peaks, "bandwidth": 1e12, "seconds": seconds, "group": str(i % 3)})
     found = fit(samples, steps=800, lr=0.05)
     assert found.memory_efficiency["elementwise"] == pytest.approx(0.4, rel=0.05)
-    assert found.compute_efficiency["matmul_conv"] == pytest.approx(0.6, rel=0.05)
+    assert found.ridge_factor["matmul"] == pytest.approx(2.0, rel=0.05)
 
 
 def test_shipped_factors_name_their_tables_and_band_straddles_one():

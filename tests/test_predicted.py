@@ -117,3 +117,56 @@ def test_select_predict_gives_published_top1_only_at_the_square_size_it_was_publ
         assert result.returncode == 0, result.stderr
         top1[size] = [r["top1"] for r in json.loads(result.stdout)["shortlist"]]
     assert top1 == {"224": [pytest.approx(75.452)], "224x320": [None]}
+
+
+def test_fp32_on_an_a100_runs_convolutions_tf32_and_matmuls_fp32_unless_told():
+    # PyTorch's defaults: torch.backends.cudnn.allow_tf32 True, torch.backends.cuda.matmul.allow_tf32 False; the
+    # A100 datasheet's dense peaks: TF32 156, FP32 19.5 TFLOP/s; the V100 has no TF32 tensor cores
+    request = Request("timm:resnet18", 224, 64, "fp32")
+    default, off, on = (predict(request, "A100", tf32) for tf32 in (None, "off", "on"))
+    assert (default["conv_precision"], default["matmul_precision"]) == ("tf32", "fp32")
+    assert (default["conv_peak_flops"], default["peak_flops"]) == (156e12, 19.5e12)
+    assert (off["conv_precision"], on["matmul_precision"]) == ("fp32", "tf32")
+    assert off["latency_ms"] > default["latency_ms"] and off["roofline_ms"] > default["roofline_ms"]
+    v100 = predict(request, "V100", "on")
+    assert (v100["conv_precision"], v100["matmul_precision"]) == ("fp32", "fp32")
+
+
+@pytest.mark.parametrize("args", [("--tf32", "on", "--predict", "A100", "--dtype", "bf16"),
+                                  ("--tf32", "maybe", "--predict", "A100"),
+                                  ("--tf32", "on")])
+def test_tf32_refusals_are_one_line(args):
+    result = call_main("zoo.compare", "--models", "vit_ti16", *args)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+def test_channels_last_takes_the_nhwc_factors_and_its_band():
+    import dataclasses
+
+    from zoo.runs import roofline_rows
+
+    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    request = Request("timm:resnet18", 224, 64, "fp16")
+    nchw, nhwc = (predict(request, "RTX 3090", channels_last=cl) for cl in (False, True))
+    assert (nchw["memory_format"], nhwc["memory_format"]) == ("contiguous", "channels_last")
+    assert nhwc["imgs_per_s"] != nchw["imgs_per_s"]          # the convolutions take their own factors
+    assert nhwc["imgs_per_s_p10"] / nhwc["imgs_per_s"] == pytest.approx(data["band_channels_last"][0])
+    cal = roofline_rows.gpu_calibration()
+    without = dataclasses.replace(cal, extra={k: v for k, v in cal.extra.items() if k != "band_channels_last"})
+    roofline_rows.gpu_calibration.cache_clear()
+    try:
+        import unittest.mock
+
+        with unittest.mock.patch.object(roofline_rows, "gpu_calibration", lambda: without):
+            with pytest.raises(roofline_rows.UsageError):
+                roofline_rows.check_channels_last()
+    finally:
+        roofline_rows.gpu_calibration.cache_clear()
+
+
+def test_compare_predict_channels_last_reaches_the_rows():
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--resolutions", "224", "--batch-sizes", "8",
+                       "--predict", "A100", "--dtype", "bf16", "--channels-last", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert row["memory_format"] == "channels_last"

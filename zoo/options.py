@@ -84,6 +84,11 @@ def _shared() -> dict[str, dict]:
                                                   "MobileOne, FastViT, ...) is counted in: trained (as built, as "
                                                   "timm's benchmark.py runs by default) or fused (timm's "
                                                   "reparameterize_model, benchmark.py --reparam); default trained"),
+        "--tf32": dict(default=None, help="with --predict --dtype fp32: on (convolutions and matmuls on TF32 tensor "
+                                          "cores: torch.backends.cuda.matmul.allow_tf32 = True) or off (both fp32: "
+                                          "torch.backends.cudnn.allow_tf32 = False); default PyTorch's own, cuDNN "
+                                          "convolutions TF32 and matmuls fp32 (devices without TF32, V100 and T4: "
+                                          "fp32)"),
         "--out": dict(default=None, help="folder whose results/ rows are appended to (and, with --resume or by "
                                          "zoo.select, reused from); default: the user data folder, $ARCHZOO_DATA_DIR "
                                          "or ~/.local/share/archzoo; --out . is the current folder"),

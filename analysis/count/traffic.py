@@ -8,8 +8,10 @@ kernels fuse (torch.compile, TensorRT, a fused attention kernel's own internals)
 so this is an upper bound on it; caches can also serve re-reads. Operator classes: matmul_conv (ops
 with a MAC rule), attention (SDPA kernels, and softmax: in these models it normalises attention
 scores), norm, data_movement (copies, cat, pad, roll, gather), elementwise (everything else: pointwise
-ops, activations, reductions, pooling). The roofline's op list keeps grouped convolutions apart as
-depthwise_conv (their bytes stay under matmul_conv in bytes_by_op_class).
+ops, activations, reductions, pooling). The roofline's op list (kernel classes) splits matmul_conv into
+matmul (mm, addmm, bmm, linear: cuBLAS, whose fp32 precision is torch.backends.cuda.matmul's), conv (dense
+convolutions: cuDNN, torch.backends.cudnn's) and depthwise_conv (grouped); their bytes stay under matmul_conv in
+bytes_by_op_class.
 
 Non-MAC FLOPs (a stated convention, not a measurement): norms 5 per input element (fvcore's count for
 a norm with an affine: mean, subtract, variance, scale, shift); softmax 5 per element (max, subtract,
@@ -85,12 +87,16 @@ def op_class(func) -> str:
 
 
 def _kernel_class(func, cls: str, args) -> str:
-    """The op class, with grouped (depthwise) convolutions apart: they run far below the GEMM peak. `groups` is
-    convolution's 9th argument and convolution_backward's 10th."""
+    """The op class, matmul_conv split as the GPU runs it: cuDNN's dense convolutions (conv) and grouped ones
+    (depthwise_conv: far below the GEMM peak) apart from cuBLAS's matmuls (matmul): under fp32 the two libraries
+    take different precisions by default (TF32 for cuDNN, fp32 for cuBLAS). `groups` is convolution's 9th argument
+    and convolution_backward's 10th."""
+    if cls != "matmul_conv":
+        return cls
     at = {"convolution": 8, "convolution_backward": 9}.get(op_name(func))
-    if cls == "matmul_conv" and at is not None and len(args) > at and args[at] > 1:
-        return "depthwise_conv"
-    return cls
+    if at is not None or "convolution" in op_name(func):
+        return "depthwise_conv" if at is not None and len(args) > at and args[at] > 1 else "conv"
+    return "matmul"
 
 
 def non_mac_flops(func, cls: str, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> int:

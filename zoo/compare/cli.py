@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   f"device's rows, per model the winner and whether the band separates it (two "
                                   f"devices at the same batches: their break-even price ratio); the rows are appended "
                                   f"to <out>/results/predicted.jsonl unless --no-save"))
+    add_options(p, "--tf32")
     add_options(p, "--epochs", "--train-images", "--gpus")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")
@@ -131,6 +132,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.predict is None:
         for name, given in (("--price-per-hour", args.price_per_hour is not None),
                             ("--reparam", args.reparam != "trained"),
+                            ("--tf32 (a timed run takes the process's own torch.backends settings)",
+                             args.tf32 is not None),
                             ("--epochs, --train-images, --gpus (they take --predict and --metrics train)",
                              args.epochs is not None or args.train_images is not None or args.gpus != "1")):
             if given:
@@ -175,8 +178,12 @@ def check_predict_options(args: argparse.Namespace) -> None:
     choice(args.reparam, REPARAM_FORMS, "reparam")
     check_train_predict(args)                # --metrics train alone: one device, the schedule's options
     args.predict = predict_devices(args.predict)
+    if args.channels_last:
+        from ..runs.roofline_rows import check_channels_last
+
+        check_channels_last()
     for device in args.predict:
-        check_predict(device, args.dtype)
+        check_predict(device, args.dtype, args.tf32)
     if args.price_per_hour is not None:
         args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
 

@@ -27,7 +27,7 @@ def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
     store = None if args.no_save else ResultStore(args.out)
     target = args.latency_target_ms if args.sweep else None
     with store.locked() if store else contextlib.nullcontext():
-        rows = device_rows(plan.tasks, args.predict, Counts(args.reparam), args.price_per_hour, target,
+        rows = device_rows(plan.tasks, args.predict, Counts(args.reparam, args.tf32, args.channels_last), args.price_per_hour, target,
                            on_row=(lambda row: store.append_predicted(saved(row))) if store else None)
     return rows, decisions(rows, args.price_per_hour, same_batch=target is None)
 

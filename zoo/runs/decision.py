@@ -20,16 +20,16 @@ from .request import Request
 class Counts:
     """Each forward counted once (zoo.runs.roofline_rows.gpu_forward) and priced on every device."""
 
-    def __init__(self, reparam: str = "fused"):
-        self.reparam, self._counted = reparam, {}
+    def __init__(self, reparam: str = "fused", tf32: str | None = None, channels_last: bool = False):
+        self.reparam, self.tf32, self.channels_last, self._counted = reparam, tf32, channels_last, {}
 
     def row(self, request: Request, device: str, price_per_hour: float | None = None) -> PredictedRow:
         from .roofline_rows import gpu_forward, predict_counted
 
         if request not in self._counted:
             self._counted[request] = gpu_forward(request, reparam=self.reparam)
-        return PredictedRow.of(predict_counted(self._counted[request], request, device,
-                                               price_per_hour=price_per_hour))
+        return PredictedRow.of(predict_counted(self._counted[request], request, device, self.tf32,
+                                               price_per_hour, self.channels_last))
 
 
 def ranked_value(row: dict, prices: dict[str, float] | None, band: str = "") -> float:

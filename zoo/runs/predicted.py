@@ -29,7 +29,11 @@ class PredictedRow:
     batch_size: int
     dtype: str
     features: bool
-    peak_flops: float                 # the datasheet's dense peak at the dtype, FLOP/s
+    memory_format: str                # contiguous (NCHW) or channels_last
+    conv_precision: str               # what cuDNN's convolutions run in (fp32 under TF32: tf32), and cuBLAS's matmuls
+    matmul_precision: str
+    peak_flops: float                 # the datasheet's dense peak of the matmuls' precision, FLOP/s
+    conv_peak_flops: float            # and of the convolutions' precision
     mem_bandwidth: float              # bytes/s
     launch_us: float
     roofline_ms: float
@@ -68,9 +72,11 @@ class PredictedRow:
                 if f.default is dataclasses.MISSING or getattr(self, f.name) is not None}
 
 
-def predict(request, device: str, price_per_hour: float | None = None) -> PredictedRow:
+def predict(request, device: str, price_per_hour: float | None = None, tf32: str | None = None,
+            channels_last: bool = False) -> PredictedRow:
     """The predicted row of `request` (zoo.runs.request) on a datasheet `device`."""
-    return PredictedRow.of(predict_fields(request, device, price_per_hour=price_per_hour))
+    return PredictedRow.of(predict_fields(request, device, tf32=tf32, price_per_hour=price_per_hour,
+                                          channels_last=channels_last))
 
 
 def best_batch(predict_at, target_ms: float) -> PredictedRow:
@@ -89,10 +95,13 @@ def best_batch(predict_at, target_ms: float) -> PredictedRow:
     return dataclasses.replace(rows[batch or 1], sweep_note=note, sweep_latency_target_ms=target_ms)
 
 
-def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None) -> dict:
-    """best_batch of `request` on `device`, each batch predicted afresh (zoo.runs.decision shares the counts)."""
-    return best_batch(lambda b: predict(request.replace(batch_size=b), device, price_per_hour=price_per_hour),
-                      target_ms).to_json()
+def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None, tf32: str | None = None,
+          channels_last: bool = False) -> dict:
+    """best_batch of `request` on `device`, each batch predicted afresh (zoo.runs.decision shares the counts);
+    tf32 and channels_last passed on only where asked for."""
+    options = {k: v for k, v in (("tf32", tf32), ("channels_last", channels_last)) if v}
+    return best_batch(lambda b: predict(request.replace(batch_size=b), device, price_per_hour=price_per_hour,
+                                        **options), target_ms).to_json()
 
 
 def predicted_markdown(rows: list[dict]) -> str:
@@ -104,12 +113,14 @@ def predicted_markdown(rows: list[dict]) -> str:
     first = rows[0]
     p10, p90 = first["imgs_per_s_p10"] / first["imgs_per_s"], first["imgs_per_s_p90"] / first["imgs_per_s"]
     memory = first["device_memory_bytes"]
-    lines = [f"PREDICTED, not measured: {first['device']} ({first['peak_flops'] / 1e12:g} TFLOP/s {first['dtype']} "
-             f"dense, {first['mem_bandwidth'] / 1e9:g} GB/s"
+    lines = [f"PREDICTED, not measured: {first['device']} ({precision_text(first)} dense, "
+             f"{first['mem_bandwidth'] / 1e9:g} GB/s"
              + (f", {memory / 1e9:g} GB" if memory else "") + "), eager PyTorch"
              + (" under autocast" if first["dtype"] != "fp32" else "")
-             + f". Expected img/s calibrated on published measurements, band p10-p90 = x{p10:.2f}-x{p90:.2f} "
-             f"(held-out error); roofline = datasheet bound. Calibration: {first['calibration_source']}", ""]
+             + (", channels-last" if first.get("memory_format") == "channels_last" else "")
+             + f". Expected img/s (mean over batches) calibrated on published measurements, band p10-p90 = "
+             f"x{p10:.2f}-x{p90:.2f} (held-out error); roofline = datasheet bound. Calibration: "
+             f"{first['calibration_source']}", ""]
     price = "price_per_hour_usd" in first
     head = ("| model | size (px) | batch | expected img/s (p10-p90) | expected ms / batch (mean) | roofline img/s | "
             "serving GiB / batch | fits |" + (" price (USD / h) | img per USD (expected) |" if price else ""))
@@ -127,6 +138,15 @@ def predicted_markdown(rows: list[dict]) -> str:
                       f"{first['sweep_latency_target_ms']:g} ms and whose serving memory fits (the best batch: "
                       f"expected seconds per image never rise with the batch)"]
     return "\n".join(lines) + "\n"
+
+
+def precision_text(row: dict) -> str:
+    """'convs tf32 156 TFLOP/s, matmuls fp32 19.5 TFLOP/s', or one figure where both run in one precision."""
+    conv, matmul = row.get("conv_precision", row["dtype"]), row.get("matmul_precision", row["dtype"])
+    if conv == matmul:
+        return f"{row['peak_flops'] / 1e12:g} TFLOP/s {matmul}"
+    return (f"convs {conv} {row['conv_peak_flops'] / 1e12:g} TFLOP/s, matmuls {matmul} "
+            f"{row['peak_flops'] / 1e12:g} TFLOP/s")
 
 
 def break_even(first: list[dict], second: list[dict]) -> list[dict]:

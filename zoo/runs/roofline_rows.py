@@ -13,7 +13,7 @@ import functools
 import json
 from importlib import resources
 
-from analysis.calibration import Calibration, expected_seconds
+from analysis.calibration import Calibration, class_peaks, expected_seconds, in_memory_format, op_precisions
 from analysis.count.cost import GpuEmulation, image_batch, run_forward, weight_bytes
 from analysis.roofline import CPU_LAUNCH_SECONDS, GPU_LAUNCH_SECONDS, roofline
 from analysis.timing.devices import device_sheet, sheet_peak
@@ -80,36 +80,75 @@ def gpu_calibration() -> Calibration:
     return Calibration.from_json(json.loads(text))
 
 
-def predict(request: Request, device: str, tf32: bool = False, price_per_hour: float | None = None,
-            reparam: str = "fused") -> dict:
+def _tf32_mode(tf32) -> str | None:
+    """--tf32 on|off, or None for PyTorch's defaults (a bool is taken as on/off)."""
+    return {True: "on", False: "off"}.get(tf32, tf32) if isinstance(tf32, bool) else tf32
+
+
+def precisions(device: str, dtype: str, tf32=None) -> dict[str, str]:
+    """{"conv", "matmul"} precisions `dtype` runs in on `device` (analysis.calibration.op_precisions)."""
+    return op_precisions(dtype, "tf32" in device_sheet(device).peak_flops, _tf32_mode(tf32))
+
+
+def predict(request: Request, device: str, tf32=None, price_per_hour: float | None = None,
+            channels_last: bool = False, reparam: str = "fused") -> dict:
     """One forward of `request` on a datasheet device (analysis.timing.devices), counted as the GPU runs it: the
     calibrated expectation (imgs_per_s, latency_ms) with its held-out p10-p90 band, the roofline bound, serving
-    memory. reparam: the form counted (gpu_forward)."""
-    sheet_peak(device_sheet(device), request.dtype, tf32)          # an unknown device or dtype fails before counting
-    return predict_counted(gpu_forward(request, reparam=reparam), request, device, tf32, price_per_hour)
+    memory. tf32: None (PyTorch's defaults: cuDNN convolutions TF32, matmuls fp32), "on" or "off"; reparam: the form
+    counted (gpu_forward)."""
+    sheet_peak(device_sheet(device), request.dtype)          # an unknown device or dtype fails before counting
+    return predict_counted(gpu_forward(request, reparam=reparam), request, device, tf32, price_per_hour, channels_last)
 
 
-def predict_counted(counted: dict, request: Request, device: str, tf32: bool = False,
-                    price_per_hour: float | None = None) -> dict:
+def band_for(cal: Calibration, device: str, channels_last: bool) -> tuple[tuple[float, float], str]:
+    """The held-out band a row on `device` carries, and what it is."""
+    extra = cal.extra
+    if channels_last:
+        low, high = extra["band_channels_last"]
+        if device in extra.get("channels_last_devices", ()):
+            return (low, high), "leave one family out on this device's channels-last table"
+        other = extra.get("band_other_device") or cal.band
+        return ((min(low, other[0]), max(high, other[1])),
+                "the wider of the channels-last table's leave-one-family-out band and the leave-one-device-out band "
+                "(no channels-last table of this device was fitted)")
+    if device in extra.get("calibrated_devices", ()) or not extra.get("band_other_device"):
+        return cal.band, "leave one family out on this device's table"
+    return tuple(extra["band_other_device"]), "leave one device out (no published table of this device was fitted)"
+
+
+def check_channels_last() -> None:
+    """--predict --channels-last: refused in one line where the shipped factors have no channels-last fit."""
+    if "band_channels_last" not in gpu_calibration().extra:
+        raise UsageError("--predict: channels-last is not modelled (no channels-last factors are fitted); "
+                         "drop --channels-last")
+
+
+def predict_counted(counted: dict, request: Request, device: str, tf32=None,
+                    price_per_hour: float | None = None, channels_last: bool = False) -> dict:
     """predict() from a forward gpu_forward already counted for `request`: one count serves every device
     (zoo.report's committed predictions)."""
     model, batch_size, dtype = request.model, request.batch_size, request.dtype
     sheet = device_sheet(device)
-    peak = sheet_peak(sheet, dtype, tf32)
-    estimate = roofline(counted["ops"], peak, sheet.mem_bandwidth, sheet.launch_seconds)
+    sheet_peak(sheet, dtype)
+    runs_in = precisions(device, dtype, tf32)
+    peaks = class_peaks(sheet.peak_flops, runs_in)
+    peak = sheet.peak_flops[runs_in["matmul"]]
+    estimate = roofline(counted["ops"], peak, sheet.mem_bandwidth, sheet.launch_seconds, peaks=peaks)
     cal = gpu_calibration()
-    seconds = expected_seconds(counted["ops"], peak, sheet.peak_flops["fp32"], sheet.mem_bandwidth, cal)
+    if channels_last:
+        check_channels_last()
+    seconds = expected_seconds(in_memory_format(counted["ops"], channels_last), peaks, sheet.mem_bandwidth, cal)
     rate = batch_size / seconds
-    measured_here = sheet.name in cal.extra.get("calibrated_devices", ())
-    low, high = cal.band if measured_here or not cal.extra.get("band_other_device") else cal.extra["band_other_device"]
+    (low, high), band_from = band_for(cal, sheet.name, channels_last)
     h, w = request.img_size.hw
     row = {"predicted": True, "device": sheet.name, "model": model, "img_h": h, "img_w": w,
            "img_size": request.img_size.side, "batch_size": batch_size, "dtype": dtype, "features": request.features,
-           "peak_flops": peak, "mem_bandwidth": sheet.mem_bandwidth, "launch_us": sheet.launch_seconds * 1e6,
+           "memory_format": "channels_last" if channels_last else "contiguous",
+           "conv_precision": runs_in["conv"], "matmul_precision": runs_in["matmul"],
+           "peak_flops": peak, "conv_peak_flops": sheet.peak_flops[runs_in["conv"]], "mem_bandwidth": sheet.mem_bandwidth, "launch_us": sheet.launch_seconds * 1e6,
            **{k: estimate[k] for k in ROOFLINE_FIELDS},
            "imgs_per_s": rate, "imgs_per_s_p10": rate * low, "imgs_per_s_p90": rate * high,
-           "band_from": "leave one family out on this device's table" if measured_here else
-                        "leave one device out (no published table of this device was fitted)",
+           "band_from": band_from,
            "latency_ms": seconds * 1e3, "roofline_imgs_per_s": batch_size / estimate["roofline_ms"] * 1e3,
            "serve_bytes": counted["serve_bytes"], "device_memory_bytes": sheet.memory_bytes,
            "fits_memory": sheet.memory_bytes is None or counted["serve_bytes"] <= sheet.memory_bytes,
@@ -123,9 +162,15 @@ def predict_counted(counted: dict, request: Request, device: str, tf32: bool = F
     return row
 
 
-def check_predict(device: str, dtype: str) -> None:
-    """--predict: a device with a datasheet, and a tensor-core path for the dtype (UsageError, exit 2)."""
+def check_predict(device: str, dtype: str, tf32: str | None = None) -> None:
+    """--predict: a device with a datasheet, a tensor-core path for the dtype, and --tf32 only with fp32
+    (UsageError, exit 2)."""
     try:
         sheet_peak(device_sheet(device), dtype)
     except ValueError as e:
         raise UsageError(f"--predict: {e}") from None
+    if tf32 is not None:
+        if tf32 not in ("on", "off"):
+            raise UsageError(f"--tf32: {tf32!r}; on or off")
+        if dtype != "fp32":
+            raise UsageError(f"--tf32: only with --dtype fp32 (under {dtype} autocast convs and matmuls run in {dtype})")

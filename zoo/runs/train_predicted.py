@@ -18,7 +18,7 @@ from importlib import resources
 
 import torch
 
-from analysis.calibration import Calibration, expected_seconds
+from analysis.calibration import Calibration, class_peaks, expected_seconds, op_precisions
 from analysis.count.cost import GpuEmulation, image_batch, run_train_step
 from analysis.timing.devices import device_sheet
 from analysis.vocab import DTYPES
@@ -70,7 +70,8 @@ def step_seconds(ops, device: str, dtype: str, cal: Calibration | None = None) -
     """Expected seconds of one step on the datasheet device (the peak of the dtype for tensor-core classes)."""
     sheet = device_sheet(device)
     cal = cal or train_calibration()
-    return expected_seconds(ops, sheet.peak_flops[dtype], sheet.peak_flops["fp32"], sheet.mem_bandwidth, cal)
+    peaks = class_peaks(sheet.peak_flops, op_precisions(dtype, "tf32" in sheet.peak_flops))
+    return expected_seconds(ops, peaks, sheet.mem_bandwidth, cal)
 
 
 def predict_train(request: Request, device: str, foreach: bool = True) -> dict:

@@ -17,6 +17,7 @@ from typing import Optional, Union
 from analysis.size import Size
 
 from ..errors import UsageError, UsageParser, ZooError
+from ..options import add_options
 from ..runs.plan import check_dtype, choice, model_names, one_size, positive_int, positive_number
 from ..runs.request import Request
 
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", help="table or json")
     from ..options import add_options
 
-    add_options(p, "--reparam", "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
+    add_options(p, "--reparam", "--tf32", "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
                                                            "to <out>/results/predicted.jsonl)"))
     return p
 
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         choice(args.format, ("table", "json"), "format")
         asked = Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
                           args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour, args.out,
-                          not args.no_save, args.reparam)
+                          not args.no_save, args.reparam, args.tf32)
         result = answer(asked)
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
@@ -150,6 +151,7 @@ class Predicted:
     out: Optional[str] = None           # where answer() appends the predicted rows (None: the user data folder)
     save: bool = False                  # answer(): append them (the command line and select(): unless --no-save)
     reparam: str = "trained"            # the form a re-parameterisable model is counted in (zoo.options --reparam)
+    tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.runs.roofline_rows.predict)
 
 
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
@@ -190,14 +192,14 @@ def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
               for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
     if best and limits["max_latency_ms"] is None:
         raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
-    check_predict(asked.device, check_dtype(asked.dtype))
+    check_predict(asked.device, check_dtype(asked.dtype), asked.tf32)
     name = device_sheet(asked.device).name
     limits["price_per_hour"] = None if asked.price_per_hour is None else \
         prices_per_hour(str(asked.price_per_hour), [name])[name]      # finite, 0.001 to 1e6 USD per hour
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
-    counts = counts or Counts(asked.reparam)
+    counts = counts or Counts(asked.reparam, asked.tf32)
     kept, excluded = [], []
     for model in models:
         def at(b: int):
@@ -211,7 +213,7 @@ def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
             on_row((excluded if broke else kept)[-1])
     kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
     query = {"predict": name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
-             "dtype": asked.dtype, "rank": asked.rank, "reparam": asked.reparam, **limits}
+             "dtype": asked.dtype, "rank": asked.rank, "reparam": asked.reparam, "tf32": asked.tf32, **limits}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 

@@ -1,0 +1,130 @@
+"""Published throughput tables archzoo never fits on, kept aside to judge its GPU prediction held out
+(benchmarks/predict_vs_published.py): each figure as its source states it, with repository, commit, file, line
+and the recipe it was measured with.
+
+Counted as the table's code ran them: the Swin repository's own models write attention out (q @ k^T, softmax,
+@ v: no fused SDPA), so their timm counterparts are counted with timm's fused attention off
+(timm.layers.set_fused_attn(False)). ResMLP-B24 (line 150: 116M parameters, 23.0 GFLOPs) has no timm
+counterpart (timm's resmlp_big_24_224 is B24/8) and is left out. Counts are cached in benchmarks/data/published_op_counts.json.gz.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gpu_published import read_counts, write_counts  # noqa: E402
+
+COUNTS = ROOT / "benchmarks" / "data" / "published_op_counts.json.gz"
+NHWC_4090 = ROOT / "benchmarks" / "data" / "timm_infer_amp_nhwc_rtx4090.csv"
+TIMM_NHWC = ("huggingface/pytorch-image-models@ee5b1e8217134e9f016a0086b793c34abb721216 "
+             "results/benchmark-infer-amp-nhwc-pt240-cu124-rtx4090.csv")
+TIMM_NHWC_RECIPE = ("timm's benchmark.py --amp --channels-last (fp16 autocast, NHWC), torch 2.4.0, CUDA 12.4, each row "
+                    "at timm's batch; the rows of archzoo's 16 families (benchmarks/gpu_published.py) less RepVGG and "
+                    "LeViT, which this run did not fuse (GMACs 1.52 for RepVGG-A0), copied into "
+                    "benchmarks/data/timm_infer_amp_nhwc_rtx4090.csv with their line in the file; timm's table, "
+                    "kept aside: channels-last is fitted on the RTX 3090's NHWC table only")
+
+
+def _timm_nhwc_rows() -> list[tuple]:
+    import csv
+
+    with open(NHWC_4090, newline="", encoding="utf-8") as f:
+        return [(r["model"], int(r["img_size"]), int(r["batch_size"]), float(r["imgs_per_s"]), int(r["line"]))
+                for r in csv.DictReader(f)]
+
+SWIN = "microsoft/Swin-Transformer@f82860bfb5225915aca09c3227159ee9e1df874d README.md"
+SWIN_RECIPE = ("the repository's main.py --throughput (get_started.md: --batch-size 64 --throughput --disable_amp, "
+               "so fp32, batch 64; 50 warm-up and 30 timed forwards); the GPU is not named in the repository: "
+               "V100, as the Swin paper's Table 1 says (the paper itself not opened here)")
+
+PYCLS = "facebookresearch/pycls@5719de641657c251f807c20a1fcf8ef6f4b60144 MODEL_ZOO.md"
+PYCLS_RECIPE = ("'Inference times are reported for processing 64 images on 1 GPU', a Tesla V100 16GB, PyTorch 1.6, "
+                "CUDA 10.0, cuDNN 7.6 (MODEL_ZOO.md, Experimental Settings); fp32 (pycls/core/config.py: "
+                "TRAIN.MIXED_PRECISION = False, CUDNN.BENCHMARK = True); each EfficientNet at its TRAIN.IM_SIZE "
+                "(configs/dds_baselines/effnet/EN-B*_dds_8gpu.yaml), which pycls/core/benchmark.py times at. pycls's own "
+                "models, counted as timm's ports of them (timm's regnet* load pycls's weights; its ResNets put the "
+                "stride in the 3x3 conv, pycls's in the 1x1); ResNeXt-152 has no timm counterpart")
+
+# per table: the GPU, dtype, tf32 mode and attention path it ran, the figure's unit ("img/s" or "ms" per batch),
+# and its rows: (model as timm names it, image size, batch, the published figure, its line in the source)
+TABLES = {
+    "pycls model zoo (V100 16GB, fp32, batch 64)": {
+        "device": "V100", "dtype": "fp32", "tf32": None, "fused_attention": True, "source": PYCLS,
+        "recipe": PYCLS_RECIPE, "unit": "ms", "channels_last": False,
+        "rows": [("regnetx_002", 224, 64, 11, 67), ("regnetx_004", 224, 64, 15, 80), ("regnetx_006", 224, 64, 18, 93),
+                 ("regnetx_008", 224, 64, 23, 106), ("regnetx_016", 224, 64, 35, 119), ("regnetx_032", 224, 64, 59, 132),
+                 ("regnetx_040", 224, 64, 74, 145), ("regnetx_064", 224, 64, 95, 158), ("regnetx_080", 224, 64, 97, 171),
+                 ("regnetx_120", 224, 64, 142, 184), ("regnetx_160", 224, 64, 171, 197),
+                 ("regnetx_320", 224, 64, 337, 210),
+                 ("regnety_002", 224, 64, 12, 242), ("regnety_004", 224, 64, 19, 255), ("regnety_006", 224, 64, 20, 268),
+                 ("regnety_008", 224, 64, 23, 281), ("regnety_016", 224, 64, 41, 294), ("regnety_032", 224, 64, 69, 307),
+                 ("regnety_040", 224, 64, 69, 320), ("regnety_064", 224, 64, 108, 333),
+                 ("regnety_080", 224, 64, 115, 346), ("regnety_120", 224, 64, 152, 359),
+                 ("regnety_160", 224, 64, 208, 372), ("regnety_320", 224, 64, 331, 385),
+                 ("resnet50", 224, 64, 57, 417), ("resnet101", 224, 64, 97, 430), ("resnet152", 224, 64, 140, 443),
+                 ("resnext50_32x4d", 224, 64, 85, 475), ("resnext101_32x4d", 224, 64, 151, 488),
+                 ("efficientnet_b0", 224, 64, 31, 533), ("efficientnet_b1", 240, 64, 47, 546),
+                 ("efficientnet_b2", 260, 64, 58, 559), ("efficientnet_b3", 300, 64, 92, 572),
+                 ("efficientnet_b4", 380, 64, 201, 585), ("efficientnet_b5", 456, 64, 446, 598)],
+    },
+    "Swin README (V100, fp32, batch 64)": {
+        "device": "V100", "dtype": "fp32", "tf32": None, "fused_attention": False, "source": SWIN,
+        "recipe": SWIN_RECIPE, "unit": "img/s", "channels_last": False,
+        "rows": [("swin_tiny_patch4_window7_224", 224, 64, 755, 114), ("swin_small_patch4_window7_224", 224, 64, 437, 115),
+                 ("swin_base_patch4_window7_224", 224, 64, 278, 116), ("swin_base_patch4_window12_384", 384, 64, 85, 117),
+                 ("swinv2_tiny_window8_256", 256, 64, 572, 129), ("swinv2_small_window8_256", 256, 64, 327, 130),
+                 ("swinv2_base_window8_256", 256, 64, 217, 131), ("swinv2_tiny_window16_256", 256, 64, 437, 132),
+                 ("swinv2_small_window16_256", 256, 64, 257, 133), ("swinv2_base_window16_256", 256, 64, 174, 134),
+                 ("resmlp_24_224", 224, 64, 715, 149)],
+    },
+    "timm RTX 4090 channels-last (AMP fp16, NHWC)": {
+        "device": "RTX 4090", "dtype": "fp16", "tf32": None, "fused_attention": True, "source": TIMM_NHWC,
+        "recipe": TIMM_NHWC_RECIPE, "unit": "img/s", "channels_last": True, "rows": _timm_nhwc_rows},
+}
+
+
+def key(model: str, size: int, batch: int, dtype: str, fused: bool) -> str:
+    return f"{model}@{size}@{batch}@{dtype}" + ("" if fused else "@unfused-attention")
+
+
+def count(model: str, size: int, batch: int, dtype: str, fused: bool) -> list:
+    import timm.layers
+
+    from zoo.runs.request import Request
+    from zoo.runs.roofline_rows import traffic_ops
+
+    before = timm.layers.use_fused_attn()
+    timm.layers.set_fused_attn(fused)
+    try:
+        return [list(op) for op in traffic_ops(Request("timm:" + model, size, batch, dtype), gpu=True)]
+    finally:
+        timm.layers.set_fused_attn(before)
+
+
+def table_samples(name: str, counts: dict | None = None) -> list[dict]:
+    """The table's rows as analysis.calibration_fit samples (counted here, and cached, where missing)."""
+    from analysis.calibration import class_peaks, in_memory_format, op_precisions
+    from analysis.timing.devices import device_sheet
+
+    table = TABLES[name]
+    counts = read_counts(COUNTS) if counts is None else counts
+    sheet = device_sheet(table["device"])
+    precisions = op_precisions(table["dtype"], "tf32" in sheet.peak_flops, table["tf32"])
+    out, changed = [], False
+    rows = table["rows"]() if callable(table["rows"]) else table["rows"]
+    for model, size, batch, figure, line in rows:
+        rate = figure if table["unit"] == "img/s" else batch / (figure / 1e3)
+        k = key(model, size, batch, table["dtype"], table["fused_attention"])
+        if k not in counts:
+            counts[k], changed = count(model, size, batch, table["dtype"], table["fused_attention"]), True
+        out.append({"ops": in_memory_format([tuple(o) for o in counts[k]], table["channels_last"]),
+                    "peaks": class_peaks(sheet.peak_flops, precisions),
+                    "bandwidth": sheet.mem_bandwidth, "seconds": batch / rate, "imgs_per_s": rate,
+                    "batch_size": batch, "model": model, "group": model, "device": sheet.name,
+                    "source": f"{table['source']} line {line}"})
+    if changed:
+        write_counts(counts, COUNTS)
+    return out
