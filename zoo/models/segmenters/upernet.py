@@ -83,10 +83,9 @@ def _by_part(values: dict[str, int]) -> dict[str, int]:
 
 def segmenter_fields(net: UperNet, model: str, macs_by_module: Callable[[nn.Module], dict[str, int]]) -> dict:
     """Row fields: forward MACs and params per part (per image; the auxiliary head's as it runs in training),
-    the backbone's share of the inference MACs, the config, and the published ADE20K row of the same recipe.
+    the backbone's share of the inference MACs and the config (the published row: published.task_fields, data
+    looked up fresh for each row, never cached with the count).
     macs_by_module(net): forward MACs per image of each module path (analysis.count.cost.macs_by_module)."""
-    from .published import published_for
-
     net.run_auxiliary = True
     try:
         macs = _by_part(macs_by_module(net))
@@ -95,7 +94,6 @@ def segmenter_fields(net: UperNet, model: str, macs_by_module: Callable[[nn.Modu
     params = _by_part({name: p.numel() for name, p in net.named_parameters()})
     inference = macs["backbone"] + macs["neck"] + macs["decode_head"]
     spec = net.spec
-    row = published_for(model, spec)
     return {
         "segmenter_macs_by_part": macs,
         "segmenter_params_by_part": params,
@@ -103,5 +101,4 @@ def segmenter_fields(net: UperNet, model: str, macs_by_module: Callable[[nn.Modu
         "backbone_share": macs["backbone"] / inference if inference else 0.0,
         "backbone_params": params["backbone"],
         "segmenter_config": spec.config,
-        **(row.row_fields() if row else {}),
     }
