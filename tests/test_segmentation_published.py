@@ -122,3 +122,29 @@ def test_bad_slide_values_exit_2(args, message):
 def test_slide_needs_a_segmenter():
     result = call_main("zoo.compare", "--models", "convnext_t", "--slide", "512,341", "--no-save")
     assert result.returncode == 2 and "needs --segmenter" in result.stderr and result.stdout == ""
+
+
+def test_the_report_shows_whole_and_slide_inference_and_training_at_the_crop():
+    """One backbone's rows (tiny sizes): inference at 128 x 512 with the slide test, a training step at the 128 crop,
+    batch 2; the report's one line for it reads each from its own row."""
+    from zoo.report.segmentation import segmenter_table
+
+    inference = run_task(Task("cost", "convnext_t", (128, 512), segmenter="upernet", slide=(128, 85)))
+    trained = run_task(Task("cost", "convnext_t", 128, 2, train=True, segmenter="upernet"))
+    table, sources = segmenter_table([trained, inference])
+    line, = [line for line in table.splitlines() if line.startswith("| convnext_t |") and "128x512" in line]
+    assert f"| 6 of 128/85, {inference['slide_macs'] / 1e9:.1f} |" in line
+    assert f"| 128, 2, {trained['train_act_peak_bytes'] / 2 ** 20:,.1f} |" in line
+    assert "tested slide 512/341" in line and sources[0].endswith("semantic_segmentation/README.md:12")
+
+
+def test_the_deterministic_rows_count_each_recipe_at_its_test_scale_and_crop():
+    """Every built backbone and heads with a published row: inference at crop x 4 crop with the slide test at
+    crop, 2/3 crop (ConvNeXt's 512/341, 640/426), training at the crop with the recipe's images per GPU."""
+    from zoo.report.deterministic import segmenter_tasks
+
+    tasks = {(t.model, t.train): t for t in segmenter_tasks()}
+    assert (tasks["convnext_l", False].img_size.hw, tasks["convnext_l", False].slide) == ((640, 2560), (640, 426))
+    assert (tasks["convnext_t", True].img_size.hw, tasks["convnext_t", True].batch_size) == ((512, 512), 2)
+    assert (tasks["resnet50", True].batch_size, tasks["vit_b16", False].slide) == (4, (512, 341))
+    assert "deit_s" in {m for m, _ in tasks} and "swin_l" not in {m for m, _ in tasks}
