@@ -148,3 +148,14 @@ def test_the_deterministic_rows_count_each_recipe_at_its_test_scale_and_crop():
     assert (tasks["convnext_t", True].img_size.hw, tasks["convnext_t", True].batch_size) == ((512, 512), 2)
     assert (tasks["resnet50", True].batch_size, tasks["vit_b16", False].slide) == (4, (512, 341))
     assert "deit_s" in {m for m, _ in tasks} and "swin_l" not in {m for m, _ in tasks}
+
+
+def test_compare_counts_semantic_fpn_beside_mmsegs_row_and_refuses_a_plain_vit():
+    result = call_main("zoo.compare", "--models", "resnet50", "--segmenter", "sem_fpn", "--resolutions", "128",
+                       "--metrics", "cost", "--no-save", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    record, = json.loads(result.stdout)
+    assert record["miou"] == 37.49 and record["seg_published"]["source"].endswith("configs/sem_fpn/README.md:39")
+    refused = call_main("zoo.compare", "--models", "deit_s", "--segmenter", "sem_fpn", "--metrics", "cost",
+                        "--no-save")
+    assert refused.returncode == 2 and "plain ViT" in refused.stderr and refused.stdout == ""

@@ -212,3 +212,33 @@ def test_torchs_own_flop_counter_agrees_on_the_whole_segmenter(backbone):
     with FlopCounterMode(display=False) as counter:
         net(torch.empty(1, 3, 256, 512, device="meta"))
     assert counter.get_total_flops() // 2 == cost_record(net, (256, 512), train=False).macs
+
+
+def test_semantic_fpn_on_resnet50_by_hand():
+    """mmseg's neck FPN (1x1 laterals and 3x3 convs to 256, with bias) and FPNHead (128 channels; per level 1, 1, 2,
+    3 3x3 conv-BN-ReLU, the later ones after each x2 upsample, so at the next finer grid), no auxiliary head."""
+    size = (128, 256)
+    net = create_segmenter("resnet50", "sem_fpn", size, device="meta")
+    parts = segmenter_fields(net, "resnet50", by_module(size))["segmenter_macs_by_part"]
+    px, chans = grids(*size), [256, 512, 1024, 2048]
+    assert parts["neck"] == sum(p * c * 256 for p, c in zip(px, chans)) + sum(px) * 256 * 256 * 9
+    first = sum(px) * 256 * 128 * 9                                   # each level's first conv, at its own grid
+    later = 128 * 128 * 9 * (px[1] + (px[2] + px[1]))                 # stride 16: one more at /8; 32: at /16, /8
+    assert parts["decode_head"] == first + later + px[0] * 128 * 150
+    assert parts["auxiliary_head"] == 0 and net.auxiliary_head is None
+    params = segmenter_fields(net, "resnet50", by_module(size))["segmenter_params_by_part"]
+    assert params["neck"] == sum(c * 256 + 256 for c in chans) + 4 * (256 * 256 * 9 + 256)
+    assert params["decode_head"] == (4 * 256 * 128 * 9 + 3 * 128 * 128 * 9 + 7 * 2 * 128   # 7 ConvModules' BNs
+                                     + 128 * 150 + 150)
+
+
+def test_torchs_flop_counter_agrees_on_semantic_fpn_and_a_plain_vit_is_refused():
+    from torch.utils.flop_counter import FlopCounterMode
+    from zoo.errors import ZooError
+
+    net = create_segmenter("resnet50", "sem_fpn", (128, 256), device="meta")
+    with FlopCounterMode(display=False) as counter:
+        net(torch.empty(1, 3, 128, 256, device="meta"))
+    assert counter.get_total_flops() // 2 == cost_record(net, (128, 256), train=False).macs
+    with pytest.raises(ZooError, match="plain ViT"):
+        create_segmenter("deit_s", "sem_fpn", 256, device="meta")

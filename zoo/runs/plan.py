@@ -262,6 +262,8 @@ def check_stages(models: list[str], frozen_stages: int | None, detector: str | N
         spec = get_spec(model)
         if model.startswith(TIMM_PREFIX):
             continue
+        if segmenter == "sem_fpn" and spec.is_token_model:
+            raise UsageError(f"--segmenter sem_fpn: {model} is a plain ViT; semantic FPN takes maps at strides 4-32")
         if detector and spec.is_token_model:
             raise UsageError(f"--detector: {model} gives one stride-{spec.patch_size} map, not maps at strides 4-32 "
                              f"(use vitdet_b16, vitdet_l16 or vitdet_h16)")
