@@ -47,8 +47,9 @@ def _shared() -> dict[str, dict]:
                                 f"but on vitdet_* detectron2's ViTDet heads; mmdet_* names the mmdetection heads on "
                                 f"any backbone; rows show the published COCO box and mask AP of the same recipe"),
         "--segmenter": dict(help=f"count the whole semantic segmenter on each backbone: {', '.join(SEGMENTERS)} "
-                                 f"(mmseg's UperNet for ADE20K: PPM + FPN decode head, auxiliary FCN head in "
-                                 f"training); rows show the published mIoU where the recipe matches"),
+                                 f"(upernet: mmseg's UperNet for ADE20K, PPM + FPN decode head, auxiliary FCN head in "
+                                 f"training; sem_fpn: mmseg's semantic FPN, neck FPN + FPNHead); rows show the "
+                                 f"published ADE20K mIoU of the same heads, and its recipe"),
         "--optimizer": dict(help=f"with a training step: whose fp32 state the training memory counts: "
                                  f"{', '.join(OPTIMIZERS)} (default sgd, with momentum)"),
         "--dtype": dict(default="fp32", help=f"{', '.join(DTYPE_NAMES)} (counting, and timing under autocast; "

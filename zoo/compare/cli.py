@@ -29,7 +29,8 @@ from ..runs.data_dir import out_or_default
 from ..runs.user_cache import disabled
 from ..runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
                         check_memory_override, check_out_dir, check_threads, choice, frozen_stages_option,
-                        model_names, plan_tasks, positive_int, positive_ints, positive_number, sizes, split_list)
+                        model_names, plan_tasks, positive_int, positive_ints, positive_number, sizes, slide_option,
+                        split_list)
 
 log = logging.getLogger("zoo.compare")
 
@@ -60,7 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                "of a batch passes this (measured: its p99; with --predict: the "
                                                "expected mean, no tail modelled); the largest within is marked")
     add_options(p, "--features", "--optimizer", "--frozen-stages", "--detector", "--segmenter")
-    p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help=f"comma list of {', '.join(METRICS)}")
+    p.add_argument("--slide", metavar="CROP,STRIDE", help="with --segmenter: also count mmseg's sliding-window test "
+                                                          "(windows of CROP px every STRIDE px, the last flush with "
+                                                          "the edge; the ADE20K configs' 512,341): counted, not timed")
+    p.add_argument("--metrics", help=f"comma list of {', '.join(METRICS)} (default {','.join(DEFAULT_METRICS)}; "
+                                     f"with --slide cost,memory)")
     add_options(p, "--device", "--dtype", "--threads")
     p.add_argument("--format", default="table", help=f"stdout format: {', '.join(FORMATS)}")
     add_options(p, "--weights", "--pretraining", "--out", "--no-save", "--quick", "--iters", "--min-seconds",
@@ -103,7 +108,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.iters = None if args.iters is None else positive_int(args.iters, "iters", MAX_ITERS)
     args.min_seconds = None if args.min_seconds is None else positive_number(args.min_seconds, "min-seconds")
     args.backends = list(dict.fromkeys(choice(b, BACKENDS, "backend") for b in split_list(args.backend, "backend")))
+    if args.metrics is None:
+        args.metrics = ",".join(m for m in DEFAULT_METRICS if not (args.slide and m == "throughput"))
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
+    args.slide = slide_option(args.slide, args.segmenter, args.metrics)
     args.threads = check_threads(args.threads)
     check_memory_override()
     if args.frozen_stages is not None:
@@ -258,7 +266,7 @@ def _main(argv: list[str] | None) -> int:
         args = parse(argv)
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
-                          segmenter=args.segmenter, optimizer=args.optimizer,
+                          segmenter=args.segmenter, optimizer=args.optimizer, slide=args.slide,
                           device=args.device, threads=args.threads, quick=args.quick,
                           channels_last=args.channels_last, compile=args.compile, backends=args.backends,
                           pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)

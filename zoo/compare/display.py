@@ -12,7 +12,7 @@ import io
 import json
 
 from ..console.markdown import feature_maps, markdown_table, mfu_cell, mib
-from ..models.accuracy import accuracy_fields  # noqa: F401 - accuracy_fields: imported from here by callers
+from ..models.accuracy import accuracy_fields, entry_fields  # noqa: F401 - accuracy_fields: imported from here by callers
 from ..models.segmenters.published import published_cells
 from ..runs.safe_io import strict_dumps
 from ..runs.schema import row_size
@@ -28,6 +28,7 @@ COLUMNS = [
     ("res (px)", "size", str),
     ("batch", "batch_size", str),
     ("detector", "detector", str),
+    ("segmenter", "segmenter", str),
     ("tokens", "tokens", str),
     ("params (M)", "params", lambda v: f"{v / 1e6:.1f}"),
     ("GMACs / image", "macs", lambda v: f"{v / 1e9:.2f}"),
@@ -64,6 +65,10 @@ COLUMNS = [
     ("box AP (published)", "box_ap", lambda v: f"{v:.1f}"),
     ("mask AP (published)", "mask_ap", lambda v: f"{v:.1f}"),
     ("AP published for", "task_recipe", None),
+    ("slide windows (H x W)", "slide_windows", lambda v: f"{v[0]} x {v[1]} = {v[0] * v[1]}"),
+    ("GMACs / window", "slide_window_macs", lambda v: f"{v / 1e9:.2f}"),
+    ("slide GMACs / image", "slide_macs", lambda v: f"{v / 1e9:.2f}"),
+    ("mIoU published for", "seg_recipe", None),
     ("top-1 % (at this res)", "top1", lambda v: f"{v:.2f}"),
     ("weights", "weights_label", str),
     ("pretraining", "pretraining", str),
@@ -91,8 +96,20 @@ def _task_recipe(record: dict) -> str | None:
     return record.get("task_recipe") or record.get("task_unmatched")
 
 
+def _seg_recipe(record: dict) -> str | None:
+    return record.get("seg_recipe") or record.get("seg_unmatched")
+
+
 RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy,
-                "task_recipe": _task_recipe}
+                "task_recipe": _task_recipe, "seg_recipe": _seg_recipe}
+
+
+def task_checkpoint(record: dict) -> dict:
+    """A detector's or segmenter's weights and pretraining are its published recipe's (the backbone checkpoint
+    that recipe fine-tuned), not timm's classifier checkpoint: no classifier top-1 beside a task metric."""
+    published = record.get("task_published") or record.get("seg_published") or {}
+    group = published.get("pretraining_group")
+    return {**entry_fields(None), "pretraining": group, "accuracy": []}
 
 
 def timed_on(record: dict) -> str:
@@ -123,8 +140,9 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             continue
         record.update({k: v for k, v in row.items() if k not in ("kind", "settings", "software", "schema")})
         record["settings" if row["kind"] == "cost" else "timing_settings"] = row["settings"]
-        if row["settings"].get("detector"):
-            record["detector"] = row["settings"]["detector"]
+        for task in ("detector", "segmenter"):
+            if row["settings"].get(task):
+                record[task] = row["settings"][task]
     for key in [k for k in merged if k[4] is None]:      # a cost record joins each backend's timed record
         timed = [k for k in merged if k[:4] == key[:4] and k[4] is not None]
         for other in timed:
@@ -139,11 +157,18 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         if record.get("imgs_per_s") is not None or record.get("train_imgs_per_s") is not None:
             record["timed_on"] = timed_on(record)
         record.update(accuracy_fields(record["model"], record["img_size"], weights, pretraining))
-        record.update(published_cells(record))          # segmenter rows: the published ADE20K figures
         if record.get("detector") and pretraining:     # the published AP of those pretraining groups instead
             from ..models.detectors.published import task_fields
 
             record.update(task_fields(record["model"], record["detector"], list(pretraining)))
+        if record.get("segmenter") and (pretraining or weights != "default"):     # the row those pick instead
+            from ..models.segmenters.published import task_fields as segmenter_fields
+
+            record.update(segmenter_fields(record["model"], record["segmenter"], (record["img_h"], record["img_w"]),
+                                           list(pretraining) if pretraining else None, weights))
+        record.update(published_cells(record))          # segmenter rows: the published ADE20K figures
+        if record.get("detector") or record.get("segmenter"):
+            record.update(task_checkpoint(record))
     records = list(merged.values())
     for row in not_measured:
         records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
@@ -160,7 +185,8 @@ def _measured(records: list[dict]) -> list[dict]:
 def _columns(records: list[dict]) -> list[tuple]:
     def shown(record: dict, field: str, fmt) -> bool:
         return (_mfu(record, "train_" if field.startswith("train_") else "") if field in ("mfu", "train_mfu")
-                else _task_recipe(record) if field == "task_recipe" else record.get(field)) is not None
+                else RECORD_CELLS[field](record) if field in ("task_recipe", "seg_recipe") else record.get(field)) \
+            is not None
     return [c for c in COLUMNS if any(shown(r, c[1], c[2]) for r in records) or c[1] in ("model", "size")]
 
 
@@ -191,7 +217,7 @@ def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
 
 
 # said once when every record shares it
-SETTING_FIELDS = ("size", "batch_size", "detector", "backend", "dtype", "timed_on")
+SETTING_FIELDS = ("size", "batch_size", "detector", "segmenter", "backend", "dtype", "timed_on")
 
 
 def fold_constant(headers: list[str], rows: list[list[str]], settings: set[int]) -> tuple[list[str], list[list[str]], list[str]]:

@@ -4,8 +4,8 @@ Cost and memory are counted, not timed, so they must come out the same on any ma
 registry model at 224, 384, its native resolution and every resolution an accuracy entry of it
 was measured at, plus ViT-B/16 at 512 and 1024 for the textbook's attention-share examples, and the
 whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's Mask R-CNN and Cascade
-Mask R-CNN with detectron2's ViTDet heads at 1024), each with the published AP of its recipe, and the UperNets
-of the published ADE20K tables (ImageNet-1K, 512 crop) at 512 x 2048. Beside them the predicted GPU rows of the
+Mask R-CNN with detectron2's ViTDet heads at 1024), each with the published AP of its recipe, and every
+segmenter with a published ADE20K row at its test scale (whole and slide) and its training crop. Beside them the predicted GPU rows of the
 classifiers among them (zoo.report.gpu_predictions: results/predicted.jsonl, counted on meta, shipped calibration).
 `check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
 file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
@@ -36,7 +36,7 @@ EXTRA = {"vit_b16": (512, 1024)}
 MEASURED = ("params", "trainable_params", "params_by_component", "tokens", "macs", "attn_macs",
             "macs_by_component", "act_peak_bytes", "train_macs", "train_act_peak_bytes", "weight_bytes",
             "uncounted_ops", "backbone_macs", "bytes_moved", "non_mac_flops",
-            "arithmetic_intensity_by_component", "box_ap", "mask_ap")
+            "arithmetic_intensity_by_component", "box_ap", "mask_ap", "miou", "slide_macs")
 
 
 def deterministic_requests() -> list[Request]:
@@ -48,30 +48,52 @@ def deterministic_requests() -> list[Request]:
                  *(e["img_size"] for e in accuracy_entries(model) if isinstance(e["img_size"], int))}
         requests += [Request(model, Size(s, s), train=True) for s in sorted(sizes) if spec.rule.accepts(Size(s, s))]
     requests += [Request(model, PUBLISHED_SIZE, train=True, detector=detector) for model, detector in sorted(PUBLISHED)]
-    requests += [Request(r.model, r.flops_size, train=True, segmenter=r.segmenter)
-                 for r in ADE20K if r.pretraining == "in1k"]
     return requests + [Request("vitdet_b16", 1024, train=True, detector=detector)
                        for detector in ("vitdet_maskrcnn", "vitdet_cascade_maskrcnn")]
 
 
+def segmenter_tasks() -> list[Task]:
+    """Per backbone and heads with a published ADE20K row (zoo.models.segmenters.published): inference at the
+    shown row's test scale (crop x 4 crop), whole and in mmseg's slide test (windows of the crop every 2/3 of it:
+    the ConvNeXt configs' 512/341 and 640/426), and a training step at the crop, the recipe's images per GPU."""
+    from ..models.segmenters.published import published_row
+    from ..models.segmenters.specs import SEGMENTERS
+
+    tasks = []
+    for model, segmenter in dict.fromkeys((r.model, r.segmenter) for r in ADE20K if r.segmenter in SEGMENTERS):
+        row = published_row(model, segmenter)
+        tasks += [Task.of("cost", Request(model, row.flops_size, segmenter=segmenter),
+                          slide=(row.crop, row.crop * 2 // 3)),
+                  Task.of("cost", Request(model, Size(row.crop, row.crop), row.images_per_gpu, train=True,
+                                          segmenter=segmenter))]
+    return tasks
+
+
 def deterministic_tasks() -> list[Task]:
-    return [Task.of("cost", request) for request in deterministic_requests()]
+    return [Task.of("cost", request) for request in deterministic_requests()] + segmenter_tasks()
 
 
 DETERMINISTIC_SETTINGS = Task.of("cost", Request("any", Size(224, 224), train=True)).settings
+SEGMENTER_SETTINGS = [{k: v for k, v in t.settings.items() if k not in ("segmenter", "slide")}
+                      for t in (Task.of("cost", Request("any", 224)), Task.of("cost", Request("any", 224, train=True)))]
 
 
 def _is_deterministic(row: dict) -> bool:
-    settings = {k: v for k, v in row["settings"].items() if k not in ("detector", "segmenter")}
+    settings = {k: v for k, v in row["settings"].items() if k not in ("detector", "segmenter", "slide")}
+    if row["settings"].get("segmenter"):      # inference (whole and slide) at the test scale, training at the crop
+        return settings in SEGMENTER_SETTINGS
     return row["batch_size"] == 1 and settings == DETERMINISTIC_SETTINGS
 
 
 def _key(row: dict) -> tuple:
-    return row["model"], row["img_h"], row["img_w"], row["settings"].get("detector"), row["settings"].get("segmenter")
+    s = row["settings"]
+    return row["model"], row["img_h"], row["img_w"], row["batch_size"], s.get("detector"), s.get("segmenter"), \
+        s.get("train"), s.get("slide")
 
 
 def _task_key(task: Task) -> tuple:
-    return task.model, task.img_size.height, task.img_size.width, task.detector, task.segmenter
+    return _key({"model": task.model, "img_h": task.img_size.height, "img_w": task.img_size.width,
+                 "batch_size": task.batch_size, "settings": task.settings})
 
 
 def _measured(row: dict) -> dict:

@@ -222,6 +222,26 @@ class Plan:
 NO_STAGES = "has blocks, not stages (CNNs and Swin have stages)"
 
 
+def slide_option(text: str | None, segmenter: str | None, metrics: list[str]) -> tuple[int, int] | None:
+    """--slide CROP,STRIDE: mmseg's sliding-window test, counted on a segmenter's cost row (not timed)."""
+    if text is None:
+        return None
+    from ..models.segmenters.slide import check_slide
+
+    if segmenter is None:
+        raise UsageError("--slide: the sliding-window test of a segmenter; needs --segmenter")
+    if "throughput" in metrics:
+        raise UsageError("--slide: counted, not timed (timing runs the whole image); drop throughput from --metrics")
+    items = split_list(text, "slide")
+    if len(items) != 2:
+        raise UsageError(f"--slide: expected CROP,STRIDE (two px sides, e.g. 512,341), got {text!r}")
+    crop, stride = (positive_int(item, "slide", MAX_SIDE) for item in items)
+    why = check_slide(crop, stride)
+    if why:
+        raise UsageError(f"--slide {text}: {why}")
+    return crop, stride
+
+
 def no_stages(model: str) -> bool:
     """Whether `model` has blocks instead of stages to freeze (a plain ViT, ViTDet's backbone)."""
     spec = get_spec(model)
@@ -242,6 +262,8 @@ def check_stages(models: list[str], frozen_stages: int | None, detector: str | N
         spec = get_spec(model)
         if model.startswith(TIMM_PREFIX):
             continue
+        if segmenter == "sem_fpn" and spec.is_token_model:
+            raise UsageError(f"--segmenter sem_fpn: {model} is a plain ViT; semantic FPN takes maps at strides 4-32")
         if detector and spec.is_token_model:
             raise UsageError(f"--detector: {model} gives one stride-{spec.patch_size} map, not maps at strides 4-32 "
                              f"(use vitdet_b16, vitdet_l16 or vitdet_h16)")
@@ -262,6 +284,7 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
              "detector": fields.pop("detector", None), "segmenter": fields.pop("segmenter", None)}
     check_stages(models, built["frozen_stages"], built["detector"], built["features"], built["segmenter"])
     optimizer = fields.pop("optimizer", None)     # a cost task's (training memory); timing steps are SGD's
+    slide = fields.pop("slide", None)             # a cost task's: mmseg's slide test, counted beside the whole image
     timing = fields
     if "backend" in timing:        # one backend, as Task names it
         backends = (timing.pop("backend"),)
@@ -293,7 +316,7 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
                 request = Request(model, img_size, batch, dtype, **built)       # what is built, counted and timed
                 if count:
                     tasks.append(Task.of("cost", request.replace(train="train" in metrics, optimizer=optimizer),
-                                         padded_from=padded_from))
+                                         padded_from=padded_from, slide=slide))
                 if "throughput" in metrics:
                     tasks += [Task.of("throughput", request, backend=backend, padded_from=padded_from, **timing)
                               for backend in backends]

@@ -86,8 +86,14 @@ class CountedFields:
     miou: Optional[float] = _f("segmenter rows: published ADE20K val mIoU, single scale, of the same recipe "
                                "(seg_published names the row)", "%")
     miou_ms: Optional[float] = _f("segmenter rows: published ADE20K val mIoU, multi-scale + flip", "%")
-    seg_published: Optional[dict] = _f("segmenter rows: the published row matched (repository@commit, file, row; "
-                                       "recipe; params_m, gflops at flops_size and their convention)")
+    seg_published: Optional[dict] = _f("segmenter rows: the published row matched (source repo@commit file:line; "
+                                       "recipe; params_m, gflops at flops_size and their convention; other_rows)")
+    seg_recipe: Optional[str] = _f("segmenter rows: that row in one line (heads, schedule, crop, pretraining, test)")
+    seg_unmatched: Optional[str] = _f("segmenter rows without miou: why no published row is this row's")
+    slide_windows: Optional[list] = _f("--slide rows: [h_grids, w_grids] of mmseg's slide_inference at this size")
+    slide_window_macs: Optional[int] = _f("--slide rows: inference MACs of one window (crop, or less at an edge)",
+                                          "MACs per window")
+    slide_macs: Optional[int] = _f("--slide rows: inference MACs of all windows of one image", "MACs per image")
     box_ap: Optional[float] = _f("detector rows: COCO val2017 box AP published for this recipe (task_published)", "%")
     mask_ap: Optional[float] = _f("detector rows: COCO val2017 mask AP published for this recipe (task_published)", "%")
     task_published: Optional[dict] = _f("detector rows: the published row box_ap and mask_ap come from: detector, "

@@ -47,9 +47,12 @@ class Task:
     iters: Optional[int] = None       # throughput: at least this many timed steps (else the protocol's)
     padded_from: Optional[str] = None     # the size asked for, when --pad-to padded it up to img_size
     min_seconds: Optional[float] = None   # throughput: at least this timed span (else the protocol's)
+    slide: Optional[tuple] = None         # cost of a segmenter: also mmseg's slide test, (crop, stride) px
 
     def __post_init__(self):  # a Task is public API: 224 and (800, 1344) are taken as the Size they mean
         object.__setattr__(self, "img_size", Size.of(self.img_size))
+        if self.slide is not None:        # a list from JSON: a tuple, so the task stays hashable
+            object.__setattr__(self, "slide", tuple(self.slide))
 
     @classmethod
     def of(cls, kind: str, request: Request, **how) -> Task:
@@ -80,9 +83,11 @@ class Task:
         if self.kind == "cost":
             for name in ("device", "threads", "quick", "channels_last", "compile", "backend"):
                 fields.pop(name)
-        for name in ("iters", "min_seconds", "padded_from"):   # only when asked: rows timed before these options keep their key
+        for name in ("iters", "min_seconds", "padded_from", "slide"):   # only when asked: earlier rows keep their key
             if fields[name] is None:
                 fields.pop(name)
+            elif name == "slide":         # settings hold plain values: "CROP,STRIDE"
+                fields[name] = ",".join(map(str, fields[name]))
         return fields
 
     @property
@@ -183,4 +188,23 @@ def _cost(task: Task) -> dict:
         from ..models.detectors.published import task_fields
 
         record = {**record, **task_fields(task.model, task.detector)}
+    if task.segmenter is not None:
+        from ..models.segmenters.published import task_fields as segmenter_task_fields
+
+        record = {**record, **segmenter_task_fields(task.model, task.segmenter, task.img_size.hw)}
+    if task.slide is not None:
+        record = {**record, **_slide_fields(task)}
     return record
+
+
+def _slide_fields(task: Task) -> dict:
+    """mmseg's slide test of the segmenter at this size (zoo.models.segmenters.slide): its windows, and the
+    inference MACs of one window (counted at the window's size) and of all of them."""
+    from ..models.segmenters.slide import grid
+
+    crop, stride = task.slide
+    height, width = task.img_size.hw
+    window = Size(min(crop, height), min(crop, width))
+    grids = [grid(height, crop, stride), grid(width, crop, stride)]
+    window_macs = counted(task.request.per_image.replace(img_size=window))["macs"]
+    return {"slide_windows": grids, "slide_window_macs": window_macs, "slide_macs": grids[0] * grids[1] * window_macs}

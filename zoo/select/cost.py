@@ -70,10 +70,14 @@ def counted_row(model: str, q, cost_row: dict) -> dict:
     row["work"] = {"gemm_macs": gemm, "other_macs": other, "weight_bytes": counted["weight_bytes"]}  # the bound's
     if q.features:
         row["features"] = counted.get("features")
-    if q.segmenter:     # the published ADE20K row of the same recipe, if any (zoo.models.segmenters.published)
-        published = counted.get("seg_published") or {}
-        row.update(miou=counted.get("miou"), miou_ms=counted.get("miou_ms"), miou_source=published.get("source"),
-                   miou_pretraining=published.get("pretraining"))
+    if q.segmenter:     # the published ADE20K row --pretraining / --weights pick (zoo.models.segmenters.published)
+        from ..models.segmenters.published import task_fields
+
+        seg = task_fields(model, q.segmenter, (cost_row["img_h"], cost_row["img_w"]), q.pretraining, q.weights)
+        published = seg["seg_published"] or {}
+        row.update(miou=seg["miou"], miou_ms=seg["miou_ms"], miou_source=published.get("source"),
+                   miou_recipe=seg["seg_recipe"] or seg["seg_unmatched"],
+                   miou_pretraining=published.get("pretraining_group"))    # the recipe's: the front's groups
     if q.detector is not None:     # the published AP of the recipe counted (zoo.models.detectors.published)
         published = cost_row.get("task_published") or {}
         row.update(detector=cost_row["settings"]["detector"], box_ap=cost_row.get("box_ap"),

@@ -31,7 +31,9 @@ def _columns(result: dict) -> list[tuple]:
         cols.append(("feature maps [C,H,W]", lambda r: feature_maps(r.get("features"))))
     if query.get("segmenter"):
         cols += [("ADE20K mIoU", lambda r: _opt(r.get("miou"), lambda v: f"{v:g}")),
-                 ("mIoU ms+flip", lambda r: _opt(r.get("miou_ms"), lambda v: f"{v:g}"))]
+                 ("mIoU ms+flip", lambda r: _opt(r.get("miou_ms"), lambda v: f"{v:g}")),
+                 ("mIoU published for", lambda r: r.get("miou_recipe")),
+                 ("mIoU pretraining", lambda r: r.get("miou_pretraining"))]
     if query.get("detector"):
         cols.insert(1, ("detector", lambda r: r.get("detector")))
     cols += [("act (MiB)", lambda r: num(r["act_mib"])), ("serve (MiB)", lambda r: num(r["serve_mib"]))]

@@ -5,6 +5,6 @@ import lazy_loader
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={  # submodule: the names it defines
     "specs": ["SEGMENTERS", "SegmenterSpec", "vit_levels"],
-    "published": ["ADE20K", "PublishedRow", "published_for"],
+    "published": ["ADE20K", "PublishedRow", "published_row", "task_fields"],
     "upernet": ["PARTS", "UperNet", "create_segmenter", "segmenter_fields"],
 })

@@ -1,9 +1,12 @@
-"""The parts UperNet adds to a backbone, as mmsegmentation 0.x builds them (mmseg/models/decode_heads/
-uper_head.py, psp_head.py's PPM, fcn_head.py; necks/multilevel_neck.py) for the configs behind Swin's and
-ConvNeXt's ADE20K tables. ConvModule = conv (no bias before a norm: mmcv's bias="auto") + BN + ReLU; every
-resize is bilinear with align_corners=False (0 MACs by our convention, as mmcv's counter sees F.interpolate).
+"""The parts UperNet and semantic FPN add to a backbone, as mmsegmentation 0.x builds them (mmseg/models/decode_heads/
+uper_head.py, psp_head.py's PPM, fcn_head.py, fpn_head.py; necks/multilevel_neck.py, fpn.py) for the configs
+behind the Swin, ConvNeXt and mmseg ADE20K tables. ConvModule = conv (no bias before a norm: mmcv's bias="auto")
++ BN + ReLU; every resize is bilinear with align_corners=False but the FPN neck's nearest top-down one (0 MACs
+by our convention, as mmcv's counter sees F.interpolate).
 """
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -101,3 +104,47 @@ class MultiLevelNeck(nn.Module):
             m = lateral(m)
             outs.append(conv(F.interpolate(m, scale_factor=s, mode="bilinear", align_corners=False)))
         return outs
+
+
+class FPNNeck(nn.Module):
+    """mmseg's neck FPN as configs/_base_/models/fpn_r50.py builds it (mmseg/models/necks/fpn.py: norm_cfg and
+    act_cfg None, so convs with bias and nothing after them; num_outs = the 4 inputs, no extra levels): a 1x1
+    lateral per map, a nearest-neighbour top-down sum, a 3x3 conv per level."""
+
+    def __init__(self, in_channels: list[int], channels: int):
+        super().__init__()
+        self.lateral_convs = nn.ModuleList(nn.Conv2d(c, channels, 1) for c in in_channels)
+        self.fpn_convs = nn.ModuleList(nn.Conv2d(channels, channels, 3, padding=1) for _ in in_channels)
+
+    def forward(self, maps: list[torch.Tensor]) -> list[torch.Tensor]:
+        laterals = [conv(m) for conv, m in zip(self.lateral_convs, maps)]           # each (B, 256, H_i, W_i)
+        for i in range(len(laterals) - 1, 0, -1):
+            laterals[i - 1] = laterals[i - 1] + F.interpolate(laterals[i], size=laterals[i - 1].shape[-2:],
+                                                              mode="nearest")
+        return [conv(m) for conv, m in zip(self.fpn_convs, laterals)]
+
+
+class FPNHead(nn.Module):
+    """Kirillov et al. 2019 (semantic FPN) as mmseg's FPNHead (mmseg/models/decode_heads/fpn_head.py): per level
+    max(1, log2(stride / 4)) 3x3 ConvModules, the first from the level's channels, each followed by a x2 bilinear
+    upsample on levels coarser than stride 4; the levels summed at stride 4, then the classifier."""
+
+    def __init__(self, strides: tuple, in_channels: list[int], channels: int, num_classes: int, dropout: float):
+        super().__init__()
+        heads = []
+        for stride, c_in in zip(strides, in_channels):
+            length = max(1, int(math.log2(stride) - math.log2(strides[0])))
+            layers = []
+            for k in range(length):
+                layers.append(conv_module(c_in if k == 0 else channels, channels, 3))
+                if stride != strides[0]:
+                    layers.append(nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False))
+            heads.append(nn.Sequential(*layers))
+        self.scale_heads = nn.ModuleList(heads)
+        self.cls_seg = Classifier(channels, num_classes, dropout)
+
+    def forward(self, maps: list[torch.Tensor]) -> torch.Tensor:
+        out = self.scale_heads[0](maps[0])                                             # (B, 128, H/4, W/4)
+        for head, m in zip(self.scale_heads[1:], maps[1:]):
+            out = out + resize(head(m), out.shape[-2:])
+        return self.cls_seg(out)                                                       # (B, 150, H/4, W/4)

@@ -1,6 +1,6 @@
 """The segmenters as data (no torch): UperNet as the mmsegmentation 0.x configs behind Swin's and ConvNeXt's
-published ADE20K tables define it, and the recipe (crop, schedule, pretraining) a published row must share
-with it to be shown beside a count."""
+published ADE20K tables define it, and mmseg's semantic FPN (configs/sem_fpn/). Which published row a count
+shows: zoo.models.segmenters.published."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,9 +21,9 @@ class SegmenterSpec:
     num_classes: int = 150                  # ADE20K
     dropout: float = 0.1                    # before each head's 1x1 classifier (Dropout2d)
     vit_neck_scales: tuple = (4.0, 2.0, 1.0, 0.5)   # plain ViTs: MultiLevelNeck resizes its four maps by these
-    crop: int = 512                         # the published recipe this spec is matched against
-    schedule: str = "160k"
-    pretraining: str = "in1k"
+    decode: str = "upernet"                 # the decode head: UPerHead, or "fpn": mmseg's FPN neck + FPNHead
+    neck_channels: int = 256                # decode "fpn": the FPN neck's out_channels
+    auxiliary: bool = True                  # an FCNHead in training (mmseg's fpn_r50.py has none)
 
 
 SEGMENTERS = {
@@ -32,6 +32,12 @@ SEGMENTERS = {
         f"{MMSEG} configs/_base_/models/upernet_swin.py = {CONVNEXT_SEG}/configs/_base_/models/upernet_convnext.py "
         "(UPerHead: PPM 1,2,3,6 + FPN, 512 channels, BN+ReLU, fpn_bottleneck; FCNHead aux on stage 3: 256 "
         "channels, 1 conv; 150 classes in the *_ade20k configs)"),
+    "sem_fpn": SegmenterSpec(
+        "sem_fpn",
+        f"{MMSEG} configs/_base_/models/fpn_r50.py + configs/sem_fpn/fpn_r50_512x512_160k_ade20k.py (neck FPN: 1x1 "
+        "laterals and 3x3 convs to 256 channels, with bias, no norm; FPNHead: feature_strides 4-32, 128 channels, "
+        "BN+ReLU, dropout 0.1, 150 classes; no auxiliary head)",
+        channels=128, decode="fpn", auxiliary=False),
 }
 
 

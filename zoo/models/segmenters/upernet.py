@@ -18,7 +18,7 @@ from ...errors import ZooError
 from ..registry import create_model, get_spec, map_shapes
 from ..spec import Size
 from ..stages import feature_layout, freeze_stages
-from .heads import FCNHead, MultiLevelNeck, UPerHead, resize
+from .heads import FCNHead, FPNHead, FPNNeck, MultiLevelNeck, UPerHead, resize
 from .specs import SEGMENTERS, SegmenterSpec, vit_levels
 
 PYRAMID_STRIDES = [4, 8, 16, 32]
@@ -32,9 +32,15 @@ class UperNet(nn.Module):
         super().__init__()
         self.spec = spec
         self.backbone = backbone
-        self.neck = MultiLevelNeck(channels, channels[0], spec.vit_neck_scales) if plain_vit else None
-        self.decode_head = UPerHead(channels, spec.channels, spec.pool_scales, spec.num_classes, spec.dropout)
-        self.auxiliary_head = FCNHead(channels[spec.aux_index], spec.aux_channels, spec.num_classes, spec.dropout)
+        if spec.decode == "fpn":        # semantic FPN: mmseg's neck FPN, then FPNHead on its 256-channel maps
+            self.neck = FPNNeck(channels, spec.neck_channels)
+            self.decode_head = FPNHead(tuple(PYRAMID_STRIDES), [spec.neck_channels] * 4, spec.channels,
+                                       spec.num_classes, spec.dropout)
+        else:
+            self.neck = MultiLevelNeck(channels, channels[0], spec.vit_neck_scales) if plain_vit else None
+            self.decode_head = UPerHead(channels, spec.channels, spec.pool_scales, spec.num_classes, spec.dropout)
+        self.auxiliary_head = FCNHead(channels[spec.aux_index], spec.aux_channels, spec.num_classes,
+                                      spec.dropout) if spec.auxiliary else None
         self.run_auxiliary = False       # True: run the auxiliary head in eval mode too (to count it on its own)
 
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
@@ -42,7 +48,7 @@ class UperNet(nn.Module):
         if self.neck is not None:
             maps = self.neck(maps)
         outs = [resize(self.decode_head(maps), x.shape[-2:])]              # (B, 150, H, W)
-        if self.training or self.run_auxiliary:                            # mmseg: its loss only
+        if (self.training or self.run_auxiliary) and self.auxiliary_head is not None:   # mmseg: its loss only
             outs.append(resize(self.auxiliary_head(maps[self.spec.aux_index]), x.shape[-2:]))
         return outs
 
@@ -61,6 +67,9 @@ def create_segmenter(model: str, segmenter: str, img_size: Size, device=None, dt
         raise ZooError(f"unknown segmenter {segmenter!r}; expected one of {', '.join(SEGMENTERS)}")
     img_size = Size.of(img_size)
     plain_vit = get_spec(model).is_token_model
+    if plain_vit and SEGMENTERS[segmenter].decode == "fpn":
+        raise ZooError(f"{segmenter}: {model} is a plain ViT; semantic FPN takes maps at strides 4-32 (mmseg "
+                       f"publishes no plain-ViT semantic FPN config)")
     overrides = {**overrides, "out_indices": _plain_vit_levels(model)} if plain_vit else overrides
     backbone = create_model(model, img_size=img_size, device=device, dtype=dtype, features=True, **overrides)
     strides, _ = feature_layout(backbone)
@@ -83,10 +92,9 @@ def _by_part(values: dict[str, int]) -> dict[str, int]:
 
 def segmenter_fields(net: UperNet, model: str, macs_by_module: Callable[[nn.Module], dict[str, int]]) -> dict:
     """Row fields: forward MACs and params per part (per image; the auxiliary head's as it runs in training),
-    the backbone's share of the inference MACs, the config, and the published ADE20K row of the same recipe.
+    the backbone's share of the inference MACs and the config (the published row: published.task_fields, data
+    looked up fresh for each row, never cached with the count).
     macs_by_module(net): forward MACs per image of each module path (analysis.count.cost.macs_by_module)."""
-    from .published import published_for
-
     net.run_auxiliary = True
     try:
         macs = _by_part(macs_by_module(net))
@@ -95,7 +103,6 @@ def segmenter_fields(net: UperNet, model: str, macs_by_module: Callable[[nn.Modu
     params = _by_part({name: p.numel() for name, p in net.named_parameters()})
     inference = macs["backbone"] + macs["neck"] + macs["decode_head"]
     spec = net.spec
-    row = published_for(model, spec)
     return {
         "segmenter_macs_by_part": macs,
         "segmenter_params_by_part": params,
@@ -103,5 +110,4 @@ def segmenter_fields(net: UperNet, model: str, macs_by_module: Callable[[nn.Modu
         "backbone_share": macs["backbone"] / inference if inference else 0.0,
         "backbone_params": params["backbone"],
         "segmenter_config": spec.config,
-        **(row.row_fields() if row else {}),
     }
