@@ -23,7 +23,13 @@ STYLE = ("*{box-sizing:border-box}body{font-family:system-ui,sans-serif;font-siz
          ".pair{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}.pair figure{flex:0 1 640px;margin:0}"
          ".pair .tables{flex:1 1 560px;min-width:0;max-width:100%}.pair.wide .tables{flex-basis:100%}figcaption{font-size:12px;color:#555}"
          ".note{color:#8a4b00}.filters{font-size:12px;margin:.3em 0}.filters select{margin:0 .8em 0 .2em}"
-         "ol.cite{font-size:12px;color:#444}#summary{background:#fafcff;border:1px solid #dde6f3;padding:0 12px 8px}")
+         "ol.cite{font-size:12px;color:#444}#summary{background:#fafcff;border:1px solid #dde6f3;padding:0 12px 8px}"
+         ".view{border:1px solid #d6e4d0;background:#fbfdf9;padding:0 12px 6px;margin-top:1em}.view h2{margin-top:.5em}"
+         ".view p{margin:.3em 0}.inputs{margin:.35em 0;display:flex;flex-wrap:wrap;gap:4px 14px;align-items:center}"
+         ".inputs input{width:6.5em}.side{display:flex;gap:18px;flex-wrap:wrap}.side>div{flex:1 1 560px;min-width:0}"
+         ".side h3{margin:.3em 0 0}.predicted{font-size:13px;color:#fff;background:#8a4b00;padding:1px 6px;"
+         "border-radius:3px;vertical-align:middle}.loaded{color:#a00;font-weight:600}.answer-table td.t{text-align:left}"
+         ".recipe{font-size:11px;display:inline-block;max-width:520px;text-align:left}")
 # Sorting: a click on a heading sorts by that column (numbers as numbers, '-' last), again reverses it.
 # Filtering: each select keeps the rows whose data-<facet> equals its value.
 SCRIPT = """
@@ -154,7 +160,7 @@ def summary_html(summary: dict, sections: dict, pareto: list[str]) -> str:
                 "worked answers" if n is None else f"{n} rows")
         first = s.intro.split(". ")[0].rstrip(".")
         held.append(f'<li><a href="#{anchor(name)}">{html.escape(s.heading)}</a> ({what}): {html.escape(first)}.</li>')
-    answers = "".join(f"<li>{html.escape(a)}</li>" for a in summary["answers"]) or "<li>no stored answers</li>"
+    answers = "".join(f"<li>{html.escape(a)}</li>" for a in summary["answers"]) or "<li>no stored answers in results/ (answers.json, select-answer.json)</li>"
     return (f'<section id="summary"><h2>Summary</h2><p>{html.escape(summary["built"])}</p>'
             f'<h3>The default three compared</h3><p>{html.escape(summary["three_note"])}</p>'
             f'{table_html(summary["three"])}'
@@ -173,25 +179,43 @@ def _groups(groups: dict[str, str]) -> str:
 
 
 def page(title: str, sections: dict, plots: dict[str, tuple[Path, str, bool]], placement: dict[str, tuple],
-         summary: dict, facets: dict, plot_key: str = "") -> str:
+         summary: dict, facets: dict, plot_key: str = "", answer_views: tuple[str, list[str]] = ("", [])) -> str:
     """sections: markdown file name -> Section/TextSection; plots: PNG name -> (path, caption, has data);
-    placement: PNG name -> the sections it sits beside ('summary': the summary's Pareto plots)."""
+    placement: PNG name -> the sections it sits beside ('summary': the summary's Pareto plots); answer_views: (the
+    answer views' HTML (zoo.report.views), right after the summary; one line per view without rows). A section
+    without rows is one line of the 'not measured here' list at the end, never a heading."""
     drawn = {name: figure(path, caption) for name, (path, caption, has_data) in plots.items() if has_data}
     beside: dict[str, list[str]] = {}
     for name, places in placement.items():
         for where in places if name in drawn else ():
             beside.setdefault(where, []).append(drawn[name])
     empty = [name for name, (_, _, has_data) in plots.items() if not has_data]
-    toc = "".join(f'<a href="#{anchor(n)}">{html.escape(s.heading)}</a>' for n, s in sections.items())
-    body = [f"<h1>{html.escape(title)}</h1>", f'<nav class="toc"><a href="#summary">Summary</a>{toc}</nav>',
-            summary_html(summary, sections, beside.get("summary", [])), plot_key]
-    body += [section_html(name, s, beside.get(name, []), facets) for name, s in sections.items()]
-    if empty:
-        body.append(f'<p class="note">Plots with nothing to draw from results/, left off the page: '
-                    f'{html.escape(", ".join(empty))}.</p>')
+    views, absent = answer_views
+    shown = {n: s for n, s in sections.items() if not is_absent(s)}
+    toc = "".join(f'<a href="#{anchor(n)}">{html.escape(s.heading)}</a>' for n, s in shown.items())
+    views_toc = "".join(f'<a href="#{v}">{html.escape(t)}</a>' for v, t in VIEW_TITLES.items() if f'id="{v}"' in views)
+    body = [f"<h1>{html.escape(title)}</h1>",
+            f'<nav class="toc"><a href="#summary">Summary</a>{views_toc}{toc}'
+            f'{"<a href=#not-here>Not measured here</a>" if absent or len(shown) < len(sections) or empty else ""}</nav>',
+            summary_html(summary, shown, beside.get("summary", [])), views, plot_key]
+    body += [section_html(name, s, beside.get(name, []), facets) for name, s in shown.items()]
+    missing = list(absent) + [f"{s.heading}: {s.left_out}" for s in sections.values() if is_absent(s)]
+    missing += [f"plot {name}: nothing to draw from results/" for name in empty]
+    if missing:
+        body.append('<section id="not-here"><h2>Not measured here</h2><ul class="note">'
+                    + "".join(f"<li>{html.escape(m)}</li>" for m in missing) + "</ul></section>")
     return (f"<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'>"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>{''.join(body)}"
             f"<script>{SCRIPT}</script></body></html>\n")
+
+
+VIEW_TITLES = {"view-gpu": "Which GPU and batch?", "view-cpu": "Which backbone on this CPU?",
+               "view-task": "Which backbone for a task?"}
+
+
+def is_absent(section) -> bool:
+    """A section with no rows whose empty state is not good news: one line of 'not measured here', no heading."""
+    return bool(getattr(section, "left_out", None)) and not getattr(section, "when_empty", "")
 
 
 def without_images(text: str) -> str:

@@ -54,6 +54,12 @@ def sources(rows: list[dict]) -> list[str]:
     return list(dict.fromkeys(f"{r['device']}: {r['source']}" for r in rows))
 
 
+def plain(value: float) -> str:
+    """A figure as people read it: thousands separated, no exponent, about three significant digits."""
+    a = abs(value)
+    return f"{value:,.0f}" if a >= 100 else f"{value:.1f}" if a >= 10 else f"{value:.2f}"
+
+
 def predicted_table(rows: list[dict]) -> str:
     number = {s: i + 1 for i, s in enumerate(sources(rows))}
     cells = []
@@ -61,8 +67,8 @@ def predicted_table(rows: list[dict]) -> str:
         fits = "yes" if r["fits_memory"] else f"NO: over {r['device_memory_bytes'] / 1e9:g} GB"
         cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", r["model"], r["batch_size"],
                       r["dtype"],
-                      f"{r['imgs_per_s']:.4g}", f"{r['imgs_per_s_p10']:.4g}-{r['imgs_per_s_p90']:.4g}",
-                      f"{r['roofline_imgs_per_s']:.4g}", f"{r['latency_ms']:.3g}", f"{r['serve_bytes'] / GIB:.2f}",
+                      plain(r["imgs_per_s"]), f"{plain(r['imgs_per_s_p10'])}\u2013{plain(r['imgs_per_s_p90'])}",
+                      plain(r["roofline_imgs_per_s"]), plain(r["latency_ms"]), f"{r['serve_bytes'] / GIB:.2f}",
                       fits])
     return markdown_table(["device (predicted on)", "model", "batch", "autocast", "expected img/s (predicted)",
                            "p10-p90 img/s (predicted)", "roofline bound img/s (predicted)",
