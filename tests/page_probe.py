@@ -12,6 +12,7 @@ PROBE = """<script>
 window.__errors = [];
 window.addEventListener('error', e => window.__errors.push(String(e.message || e.target.src)), true);
 window.addEventListener('load', () => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });    // a folded table must fit too
   const broken = [...document.images].filter(i => !i.complete || i.naturalWidth === 0).length;
   const overflowing = [];
   for (const e of document.body.querySelectorAll('*')) {
@@ -35,8 +36,31 @@ window.addEventListener('load', () => {
                                          .filter(v => !isNaN(v));
     sort_ok = values.length > 1 && values.every((v, i) => i === 0 || values[i - 1] <= v);
   }
+  // the interactive plots as drawn: how many, the smallest text in them, how many side by side, overlapping labels
+  const figs = [...document.querySelectorAll('.plotly-figure')], per_row = {}, overlaps = [];
+  let min_font = null;
+  for (const f of figs) {
+    const r = f.getBoundingClientRect(), row = Math.round(r.top + window.scrollY);
+    per_row[row] = (per_row[row] || 0) + 1;
+    const texts = [...f.querySelectorAll('text')].filter(t => t.textContent.trim() && t.getBBox().width > 0);
+    for (const t of texts) {
+      const px = parseFloat(getComputedStyle(t).fontSize);
+      if (min_font === null || px < min_font) min_font = px;
+    }
+    const labels = [...f.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text, .gtitle')]
+      .filter(t => t.textContent.trim()).map(t => [t.textContent, t.getBoundingClientRect()]);
+    labels.forEach(([a, p], i) => labels.slice(i + 1).forEach(([b, q]) => {
+      if (p.left < q.right - 1 && q.left < p.right - 1 && p.top < q.bottom - 1 && q.top < p.bottom - 1)
+        overlaps.push(f.id + ': ' + a + ' / ' + b);
+    }));
+  }
+  const plots = {figures: figs.length, drawn: figs.filter(f => f.querySelector('.main-svg')).length, min_font,
+                 most_side_by_side: Math.max(0, ...Object.values(per_row)), overlaps: overlaps.slice(0, 10)};
   // the answer views' own tables are drawn by their script from the page's JSON (VIEWS_PROBE checks them)
-  const result = {filter_ok, sort_ok, tables: document.querySelectorAll('table:not(.answer-table)').length,
+  const figures_in = {};        // section id -> figures drawn in it (an inlined PNG or an interactive plot)
+  document.querySelectorAll('section').forEach(s => {
+    figures_in[s.id] = s.querySelectorAll('img, .plotly-figure .main-svg:first-child').length; });
+  const result = {plots, figures_in, filter_ok, sort_ok, tables: document.querySelectorAll('table:not(.answer-table)').length,
                   rows: document.querySelectorAll('table:not(.answer-table) tbody tr').length,
                   images: document.images.length, broken, errors: window.__errors,
                   overflowing: overflowing.slice(0, 20), page_width: document.documentElement.scrollWidth,

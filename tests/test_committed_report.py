@@ -95,3 +95,8 @@ def test_the_committed_page_opens_on_a_summary_and_fits_a_1400_px_window(tmp_pat
     assert probe["sortable"] >= 2 and probe["filters"] >= 3 and probe["broken"] == 0
     assert probe["filter_ok"] and probe["sort_ok"]       # a family filter keeps only its rows; a click sorts
     assert probe["errors"] == [] and console_errors == []
+    # every plot drawn by plotly, read at 1400 px: text of at least 10 px, at most three side by side, no two axis
+    # labels or titles overlapping
+    plots = probe["plots"]
+    assert plots["figures"] >= 10 and plots["drawn"] == plots["figures"] and probe["images"] == 0
+    assert plots["min_font"] >= 10 and plots["most_side_by_side"] <= 3 and plots["overlaps"] == [], plots

@@ -70,3 +70,39 @@ def test_a_stored_select_answer_is_found(tmp_path, committed):
     build_reports(tmp_path)
     page = (tmp_path / "reports" / "index.html").read_text()
     assert "results/select-answer.json is not usable" in page and "Your last measured" not in page
+
+
+def test_the_page_plots_are_interactive_readable_and_folded(committed):
+    """From the committed plots.json: every figure's text at 12 px (the issue's floor: 10), numbers on axes and in
+    hover in plain notation (d3 ',.4~r': thousands separated, never an exponent), the five predicted-GPU plots one
+    figure with a button per device, and a model's loaded timing hollow."""
+    from zoo.report import interactive, page_plots
+    from zoo.report.build import CAPTIONS, PLOT_DATA_FILE
+    from zoo.report.predicted_gpu import DEVICES, PLOT_FILES
+
+    plotted = json.loads((committed / "reports" / PLOT_DATA_FILE).read_text())
+    live = page_plots.figures(plotted, CAPTIONS, {})
+    specs = [json.loads(m) for html in live.values()
+             for m in re.findall(r'class="plot-spec"[^>]*>(.*?)</script>', html.replace("<\\/", "</"))]
+    assert len(specs) >= 10
+    for spec in specs:
+        layout = spec["layout"]
+        assert layout["font"]["size"] >= 10 and layout["title"]["font"]["size"] >= 10
+        assert all(layout[a]["tickformat"] == ",.4~r" for a in ("xaxis",) if "tickformat" in layout[a])
+        assert all("e" not in t.get("hovertemplate", "").split("%{x:")[-1][:6] for t in spec["data"])
+    assert [live[name] == "" for name in PLOT_FILES] == [False] + [True] * (len(PLOT_FILES) - 1)
+    buttons = [s for s in specs if s["layout"].get("updatemenus")]
+    assert [b["label"] for b in buttons[0]["layout"]["updatemenus"][0]["buttons"]] == list(DEVICES)
+    loaded = interactive.lines_by_model([{"model": "m", "res": 224, "v": 1.0, "noisy": True},
+                                         {"model": "m", "res": 384, "v": 0.5, "noisy": False}],
+                                        ("res", "side"), ("v", "img/s"), lambda p: "vit", "t", flag="noisy")
+    assert loaded["data"][0]["text"] == ["m (loaded)", "m"]
+    assert loaded["data"][0]["marker"]["symbol"] == ["circle-open", "circle"]
+
+
+def test_the_check_compares_the_page_without_plotlys_own_script():
+    from zoo.report.html import without_images
+    from zoo.report.interactive import LIBRARY_ID
+
+    page = f'<img src="data:image/png;base64,AAAA"><script id="{LIBRARY_ID}">/* plotly.js 9.9 */</script><p>1</p>'
+    assert without_images(page) == f'<img src="data:image/png;base64,"><script id="{LIBRARY_ID}"></script><p>1</p>'

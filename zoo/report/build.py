@@ -9,7 +9,7 @@ from pathlib import Path
 from ..models.pretraining import PRETRAINING
 from ..console.markdown import markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
-from . import plots, predicted_gpu, roofline, style, summary, tables
+from . import page_plots, plots, predicted_gpu, roofline, style, summary, tables
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
@@ -294,7 +294,8 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
         written.append(out / name)
     plotted = draw(data, out, weights, pretraining)
     write_atomic(out / PLOT_DATA_FILE, strict_dumps(plotted, indent=1, sort_keys=True) + "\n")
-    shown = {name: (out / name, CAPTIONS[name], bool(plotted[name])) for name in PLOT_FILES}
+    live = page_plots.figures(plotted, CAPTIONS, summary.facets(data))
+    shown = {name: (out / name, CAPTIONS[name], bool(plotted[name]), live.get(name)) for name in PLOT_FILES}
     views, missing = answer_views(data)
     missing += [data.select_answer_problem] if data.select_answer_problem else []
     write_atomic(out / HTML_FILE, page("archzoo report", content, shown, PLACEMENT, summary_of(data),
