@@ -79,14 +79,15 @@ def pareto(points: list[dict], x: str, family, title: str, x_title: str, log_x: 
     """Top-1 against x: points by family (hover: model, pretraining group, numbers), and each pretraining group's
     Pareto front as a dashed line of its own (legend: 'front: <group>'); fronts of different groups are not
     comparable, so each can be shown alone."""
-    traces = []
+    traces, grouped = [], any("pretraining" in p for p in points)
     for fam, part in _by_family(points, family).items():
         traces.append({"type": "scatter", "mode": "markers", "name": fam, "legendgroup": fam,
                        "x": [p[x] for p in part], "y": [p[y[0]] for p in part], "text": [p["model"] for p in part],
                        "customdata": [[p.get("pretraining", "-"), p.get("img_size") or p.get("size")] for p in part],
                        "marker": _marker(fam),
-                       "hovertemplate": _hover(("pretraining", "%{customdata[0]}"), ("at", "%{customdata[1]} px"),
-                                               (x_title, f"%{{x:{NUMBER}}}"), (y[1], "%{y:.2f}"))})
+                       "hovertemplate": _hover(*([("pretraining", "%{customdata[0]}")] if grouped else []),
+                                               ("at", "%{customdata[1]} px"), (x_title, f"%{{x:{NUMBER}}}"),
+                                               (y[1], "%{y:.2f}"))})
     for group in sorted({p["pretraining"] for p in points if "pretraining" in p}):
         front = sorted((p for p in points if p["pretraining"] == group and p.get(f"pareto_{x}")), key=lambda p: p[x])
         if front:
