@@ -82,7 +82,7 @@ def test_the_answer_views_follow_the_summary_and_their_inputs_change_the_numbers
     cells = probe["h100"]
     assert cells[1] == str(best["batch_size"])
     per_dollar = float(cells[6].split(" ")[0].replace(",", ""))
-    assert per_dollar == pytest.approx(1000 * best["imgs_per_s"], rel=1e-4)
+    assert per_dollar == round(1000 * best["imgs_per_s"])          # 6,537,753 for 6,537.75333 img/s
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")

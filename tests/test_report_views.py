@@ -38,7 +38,7 @@ def test_the_cpu_view_keeps_each_machine_and_marks_loaded_rows():
     loaded = [r for r in rows if r["noisy"]]
     assert [(r["backend"], r["others"]) for r in loaded] == [("onnxruntime", 0.5)]
     # timm's results-imagenet.csv (zoo/models/data/timm_results.csv): vit_base_patch16_224.augreg2_in21k_ft_in1k
-    assert rows[0]["ms"] == 250.0 and rows[0]["top1"] == 85.108
+    assert rows[0]["ms"] == 250.0 and (rows[0]["top1"], rows[0]["pretraining"]) == (85.108, "in21k")
 
 
 def test_sections_without_rows_are_lines_of_not_measured_here(tmp_path):

@@ -24,15 +24,17 @@ def _sig(value: float | None, digits: int = 5) -> float | None:
     return None if value is None else float(f"{value:.{digits}g}")
 
 
-def _top1(model: str, size: int | None) -> float | None:
+def _top1(model: str, size: int | None) -> tuple[float | None, str | None]:
+    """(top-1, pretraining group) of the checkpoint the tables show at this size (timm's default), or Nones."""
     shown = checkpoint_at(model, size) if size else None
-    return None if shown is None else shown["top1"]
+    return (None, None) if shown is None else (shown["top1"], shown["pretraining"])
 
 
 def gpu_rows(data: ReportRows) -> list[dict]:
     """Every predicted row: device, model, batch and what the view compares (all predicted, never measured)."""
     return [{"device": r["device"], "model": r["model"], "batch": r["batch_size"], "dtype": r.get("dtype"),
-             "ips": _sig(r["imgs_per_s"]), "p10": _sig(r["imgs_per_s_p10"]), "p90": _sig(r["imgs_per_s_p90"]),
+             "ips": _sig(r["imgs_per_s"], 7), "p10": _sig(r["imgs_per_s_p10"], 7),   # x 3600 / price: 7 digits
+             "p90": _sig(r["imgs_per_s_p90"], 7),
              "ms": _sig(r["latency_ms"]), "gib": _sig(r["serve_bytes"] / 2 ** 30, 3), "fits": bool(r["fits_memory"]),
              "size": r.get("img_size")} for r in data.predicted]
 
@@ -48,7 +50,7 @@ def cpu_rows(data: ReportRows) -> list[dict]:
         found.append({"machine": machine_name(r), "model": r["model"], "family": r.get("family"),
                       "backend": s.get("backend", "eager"), "batch": r.get("ran_batch_size") or r["batch_size"],
                       "dtype": s["dtype"], "size": r["img_size"], "ms": _sig(r["latency_ms_p50"]),
-                      "ips": _sig(r["imgs_per_s"]), "top1": _top1(r["model"], r["img_size"]),
+                      "ips": _sig(r["imgs_per_s"]), **dict(zip(("top1", "pretraining"), _top1(r["model"], r["img_size"]))),
                       "noisy": bool(r.get("noisy")), "others": _sig(r.get("foreign_cpu_share"), 2),
                       "cv": _sig(r.get("cv"), 2)})
     return found

@@ -42,10 +42,10 @@ function cpu(box){
  return '<div class="side">'+backends.map(k=>{const all=mine.filter(r=>r.backend===k);
   const ok=all.filter(r=>target===null||r.ms<=target).sort((a,b)=>(b.top1??-1)-(a.top1??-1)||a.ms-b.ms);
   const body=ok.slice(0,8).map(r=>[esc(r.model),String(r.size),fmt(r.ms),fmt(r.ips),r.top1===null?'-':fmt(r.top1),
-   r.noisy?'<span class="loaded">loaded'+(r.others!==null?': others used '+Math.round(100*r.others)+'% of the CPU':'')+
-   '</span>':'']);
+   esc(r.pretraining||'-'),r.noisy?'<span class="loaded">loaded'+(r.others>0.15?': others used '+
+   Math.round(100*r.others)+'% of the CPU':' (cv '+fmt(r.cv)+')')+'</span>':'no']);
   return '<div><h3>'+esc(k==='onnxruntime'?'ONNX Runtime':k)+'</h3>'+(body.length?table(['model','res (px)',
-   'p50 ms / batch','img/s','top-1 %','timing'],body):'<p class="note">none under the target</p>')+
+   'p50 ms / batch','img/s','top-1 %','pretraining','loaded?'],body):'<p class="note">none under the target</p>')+
    '<p class="note">'+ok.length+' of '+all.length+' timed rows under the target'+(ok.length>8?' (best 8 shown)':'')+
    '.</p></div>'}).join('')+'</div>'}
 function task(box){
