@@ -226,7 +226,7 @@ def page(title: str, sections: dict, plots: dict[str, tuple[Path, str, bool]], p
             summary_html(summary, shown, beside.get("summary", [])), views, plot_key]
     body += [section_html(name, s, beside.get(name, []), facets) for name, s in shown.items()]
     missing = list(absent) + [f"{s.heading}: {s.left_out}" for s in sections.values() if is_absent(s)]
-    missing += [f"plot {name}: nothing to draw from results/" for name in empty]
+    missing += [f"plot '{plots[name][1]}' ({name}): nothing to draw from results/ (its PNG says why)" for name in empty]
     if missing:
         body.append('<section id="not-here"><h2>Not measured here</h2><ul class="note">'
                     + "".join(f"<li>{html.escape(m)}</li>" for m in missing) + "</ul></section>")
