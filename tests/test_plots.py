@@ -90,14 +90,25 @@ def test_log_axes_read_as_plain_numbers(rendered):
             if label in ("200", "500", "1000")] == ["200", "500", "1000", "200", "500", "1000"]
 
 
-def test_a_model_measured_at_one_size_says_so(rendered):
-    figures, plotted = rendered
-    sizes = {}
-    for row in plotted["throughput_vs_resolution.png"]:
-        sizes.setdefault(row["model"], set()).add(row["res"])
-    expected = {f"{m} ({next(iter(s))} px only)" if len(s) == 1 else m for m, s in sizes.items()}
-    labels = {t.get_text() for ax in figures["throughput_vs_resolution.png"].axes for t in ax.texts}
-    assert expected == labels              # committed results: "deit_ti (224 px only)", timed at 224 alone
+def _timed_at(model: str, side: int, imgs_per_s: float) -> dict:
+    return {"model": model, "family": "vit", "img_size": side, "imgs_per_s": imgs_per_s, "batch_size": 1,
+            "settings": {"dtype": "fp32"}, "env": {"cpu_model": "test cpu"}, "threads": 2}
+
+
+def test_a_model_measured_at_one_size_says_so(tmp_path, monkeypatch):
+    figures = {}
+    monkeypatch.setattr(style, "save", lambda fig, path: figures.setdefault(Path(path).name, fig))
+    plots.throughput_vs_resolution([_timed_at("deit_ti", 224, 60.0), _timed_at("vit_b16", 224, 4.5),
+                                    _timed_at("vit_b16", 384, 2.0)], tmp_path / "t.png")
+    labels = {t.get_text() for ax in figures["t.png"].axes for t in ax.texts}
+    assert labels == {"deit_ti (224 px only)", "vit_b16"}
+
+
+def test_a_plot_against_side_with_one_side_is_not_drawn(tmp_path):
+    """Every timing at 224 px would draw a column of points on an axis from 215 to 235 (issue 44)."""
+    rows = [_timed_at("deit_ti", 224, 60.0), _timed_at("vit_b16", 224, 4.5)]
+    assert plots.throughput_vs_resolution(rows, tmp_path / "t.png") == []
+    assert plots.throughput_vs_resolution(rows + [_timed_at("vit_b16", 384, 2.0)], tmp_path / "t.png") != []
 
 
 def test_line_end_labels():

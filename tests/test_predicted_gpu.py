@@ -101,9 +101,11 @@ def test_section_table_from_hand_made_rows():
     assert text.startswith("# Predicted GPU throughput (not measured)")
     assert "x0.80-x1.25" in text and "timm's tables" in text
     lines = [line for line in text.splitlines() if line.startswith("| L4 [1] | vit_b16 |")]
-    # 1000 img/s, band 800-1250, roofline 2000, 64 images in 64 ms, 3 GiB
-    assert lines == ["| L4 [1] | vit_b16 | 64 | bf16 | 1,000 | 800-1,250 | 2,000 | 64 | 3.00 | yes |"]
-    assert "| L4 [1] | vit_h14 | 1 | bf16 | 4 | 3.2-5 | 8 | 250 | 3.00 | NO: over 24 GB |" in text
+    # 1000 img/s, band 800-1250, roofline 2000, 64 images in 64 ms, 3 GiB; as people read them (issue 44):
+    # thousands separated, no exponent, ranges with an en dash
+    assert lines == ["| L4 [1] | vit_b16 | 64 | bf16 | 1,000 | 800\u20131,250 | 2,000 | 64 | 3.00 | yes |"]
+    assert "| L4 [1] | vit_h14 | 1 | bf16 | 4 | 3.2\u20135 | 8 | 250 | 3.00 | NO: over 24 GB |" in text
+    assert predicted_gpu.plain(12160.4) == "12,160" and predicted_gpu.plain(9813.2) == "9,813"   # not 1.216e+04
     assert "| A100 [2] | vit_b16 |" in text and "[2] A100: A100 datasheet" in text
     header = next(line for line in text.splitlines() if line.startswith("| device"))
     assert header.count("(predicted") == 5

@@ -150,6 +150,7 @@ def test_noisy_rows_are_marked_and_left_out_of_fits(small_results):
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
 def test_html_page_renders_every_table_and_image_without_console_errors(small_results, tmp_path):
     from zoo.report.build import PLACEMENT, sections
+    from zoo.report.html import anchor
     from zoo.report.rows import load
 
     build_reports(small_results)
@@ -162,8 +163,11 @@ def test_html_page_renders_every_table_and_image_without_console_errors(small_re
     assert in_text >= 3                  # detectors.md's two tables at least, with the worked answers besides
     assert probe["tables"] == 1 + len(shown) + in_text and probe["rows"] > 0
     plotted = json.loads((small_results / "reports" / PLOT_DATA_FILE).read_text())
-    # a plot with data sits beside each table it summarises (the Pareto plots in the summary as well)
-    assert probe["images"] == sum(len(PLACEMENT[name]) for name in PLOT_FILES if plotted[name])
+    # a plot with data sits beside each table it summarises (the Pareto plots in the summary as well), drawn by
+    # plotly in the page; the predicted-GPU plots are one figure with a button per device
+    places = {anchor(where) for name in PLOT_FILES if plotted[name] for where in PLACEMENT[name]}
+    assert places and all(probe["figures_in"][where] >= 1 for where in places), probe["figures_in"]
+    assert probe["images"] == 0 and probe["plots"]["drawn"] == probe["plots"]["figures"] >= len(places)
     assert probe["broken"] == 0 and probe["errors"] == [] and console_errors == []
     assert probe["overflowing"] == [] and probe["summary_top"] < 900
 

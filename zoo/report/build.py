@@ -9,7 +9,7 @@ from pathlib import Path
 from ..models.pretraining import PRETRAINING
 from ..console.markdown import markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
-from . import plots, predicted_gpu, roofline, style, summary, tables
+from . import page_plots, plots, predicted_gpu, roofline, style, summary, tables
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
@@ -19,6 +19,7 @@ from .rows import ReportRows, load
 from .segmentation import INTRO as SEGMENTATION_INTRO
 from .segmentation import segmenter_table
 from .textbook import textbook_table
+from .views import answer_views
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "detection.md",
                   "accuracy.md", "textbook.md", "detectors.md", "segmentation.md",
@@ -223,7 +224,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                    "registry's models only (the default --models all; a timm:<name> "
                                    "model joins with --models); each excluded one names the first constraint it "
                                    "broke. A distilled checkpoint counts its teacher's pretraining.",
-                                   choosing_markdown(data.answers)),
+                                   choosing_markdown(data.answers, measured=data.select_answer)),
         "roofline.md": Section("Roofline and MACs-only latency against measured",
                                "Timed eager inference rows with a roofline estimate (sum over ops of max(FLOPs / "
                                "GEMM peak, bytes / triad bandwidth), both measured on the row's machine; 5 us per "
@@ -275,7 +276,7 @@ CAPTIONS = dict(zip(PLOT_FILES, (
 
 def summary_of(data: ReportRows) -> dict:
     three, note = summary.default_three(data)
-    return {"three": three, "three_note": note, "answers": summary.answer_lines(data.answers), "groups": PRETRAINING,
+    return {"three": three, "three_note": note, "answers": summary.select_answer_line(data.select_answer) + summary.answer_lines(data.answers), "groups": PRETRAINING,
             "built": "Built from results/ alone by `python -m zoo.report`: counts on the meta device (MACs; FLOPs = "
                      "2 x MACs), published and timm-evaluated accuracy, and timings that each name their machine. "
                      "Long tables sort by a click on a heading and filter by family, size and pretraining."}
@@ -293,7 +294,10 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
         written.append(out / name)
     plotted = draw(data, out, weights, pretraining)
     write_atomic(out / PLOT_DATA_FILE, strict_dumps(plotted, indent=1, sort_keys=True) + "\n")
-    shown = {name: (out / name, CAPTIONS[name], bool(plotted[name])) for name in PLOT_FILES}
+    live = page_plots.figures(plotted, CAPTIONS, summary.facets(data))
+    shown = {name: (out / name, CAPTIONS[name], bool(plotted[name]), live.get(name)) for name in PLOT_FILES}
+    views, missing = answer_views(data)
+    missing += [data.select_answer_problem] if data.select_answer_problem else []
     write_atomic(out / HTML_FILE, page("archzoo report", content, shown, PLACEMENT, summary_of(data),
-                                       summary.facets(data), style.family_key_html()))
+                                       summary.facets(data), style.family_key_html(), (views, missing)))
     return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

@@ -2,16 +2,19 @@
 stored in results/answers.json, rendered as zoo.select prints them; nothing is measured here."""
 from __future__ import annotations
 
-from ..select.answers import ANSWERS_FILE
+from ..select.answers import ANSWERS_FILE, SELECT_ANSWER_FILE
 from ..select.table import render
 
 
-def choosing_markdown(stored: list[dict] | None, compact: bool = False) -> str:
+def choosing_markdown(stored: list[dict] | None, compact: bool = False, measured: dict | None = None) -> str:
     """Each stored question, its command and zoo.select's markdown output (compact: without the excluded
-    list); `stored` is zoo.select.answers.load_answers' list."""
+    list); `stored` is zoo.select.answers.load_answers' list; `measured`: the last measured answer zoo.select kept
+    beside its rows (results/select-answer.json), shown first."""
+    parts = [f"### Your last measured zoo.select answer (results/{SELECT_ANSWER_FILE})\n\n{render(measured, 'markdown')}"] \
+        if measured else []
     if stored is None:
-        return f"No stored answers in results/{ANSWERS_FILE} (`python -m zoo.select --answers` writes them).\n"
-    parts = []
+        return "\n".join(parts + [f"No stored worked answers in results/{ANSWERS_FILE} (`python -m zoo.select "
+                                   f"--answers` writes them).\n"])
     for item in stored:
         result = item["answer"]
         text = render(result, "markdown")

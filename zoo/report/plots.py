@@ -100,6 +100,9 @@ def throughput_vs_resolution(throughput: list[dict], path: Path) -> Plotted:
             and r["settings"]["dtype"] == "fp32" and not r["settings"].get("train")]
     if not rows:
         return _empty(path, title, "no fp32 batch-1 inference timings")
+    sides = sorted({r["res"] for r in rows})
+    if len(sides) < 2:       # a plot against side with one side is a column of points: not drawn
+        return _empty(path, title, f"every fp32 batch-1 timing on {machine} is at {sides[0]} px")
     fig, ax = plt.subplots(figsize=(9, 5.5))
     families = style.draw_families(ax, rows, "res", "img/s", lines_by="model", hollow="noisy")
     noisy = [r for r in rows if r["noisy"]]

@@ -71,7 +71,7 @@ def predicted_table(rows: list[dict]) -> str:
         where = [r.get("img_size") or f"{r.get('img_h')}x{r.get('img_w')}", r.get("saved_by") or "zoo.report"]
         cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", r["model"],
                       *(where[:1] if saved else []), r["batch_size"], r["dtype"],
-                      plain(r["imgs_per_s"]), f"{plain(r['imgs_per_s_p10'])}-{plain(r['imgs_per_s_p90'])}",
+                      plain(r["imgs_per_s"]), f"{plain(r['imgs_per_s_p10'])}\u2013{plain(r['imgs_per_s_p90'])}",
                       plain(r["roofline_imgs_per_s"]), plain(r["latency_ms"], 3), f"{r['serve_bytes'] / GIB:.2f}",
                       fits, *(where[1:] if saved else [])])
     return markdown_table(["device (predicted on)", "model", *(["size (px)"] if saved else []), "batch", "autocast",

@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..select.answers import load_answers
+from ..select.answers import load_answers, read_select_answer
 from ..models.registry import natural_key
 from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
@@ -25,6 +25,8 @@ class ReportRows:
     detectors: list[dict] = field(default_factory=list)   # latest whole-detector cost rows (--detector)
     segmenters: list[dict] = field(default_factory=list)  # latest whole-segmenter cost rows (--segmenter)
     answers: list | None = None       # zoo.select's stored answers to the worked questions (zoo.select.answers)
+    select_answer: dict | None = None    # the last measured zoo.select answer (results/select-answer.json)
+    select_answer_problem: str | None = None   # why that file cannot be used (it is then not shown)
     detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes, of feature
     detection_timed: list = field(default_factory=list)   # extractors or of detectors (the detection section)
     predicted: list = field(default_factory=list)         # results/predicted.jsonl: predicted GPU rows, never timed
@@ -89,6 +91,7 @@ def load(results_dir: str | Path) -> ReportRows:
             if key not in cost or r["settings"].get("train") or not cost[key]["settings"].get("train"):
                 cost[key] = r
     predicted, predicted_problem = read_predictions(results_dir)
+    select_answer, select_problem = read_select_answer(results_dir)
     runs: dict[tuple, list[float]] = {}
     for r in timed_rows:
         if is_measured(r):
@@ -106,6 +109,7 @@ def load(results_dir: str | Path) -> ReportRows:
                       detection_cost=_filled([r for r in latest(every_cost) if detection_row(r)], "cost"),
                       detection_timed=_filled([r for r in latest(every_timed) if detection_row(r)], "throughput"),
                       predicted=predicted, predicted_problem=predicted_problem,
+                      select_answer=select_answer, select_answer_problem=select_problem,
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
                       - sum(1 for r in every_cost if task_head(r)))
 

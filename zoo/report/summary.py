@@ -31,12 +31,20 @@ def facets(data: ReportRows) -> dict[str, dict[str, str]]:
     return found
 
 
-def _speed(data: ReportRows, model: str, backend: str) -> float | None:
+def _speed(data: ReportRows, model: str, backend: str) -> str | None:
+    """img/s of the latest batch-1 fp32 inference timing on the main machine, marked when it was loaded (other
+    processes on the cores, or a step-latency cv above 0.2: the row's noisy flag)."""
     machine = main_machine(data.throughput)
-    times = [r["imgs_per_s"] for r in data.throughput if r["model"] == model and r["img_size"] == SUMMARY_SIZE
+    times = [r for r in data.throughput if r["model"] == model and r["img_size"] == SUMMARY_SIZE
              and r["batch_size"] == 1 and r["settings"]["dtype"] == "fp32" and not r["settings"].get("train")
              and r["settings"].get("backend", "eager") == backend and machine_name(r) == machine]
-    return times[-1] if times else None
+    if not times:
+        return None
+    r = times[-1]
+    loaded, cv = r.get("foreign_cpu_share"), r.get("cv")
+    mark = "" if not r.get("noisy") else f" (loaded: others used {loaded:.0%} of the CPU)" if (loaded or 0) > 0.15 \
+        else f" (noisy: cv {cv:.2f})" if cv is not None else " (noisy)"
+    return f"{r['imgs_per_s']:,.2f}{mark}"
 
 
 def default_three(data: ReportRows) -> tuple[str, str]:
@@ -49,7 +57,7 @@ def default_three(data: ReportRows) -> tuple[str, str]:
         rows.append([model, r and f"{r['params'] / 1e6:.1f}", r and f"{r['macs'] / 1e9:.2f}",
                      r and mib(r["act_peak_bytes"]),
                      shown and f"{shown['top1']:.2f}", shown and shown["weights_short"], shown and shown["pretraining"],
-                     eager and f"{eager:.2f}", ort and f"{ort:.2f}"])
+                     eager, ort])
     table = markdown_table(["model", "params (M)", "GMACs / image", "act peak (MiB)", "top-1 % (default)", "weights",
                             "pretraining", "img/s eager", "img/s ONNX Runtime"], rows)
     machine = main_machine(data.throughput)
@@ -68,6 +76,21 @@ def answer_lines(answers: list | None) -> list[str]:
         except (KeyError, TypeError, ValueError, AttributeError):      # a hand-edited answers.json
             lines.append("an unreadable stored answer (rewrite them with `python -m zoo.select --answers`)")
     return lines
+
+
+def select_answer_line(answer: dict | None) -> list[str]:
+    """The last measured zoo.select answer (results/select-answer.json) in one line, where there is one."""
+    if answer is None:
+        return []
+    try:
+        line = _answer_line({"question": "Your last measured zoo.select (results/select-answer.json)",
+                             "answer": answer})
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return []
+    best = (answer.get("shortlist") or [{}])[0]
+    if best.get("latency_ms_p50") is not None:
+        line += f", p50 {best['latency_ms_p50']:,.1f} ms" + (" (noisy)" if best.get("noisy") else "")
+    return [line]
 
 
 def _answer_line(item: dict) -> str:

@@ -129,32 +129,32 @@ def runs_cell(r: dict, runs: dict) -> str | None:
     values = sorted(runs.get(measurement_key(r), []))
     if len(values) < 2:
         return None
-    return f"{statistics.median(values):.2f} ({values[0]:.2f}-{values[-1]:.2f}, n={len(values)})"
+    return f"{statistics.median(values):,.2f} ({values[0]:,.2f}\u2013{values[-1]:,.2f}, n={len(values)})"
 
 
 def throughput_table(throughput: list[dict], runs: dict | None = None) -> str:
     ordered = sorted(throughput, key=lambda r: (machine_name(r), *sort_key(r), setting_name(r)))
     rows = [[machine_name(r), r["model"], r["img_size"], f"{r.get('ran_batch_size') or r['batch_size']}",
              r["settings"]["dtype"], "train" if r["settings"].get("train") else "inference",
-             r["settings"].get("backend", "eager"), f"{r['imgs_per_s']:.2f}", _imgs_at_p50(r),
-             f"{r['latency_ms_p50']:.1f}", _p99(r), _opt(r.get("cv"), ".3f"), _opt(r.get("foreign_cpu_share"), ".0%"),
+             r["settings"].get("backend", "eager"), f"{r['imgs_per_s']:,.2f}", _imgs_at_p50(r),
+             f"{r['latency_ms_p50']:,.1f}", _p99(r), _opt(r.get("cv"), ".3f"), _opt(r.get("foreign_cpu_share"), ".0%"),
              mfu_cell(r), g(r.get("peak_flops"), 0), runs_cell(r, runs or {}), "noisy" if r.get("noisy") else ""]
             for r in ordered]
     return markdown(["machine", "model", "res (px)", "batch", "dtype", "mode", "backend", "img/s (mean)",
                      "img/s (at p50)", "p50 (ms / batch)", "p99 (ms / batch)", "cv", "others' CPU", "MFU %",
-                     "GEMM peak (GFLOP/s)", "all runs: median img/s (min-max, n)", "flag"], rows)
+                     "GEMM peak (GFLOP/s)", "all runs: median img/s (min\u2013max, n)", "flag"], rows)
 
 
 def _p99(r: dict) -> str | None:
     """The p99, marked with its step count when fewer than 100 steps gave it (then it is about the slowest)."""
     steps = r.get("iters")
-    return None if r.get("latency_ms_p99") is None else f"{r['latency_ms_p99']:.1f}" + (
+    return None if r.get("latency_ms_p99") is None else f"{r['latency_ms_p99']:,.1f}" + (
         f" (n={steps})" if steps is not None and steps < 100 else "")
 
 
 def _imgs_at_p50(r: dict) -> str | None:
     batch = r.get("ran_batch_size") or r["batch_size"]
-    return f"{batch / (r['latency_ms_p50'] / 1e3):.2f}" if r.get("latency_ms_p50") else None
+    return f"{batch / (r['latency_ms_p50'] / 1e3):,.2f}" if r.get("latency_ms_p50") else None
 
 
 def _opt(v, spec: str) -> str | None:

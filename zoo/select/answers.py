@@ -136,6 +136,39 @@ def read_answers(results_dir: str | Path) -> tuple[list[dict] | None, str | None
         return None, f"results/{ANSWERS_FILE} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
 
 
+SELECT_ANSWER_FILE = "select-answer.json"     # a measured zoo.select answer, kept beside its rows (zoo.select.cli)
+
+
+def read_select_answer(results_dir: str | Path) -> tuple[dict | None, str | None]:
+    """(the last measured zoo.select answer, None), (None, None) without one, or (None, why it cannot be used);
+    read as strictly as answers.json (a regular file, strict JSON, an answer that renders)."""
+    from ..runs.safe_io import kind_of, strict_loads
+    from .table import render
+
+    path = Path(results_dir) / "results" / SELECT_ANSWER_FILE
+    found = kind_of(path)
+    if found:
+        return None, f"results/{SELECT_ANSWER_FILE} is {found}, not a regular file"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, f"results/{SELECT_ANSWER_FILE} cannot be read ({e.strerror or e})"
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise AnswersError(f"larger than {MAX_BYTES:,} bytes")
+        answer = strict_loads(raw.decode("utf-8"))
+        _check_answer(answer, SELECT_ANSWER_FILE)
+        render(answer, "markdown")
+        return answer, None
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return None, f"results/{SELECT_ANSWER_FILE} is not usable ({why})"
+
+
 def load_answers(results_dir: str | Path) -> list[dict] | None:
     """The stored answers, or None when results/ holds none or none that can be used (read_answers says why)."""
     return read_answers(results_dir)[0]
