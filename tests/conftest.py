@@ -67,3 +67,33 @@ def small_fs(tmp_path):
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture(scope="session")
+def _session_probes():
+    """This machine's fp32 GEMM peak and triad bandwidth, probed once for the session with short probes (the
+    full probes are test_peak.py's and test_roofline.py's concern); marked quiet so the peak cache keeps them."""
+    from analysis.timing.bandwidth import measure_bandwidth
+    from analysis.timing.peak import measure_peak_flops
+
+    peak = measure_peak_flops("cpu", "fp32", target_seconds=0.005, repeats=1, budget_s=float("inf"))
+    bandwidth = measure_bandwidth("cpu", elements=1 << 20, target_seconds=0.005, repeats=1)
+    return {**peak, "peak_foreign_cpu_share": 0.0}, {**bandwidth, "bandwidth_foreign_cpu_share": 0.0}
+
+
+@pytest.fixture
+def kept_peaks(_session_probes, isolated_user_cache):
+    """The session's GEMM peak and bandwidth, kept in this test's user cache as a quiet probe of this machine would
+    be (fp32, CPU, all cores and one thread): a timed run in this process or a child (which inherits the cache
+    folder) probes nothing. For tests where the probe is not what is tested."""
+    from zoo.runs.peaks import NAMESPACE, bandwidth_key, peak_key
+    from zoo.runs.tasks import Task
+    from zoo.runs.user_cache import UserCache
+
+    peak, bandwidth = _session_probes
+    cache = UserCache(NAMESPACE)
+    for threads in (None, 1):
+        task = Task("throughput", "deit_ti", 224, device="cpu", threads=threads)
+        cache.put({"peak_key": peak_key(task)}, peak)
+        cache.put({"bandwidth_key": bandwidth_key(task)}, bandwidth)
+    return peak, bandwidth

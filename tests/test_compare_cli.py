@@ -16,6 +16,8 @@ from cli import call_main, run_cli
 from zoo.compare.cli import main
 from zoo.runs.schema import SCHEMA_VERSION
 
+pytestmark = pytest.mark.usefixtures("kept_peaks")     # timed runs probe no GEMM peak (conftest.py)
+
 # ViT-Ti/16 at 224 in closed form (seed notes, ex. 3.5.2 with d = 192, N = 197, 12 layers):
 # 12 * (12 N d^2 + 2 N^2 d) + patch embedding 196 * 768 * d + head d * 1000
 D, N = 192, 197

@@ -2,7 +2,6 @@
 their bounds) go through zoo.report, zoo.select and zoo.compare --resume without a traceback, and their
 JSON output is strict JSON; crafted lines (deep nesting, NaN, 10^400) are skipped and named."""
 import contextlib
-import functools
 import io
 import json
 import tempfile
@@ -36,23 +35,12 @@ def _run(main, argv) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def probed_once():
-    """The machine's GEMM peak and memory bandwidth, probed once: each example's results folder is new (and a
-    peak probed under load is never kept), so each timing example would probe them again."""
-    from zoo.runs import peaks
-
-    return {"peak": functools.cache(peaks.measure_peak_flops), "bandwidth": functools.cache(peaks.measure_bandwidth)}
-
-
 @pytest.fixture(autouse=True)
-def _fast_report(monkeypatch, probed_once):
-    """choosing.md and PNG bytes do not read results/; the plots' data still does. Probes are not what is tested."""
+def _fast_report(monkeypatch, kept_peaks):
+    """choosing.md and PNG bytes (build_reports(pictures=False) below) do not read results/; the plots' data still
+    does. Probes are not what is tested: the session's peak is in the user cache (conftest.kept_peaks)."""
     monkeypatch.setattr(build, "choosing_markdown", lambda *a, **k: "")
-    monkeypatch.setattr("zoo.report.style.write_atomic", lambda path, data: None)
     monkeypatch.setattr(build, "page", lambda *a, **k: "")
-    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", lambda *a: dict(probed_once["peak"](*a)))
-    monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda *a: dict(probed_once["bandwidth"](*a)))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -64,7 +52,7 @@ def test_generated_rows_pass_report_select_and_resume(generated, cost_anchor, ti
         store = ResultStore(d)
         for row in generated + [cost_anchor, timed_anchor]:
             store.append(row)
-        build.build_reports(d)
+        build.build_reports(d, pictures=False)
         _strict(Path(d, "reports", build.PLOT_DATA_FILE).read_text())
         code, out, err = _run(select.main, [*SELECT, "--latency-stat", stat, "--out", d])
         assert code == 0, err

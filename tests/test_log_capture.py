@@ -27,7 +27,7 @@ def test_foreign_records_are_captured_and_archzoo_lines_still_shown(caplog):
     assert shown == ["zoo.compare", "onnx_ir.passes"] and verbose_log.getvalue() == ""
 
 
-def test_onnxruntime_stderr_holds_archzoo_lines_only_and_the_log_is_kept(tmp_path):
+def test_onnxruntime_stderr_holds_archzoo_lines_only_and_the_log_is_kept(tmp_path, kept_peaks):
     pytest.importorskip("onnxruntime", reason='needs the onnx extra: pip install ".[onnx]"')
     result = run_cli("zoo.compare", "--models", "deit_ti", "--metrics", "throughput", "--backend", "onnxruntime",
                      "--device", "cpu", "--quick", "--resolutions", "32", "--format", "json", "--out", str(tmp_path))

@@ -71,6 +71,18 @@ def test_reports_are_written_from_results(small_results):
     assert "| 81.39 | ms_in1k | in1k |" in row and "| 81.20 | ms_in1k (repository) | in1k |" in row
     plotted = json.loads((reports / PLOT_DATA_FILE).read_text())
     assert {row["model"] for row in plotted["macs_vs_resolution.png"]} == {"vit_ti16", "resnet50", "swin_t"}
+    # a rebuild redraws only the plots whose data changed (or whose PNG is gone)
+    inodes = {name: (reports / name).stat().st_ino for name in PLOT_FILES}     # a PNG is renamed into place
+    ResultStore(small_results).append(timed_row(img_size=384, imgs=10.0))       # the throughput plot's data
+    (reports / PLOT_FILES[1]).unlink()
+    build_reports(small_results)
+    redrawn = {name for name in PLOT_FILES if (reports / name).stat().st_ino != inodes[name]}
+    assert {"throughput_vs_resolution.png", PLOT_FILES[1]} <= redrawn and PLOT_FILES[0] not in redrawn  # cost: same
+    bare = small_results / "bare"
+    build_reports(small_results, bare, pictures=False)                # --check's rebuild: plots.json, no PNG
+    assert not list(bare.glob("*.png"))
+    assert json.loads((bare / PLOT_DATA_FILE).read_text()) == json.loads((reports / PLOT_DATA_FILE).read_text())
+    assert 'src="data:image/png;base64,"' in (bare / HTML_FILE).read_text()
 
 
 def test_h_by_w_cost_rows_are_in_the_cost_table_under_their_label(tmp_path):
@@ -80,7 +92,7 @@ def test_h_by_w_cost_rows_are_in_the_cost_table_under_their_label(tmp_path):
     rows = [run_task(Task("cost", m, Size(64, 96))) for m in ("vit_ti16", "resnet50")]
     for row in rows:
         ResultStore(tmp_path).append(row)
-    build_reports(tmp_path)
+    build_reports(tmp_path, pictures=False)     # tables only
     cost = (tmp_path / "reports" / "cost.md").read_text()
     shown = [line.split(" | ")[:4] for line in cost.splitlines() if "| 64x96 |" in line]
     assert shown == [["| resnet50", "resnet", "64x96", "-"], ["| vit_ti16", "vit", "64x96", str(4 * 6 + 1)]]
@@ -90,7 +102,7 @@ def test_h_by_w_cost_rows_are_in_the_cost_table_under_their_label(tmp_path):
 def test_a_same_machine_rerun_replaces_its_row(small_results):
     ResultStore(small_results).append(timed_row(imgs=80.0))                   # same model, settings and machine
     ResultStore(small_results).append(timed_row(imgs=30.0, cpu="Other CPU"))  # another machine: kept beside
-    build_reports(small_results)
+    build_reports(small_results, pictures=False)     # tables only
     table = (small_results / "reports" / "throughput.md").read_text()
     test_cpu = [line for line in table.splitlines() if line.startswith("| Test CPU")]
     assert len(test_cpu) == 1 and "| 80.00 |" in test_cpu[0]
@@ -98,8 +110,8 @@ def test_a_same_machine_rerun_replaces_its_row(small_results):
 
 
 def test_check_passes_when_current_and_names_what_is_stale(small_results):
-    # three check()s, each recounting and re-predicting: current; the report files damaged (results untouched,
-    # so each report problem is its own file's); then the results damaged as well
+    # a whole check(): current; then its report part alone with the report files damaged (results untouched, so
+    # each report problem is its own file's); then its counting part alone with the results damaged as well
     build_reports(small_results)
     assert check(small_results) == []
     reports = small_results / "reports"
@@ -110,7 +122,7 @@ def test_check_passes_when_current_and_names_what_is_stale(small_results):
     data = json.loads((reports / PLOT_DATA_FILE).read_text())
     data[PLOT_FILES[1]][0]["attn %"] += 1
     (reports / PLOT_DATA_FILE).write_text(json.dumps(data))
-    problems = check(small_results)
+    problems = deterministic.stale_reports(small_results)
     assert any("cost.md is stale" in p for p in problems)
     assert any(f"{HTML_FILE} is stale" in p for p in problems)
     assert any(f"{PLOT_FILES[0]} is missing" in p for p in problems)
@@ -126,7 +138,7 @@ def test_check_passes_when_current_and_names_what_is_stale(small_results):
     assert {r["model"] for r in predicted} == {"vit_ti16", "resnet50", "swin_t"} and len(predicted) == 3 * 2 * 5
     predicted[0]["imgs_per_s"] += 1       # a committed prediction that no longer matches a fresh one
     predicted_file.write_text("".join(json.dumps(r) + "\n" for r in predicted))
-    problems = check(small_results)
+    problems = deterministic.stale_rows(small_results)
     assert any("vit_ti16 at 224" in p and "macs" in p for p in problems)
     assert any("lacks resnet50 at 224" in p for p in problems)
     assert any("predicted.jsonl" in p and "imgs_per_s" in p for p in problems)
@@ -136,7 +148,7 @@ def test_noisy_rows_are_marked_and_left_out_of_fits(small_results):
     store = ResultStore(small_results)
     store.append(timed_row(img_size=384, imgs=10.0))
     store.append(timed_row(img_size=448, imgs=1.0, noisy=True, cv=0.8))
-    build_reports(small_results)
+    build_reports(small_results, pictures=False)     # tables only
     reports = small_results / "reports"
     assert "noisy" in (reports / "throughput.md").read_text()
     scaling = (reports / "scaling.md").read_text()

@@ -144,3 +144,21 @@ def test_throughput_and_train_plan_a_timed_inference_and_a_timed_training_step()
     assert [(t.kind, t.train, t.model, t.img_size, t.batch_size) for t in tasks] == [
         ("cost", True, "vit_ti16", Size(224, 224), 1), ("throughput", False, "vit_ti16", Size(224, 224), 1),
         ("throughput", True, "vit_ti16", Size(224, 224), 1)]
+
+
+def test_cost_and_a_timed_row_build_the_model_twice_in_every_process(tmp_path, kept_peaks, monkeypatch):
+    """zoo.compare --metrics cost,throughput --quick on an empty count cache: the cost count builds on meta once
+    (its record and op list kept in the user cache), the host-memory fit and the roofline read that count, and the
+    timing builds on the CPU once; $ARCHZOO_BUILD_LOG has one line per build of every process."""
+    from cli import run_cli
+
+    from zoo.runs.counted import BUILD_LOG_ENV
+
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv(BUILD_LOG_ENV, str(log))
+    done = run_cli("zoo.compare", "--models", "deit_ti", "--metrics", "cost,throughput", "--quick",
+                   "--resolutions", "64", "--out", str(tmp_path / "out"), "--format", "json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)[0].get("roofline_ms")                 # the roofline was estimated
+    builds = [line.split()[1:] for line in log.read_text().splitlines()]
+    assert sorted(builds) == [["cpu", "deit_ti", "64", "b1"], ["meta", "deit_ti", "64", "b1"]]

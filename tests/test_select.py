@@ -21,6 +21,8 @@ from zoo.select.cli import main, select  # noqa: E402
 from zoo.select.shortlist import limit, num  # noqa: E402
 from cli import call_main  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("kept_peaks")     # timed runs probe no GEMM peak (conftest.py)
+
 MIB = 2 ** 20
 DEIT_TI_PARAMS = 5_717_416     # deit_tiny_patch16_224 (DeiT README: 5M; timm's results tables: 5.72 M)
 

@@ -139,6 +139,14 @@ def cost_record(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
                 in_chans: int | None = None) -> CostRecord:
     """Params, per-image MACs (total, attention, per component), attention path, activation peak
     of the batch, and with `train` the same for one training step (forward + backward)."""
+    return cost_and_ops(module, img_size, batch_size, dtype, train, emulate_fused_sdpa, in_chans)[0]
+
+
+def cost_and_ops(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
+                 dtype: torch.dtype | None = None, train: bool = True, emulate_fused_sdpa: bool = True,
+                 in_chans: int | None = None) -> tuple[CostRecord, list[tuple[str, int, int, int]]]:
+    """cost_record and, from the same inference forward of the batch, its op list (TrafficCounter.op_list:
+    (op_class, FLOPs, bytes, count)), which analysis.roofline reads."""
     classifier = ComponentClassifier(module)
     x = image_batch(module, batch_size, Size.of(img_size), dtype, in_chans)
     counter, memory, cuda_peak = run_forward(module, x, classifier, emulate_fused_sdpa, traffic=True)
@@ -160,7 +168,7 @@ def cost_record(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
         record.train_act_peak_bytes, record.train_cuda_peak_bytes = train_memory.peak_bytes, train_cuda_peak
         uncounted |= set(train_counter.uncounted_ops)
     record.uncounted_ops = sorted(uncounted)
-    return record
+    return record, counter.traffic.op_list()
 
 
 def macs_by_module(module: nn.Module, img_size: SizeLike, dtype: torch.dtype | None = None) -> dict[str, int]:

@@ -3,12 +3,13 @@ and index.html with everything. Built from results/ alone; any subset of rows, o
 report, and the page says what it left out and why."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.pretraining import PRETRAINING
 from ..console.markdown import markdown_text
-from ..runs.safe_io import strict_dumps, write_atomic
+from ..runs.safe_io import kind_of, strict_dumps, strict_loads, write_atomic
 from . import page_plots, plots, predicted_gpu, roofline, style, summary, tables
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
@@ -243,9 +244,41 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
     }
 
 
-def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None) -> dict[str, list[dict]]:
+def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None,
+         pictures: bool = True) -> dict[str, list[dict]]:
     """Every plot; plots.json keeps the data of each and, under STYLE_KEY, what each shows (style.DRAWN:
-    the colours drawn per family, the tick labels of log axes)."""
+    the colours drawn per family, the tick labels of log axes). A PNG is written only where its data or style
+    differ from the plots.json already in `out` (or the PNG is not there); with `pictures` False none is
+    (zoo.report --check compares plots.json, never PNG bytes)."""
+    before = _plotted_before(out)
+    with style.held_figures() as held:
+        plotted = _draw(data, out, weights, pretraining)
+        fresh = _shown(json.loads(strict_dumps(plotted)))          # as plots.json holds it
+        for name, (fig, path) in held.items():
+            unchanged = name in before and before[name] == fresh[name] and path.is_file() and kind_of(path) is None
+            if pictures and not unchanged:
+                style.write_png(fig, path)
+    return plotted
+
+
+def _shown(plotted: dict) -> dict:
+    """PNG name -> (its data, its style) of a plots.json's content."""
+    styles = plotted.get(STYLE_KEY)
+    if not isinstance(styles, dict):
+        return {}
+    return {name: (plotted[name], styles[name]) for name in PLOT_FILES if name in plotted and name in styles}
+
+
+def _plotted_before(out: Path) -> dict:
+    """_shown of the plots.json already in `out` ({} when there is none or it is unreadable)."""
+    try:
+        kept = strict_loads((out / PLOT_DATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return _shown(kept) if isinstance(kept, dict) else {}
+
+
+def _draw(data: ReportRows, out: Path, weights: str, pretraining) -> dict[str, list[dict]]:
     style.DRAWN.clear()
     cost = data.square_cost
     points, _ = accuracy_points(cost, data.throughput, weights, pretraining)
@@ -283,7 +316,9 @@ def summary_of(data: ReportRows) -> dict:
 
 
 def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None, weights: str = "default",
-                  pretraining=None) -> list[Path]:
+                  pretraining=None, pictures: bool = True) -> list[Path]:
+    """Every report file into `reports_dir` (default <results_dir>/reports); with `pictures` False no PNG is
+    written (draw), the page then holds each figure without its bytes."""
     data = load(results_dir)
     out = Path(reports_dir) if reports_dir else Path(results_dir) / "reports"
     out.mkdir(parents=True, exist_ok=True)
@@ -292,7 +327,7 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
     for name, section in content.items():
         write_atomic(out / name, section.markdown())
         written.append(out / name)
-    plotted = draw(data, out, weights, pretraining)
+    plotted = draw(data, out, weights, pretraining, pictures)
     write_atomic(out / PLOT_DATA_FILE, strict_dumps(plotted, indent=1, sort_keys=True) + "\n")
     live = page_plots.figures(plotted, CAPTIONS, summary.facets(data))
     shown = {name: (out / name, CAPTIONS[name], bool(plotted[name]), live.get(name)) for name in PLOT_FILES}

@@ -143,7 +143,9 @@ def anchor(name: str) -> str:
 
 
 def figure(path: Path, caption: str = "") -> str:
-    data = base64.b64encode(path.read_bytes()).decode()
+    """The PNG inlined; a figure not written (build_reports(pictures=False), --check) is one without its bytes,
+    as without_images shows every figure."""
+    data = base64.b64encode(path.read_bytes()).decode() if path.is_file() else ""
     return (f'<figure><img alt="{path.stem}" src="data:image/png;base64,{data}">'
             f"<figcaption>{html.escape(caption or path.stem)}</figcaption></figure>")
 

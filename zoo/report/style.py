@@ -12,6 +12,7 @@ numbers on log axes. A new plot uses it like this (see plots.py):
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 from pathlib import Path
@@ -238,15 +239,40 @@ def visible_tick_labels(ax, name: str) -> list[str]:
 
 
 DRAWN: dict[str, dict] = {}     # PNG file name -> drawn_style of its figure, filled by save(); build.draw reads it
+_HELD: dict[str, tuple] | None = None    # inside held_figures(): PNG file name -> (figure, path), not yet written
+
+
+@contextlib.contextmanager
+def held_figures():
+    """While a whole report draws (build.draw): save() keeps each figure instead of writing its PNG, so the
+    caller writes only the PNGs whose data changed (write_png); every held figure is closed at the end.
+    Rasterising is about half of drawing a plot."""
+    global _HELD
+    _HELD = held = {}
+    try:
+        yield held
+    finally:
+        _HELD = None
+        for fig, _ in held.values():
+            plt.close(fig)
+
+
+def write_png(fig, path: Path) -> None:
+    """The PNG (no layout change: labels were placed for this one), renamed into place: a symlink at `path` is
+    replaced, not followed."""
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, metadata={"Software": None})
+    write_atomic(path, png.getvalue())
 
 
 def save(fig, path: Path) -> dict:
-    """Write the PNG (no layout change: labels were placed for this one), note drawn_style(fig) in DRAWN
-    under the file's name, and return it."""
-    png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=110, metadata={"Software": None})
-    write_atomic(path, png.getvalue())   # renamed into place: a symlink at `path` is replaced, not followed
+    """Write the PNG (inside held_figures(): keep the figure for the caller to write), note drawn_style(fig) in
+    DRAWN under the file's name, and return it."""
     drawn = DRAWN[Path(path).name] = drawn_style(fig)
+    if _HELD is not None:
+        _HELD[Path(path).name] = (fig, Path(path))
+        return drawn
+    write_png(fig, path)
     plt.close(fig)
     return drawn
 

@@ -21,6 +21,7 @@ from .schema import SCHEMA_VERSION, CostRow, SchemaError, fields_of
 from .user_cache import UserCache, enabled
 
 NAMESPACE = "count"
+OPS_NAMESPACE = "count_ops"     # the op list of the same count (zoo.runs.counted.Count.ops), under the same key
 SOURCE_PACKAGES = ("zoo", "analysis")
 ROOT = Path(__file__).resolve().parents[2]       # holds zoo/ and analysis/ (a checkout or site-packages)
 
@@ -98,3 +99,28 @@ def is_cached(request: Request) -> bool:
         return False
     key = count_key(request)
     return UserCache(NAMESPACE).entry(key, lambda value: valid_count(key, value)) is not None
+
+
+def _valid_ops(value) -> bool:
+    """[[op_class, FLOPs, bytes, count], ...] as TrafficCounter.op_list gives them (JSON lists)."""
+    return isinstance(value, list) and all(
+        isinstance(op, list) and len(op) == 4 and isinstance(op[0], str)
+        and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_OPS_NUMBER for n in op[1:])
+        for op in value)
+
+
+MAX_OPS_NUMBER = 2 ** 63 - 1
+
+
+def keep_ops(request: Request, ops: list) -> None:
+    """Keep the op list of `request`'s count beside its record (nothing when the user cache is off)."""
+    if enabled():
+        UserCache(OPS_NAMESPACE).put(count_key(request), [list(op) for op in ops])
+
+
+def kept_ops(request: Request) -> list | None:
+    """The kept op list of `request`'s count, as tuples, or None."""
+    if not enabled():
+        return None
+    kept = UserCache(OPS_NAMESPACE).get(count_key(request), _valid_ops)
+    return None if kept is None else [tuple(op) for op in kept]

@@ -1,6 +1,15 @@
 """A cost row's measured fields: a registry model built on meta and counted (analysis.count), with the serving
-memory the run layer derives from the record; `counted` reads a count made before from the user cache."""
+memory the run layer derives from the record. `count_of(request)` is the one count of a request (its cost record
+and the op list of the same forward), kept in the user cache under the request's key: the cost row, the timed
+row's host-memory fit and its roofline read it instead of building the module again; `counted` is its record.
+
+NB: $ARCHZOO_BUILD_LOG (debugging, tests): a file each module build appends one line to (pid, device, request),
+so the builds of a run can be counted across its processes.
+"""
 from __future__ import annotations
+
+import os
+from dataclasses import dataclass
 
 from analysis.size import SizeLike
 from analysis.vocab import DTYPE_BYTES, torch_dtype
@@ -10,11 +19,22 @@ from .request import Request, request_of
 # NB: torch loads with the first count, not with this module: a count the user cache holds needs none
 
 
+BUILD_LOG_ENV = "ARCHZOO_BUILD_LOG"
+
+
+def _log_build(request: Request, device: str) -> None:
+    path = os.environ.get(BUILD_LOG_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as log:       # one short append: whole lines across processes
+            log.write(f"{os.getpid()} {device} {request.model} {request.img_size.label} b{request.batch_size}\n")
+
+
 def build(request: Request, device: str, dtype: str | None = None, **overrides):
     """The module `request` measures: the model, its feature extractor, or a whole detector or segmenter on it,
     held in `dtype` (None: the request's). overrides: create_model's (attn_impl, in_chans, ...)."""
     from ..models.stages import freeze_stages
 
+    _log_build(request, device)
     r, held = request, torch_dtype(dtype or request.dtype)
     if r.segmenter is not None:
         from ..models.segmenters import create_segmenter
@@ -39,18 +59,47 @@ def asked(what: Request | str, img_size: SizeLike | None, axes: dict) -> Request
         request_of(what, img_size, **{"train": True, **axes})
 
 
+@dataclass(frozen=True)
+class Count:
+    """One request counted on meta: `record` the cost fields (count's), `ops` the op list of the same inference
+    forward of the request's batch ((op_class, FLOPs, bytes, count): the CPU roofline's input)."""
+    record: dict
+    ops: list
+
+    @property
+    def act_peak_bytes(self) -> int:
+        return self.record["act_peak_bytes"]
+
+    @property
+    def train_act_peak_bytes(self) -> int | None:
+        return self.record.get("train_act_peak_bytes")
+
+    def to_json(self) -> dict:
+        return {"record": self.record, "ops": [list(op) for op in self.ops]}
+
+
 def count(what: Request | str, img_size: SizeLike | None = None, **axes) -> dict:
     """Cost fields of a registry model (built on meta): what a cost row holds besides its identity. Takes a
     Request, or a model name, a size and Request's fields (`count("vit_b16", 224)`; train defaults to True
     there, as it always has). A training step's memory is SGD's (`counted` applies the request's optimizer)."""
-    from analysis.count.cost import cost_record, macs_by_module
+    from .count_cache import keep_ops
+
+    r = asked(what, img_size, axes)
+    made = measure(r)
+    keep_ops(r, made.ops)         # beside the record the user cache keeps of this count (count_of)
+    return made.record
+
+
+def measure(r: Request) -> Count:
+    """The Count of `r`, made now: one build on meta, one counted forward (and training step when it trains)."""
+    from analysis.count.cost import cost_and_ops, macs_by_module
 
     from ..models.stages import feature_layout
 
-    r = asked(what, img_size, axes)
     dtype = torch_dtype(r.dtype)
     module = build(r, "meta")
-    record = cost_record(module, r.img_size, batch_size=r.batch_size, dtype=dtype, train=r.train).as_dict()
+    cost, ops = cost_and_ops(module, r.img_size, batch_size=r.batch_size, dtype=dtype, train=r.train)
+    record = cost.as_dict()
     record.update(serving_memory(record, r.dtype))
     if r.segmenter is not None:
         from ..models.segmenters import segmenter_fields
@@ -63,7 +112,7 @@ def count(what: Request | str, img_size: SizeLike | None = None, **axes) -> dict
     elif r.features:
         record["features"] = map_shapes(module, r.img_size, 3)   # the module just counted
         record["feature_strides"], record["feature_stages"] = feature_layout(module)
-    return {"tokens": get_spec(r.model).tokens(r.img_size), **record, "env": {"device": "meta"}}
+    return Count({"tokens": get_spec(r.model).tokens(r.img_size), **record, "env": {"device": "meta"}}, ops)
 
 
 OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # fp32 state tensors per parameter
@@ -94,10 +143,32 @@ def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
 def counted(what: Request | str, img_size: SizeLike | None = None, **axes) -> dict:
     """`count`, read from the user cache when the same count was made before (zoo.runs.count_cache), with the
     training memory of the request's optimizer (when it has one and trains). Takes what `count` takes."""
-    from .count_cache import cached_count
-
     r = asked(what, img_size, axes)
-    record = cached_count(count, r)
+    record = count_of(r).record
     if r.optimizer is not None and r.train:
         record = {**record, **serving_memory(record, r.dtype, r.optimizer)}
     return record
+
+
+def count_of(request: Request) -> Count:
+    """The request's Count: from the user cache when it was counted before (zoo.runs.count_cache: the record and,
+    beside it, the op list), else measured (one build) and kept there."""
+    from .count_cache import cached_count, keep_ops, kept_ops
+    from .user_cache import enabled
+
+    if not enabled():
+        return measure(request)
+    made = {}
+
+    def compute(r: Request) -> dict:
+        made["now"] = measure(r)
+        keep_ops(r, made["now"].ops)
+        return made["now"].record
+
+    record = cached_count(compute, request)
+    ops = made["now"].ops if "now" in made else kept_ops(request)
+    if ops is None:           # a record kept without its op list (its entry lost): counted again
+        made = measure(request)
+        keep_ops(request, made.ops)
+        return Count(record, made.ops)
+    return Count(record, ops)

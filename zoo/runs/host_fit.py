@@ -8,8 +8,6 @@ counted at batches 1 and 2 and extrapolated. A need past what is available even 
 """
 from __future__ import annotations
 
-import functools
-
 from analysis.timing.host_memory import HEADROOM, available_bytes, halve_to_fit, need_text
 from analysis.vocab import DTYPES, resolve_device
 
@@ -36,19 +34,16 @@ def fit_to_host(task) -> tuple[int, list[int], str | None]:
     return batch, halved, why
 
 
-@functools.lru_cache(maxsize=64)
 def _counted(request, batch: int) -> int:
-    """Bytes the timed step of `request` (zoo.runs.request) needs at `batch` beyond its input: the module the
-    timing builds (zoo.runs.counted.build, fp32 as timed), a whole detector or segmenter included."""
-    from analysis.count.cost import cost_record
+    """Bytes the timed step of `request` (zoo.runs.request) needs at `batch` beyond its input: the count of the
+    module the timing builds (zoo.runs.counted.count_of, fp32 as timed; a whole detector or segmenter included),
+    the cost row's own count when that is fp32 at this batch."""
+    from .counted import count_of
 
-    from .counted import build
-
-    module = build(request, "meta", "fp32")
-    record = cost_record(module, request.img_size, batch_size=batch, train=request.train)
+    counted = count_of(request.replace(batch_size=batch, dtype="fp32", optimizer=None))
     if not request.train:
-        return record.act_peak_bytes
-    return record.train_act_peak_bytes + 2 * record.params * DTYPES["fp32"].itemsize
+        return counted.act_peak_bytes
+    return counted.train_act_peak_bytes + 2 * counted.record["params"] * DTYPES["fp32"].itemsize
 
 
 def record_halving(record: dict, requested: int, halved: list[int], why: str | None) -> dict:

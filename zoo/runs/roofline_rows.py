@@ -68,7 +68,9 @@ def measured_roofline(task, record: dict, peak: dict | None) -> dict:
         return {}
     batch = record.get("ran_batch_size") or task.batch_size
     launch = GPU_LAUNCH_SECONDS if resolve_device(task.device).type == "cuda" else CPU_LAUNCH_SECONDS
-    estimate = roofline(traffic_ops(task.request.replace(batch_size=batch)), peak["peak_flops"],
+    from .counted import count_of      # the cost row's count when it is at this batch: no build
+
+    estimate = roofline(count_of(task.request.replace(batch_size=batch)).ops, peak["peak_flops"],
                         peak["mem_bandwidth"], launch)
     return {"mem_bandwidth": peak["mem_bandwidth"], **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 
