@@ -98,6 +98,7 @@ def fake_timing(monkeypatch, latency_ms: dict, noisy: set) -> dict:
     under its --resume key). Returns model -> the MACs the scheduler handed the timing."""
     import zoo.runs.peaks
     import zoo.runs.timed
+    import zoo.select.timing
     from zoo.runs.tasks import machine
 
     handed = {}
@@ -112,6 +113,7 @@ def fake_timing(monkeypatch, latency_ms: dict, noisy: set) -> dict:
 
     monkeypatch.setattr(zoo.runs.timed, "measure_timed", measure)
     monkeypatch.setattr(zoo.runs.peaks.PeakCache, "get", lambda self, task: {})
+    monkeypatch.setattr(zoo.select.timing, "load_average", lambda: None)     # the rows alone say the load
     return handed
 
 
@@ -123,12 +125,14 @@ def test_noisy_timings_leave_a_model_undecided_unless_allow_noisy(tmp_path, monk
     # no steps in these rows: the band is p50 x (1 -/+ 2 cv), 0-1,100 ms for deit_ti (cv 0.6): it straddles 100 ms;
     # deit_s's (cv 0.01) is 490-510 ms, over the budget beyond the noise
     assert undecided["model"] == "deit_ti" and undecided["reason"].startswith(
-        "undecided: within noise: latency p50 500 ms vs 100 ms (eager; n=10, band 0-1,100 ms")
+        "undecided: timed under load (others' CPU 40% of our cores, cv 0.60): a loaded timing cannot exclude")
+    assert "latency p50 500 ms vs 100 ms (eager; n=10, band 0-1,100 ms" in undecided["reason"]
+    assert out["timing"]["partial"]["reason"].startswith("timed under load: deit_ti undecided")
     # the timing is handed the counted MACs (closed form, ViT paper's shapes: 197 tokens of width 192, 12 blocks)
     assert handed["deit_ti"] == pytest.approx(vit_macs(197, 192, 12, 196, 16), rel=0.01)
     from zoo.select.cli import render
 
-    assert "undecided (1):\n- deit_ti: undecided: within noise" in render(out, "markdown")
+    assert "undecided (1):\n- deit_ti: undecided: timed under load" in render(out, "markdown")
     decided = select(["deit_ti", "deit_s"], 224, max_latency_ms=100, device="cpu", save=False, out=str(tmp_path),
                      allow_noisy=True)
     assert decided["undecided"] == [] and sorted(e["model"] for e in decided["excluded"]) == ["deit_s", "deit_ti"]

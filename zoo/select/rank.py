@@ -59,4 +59,5 @@ def _versus_next(rows: list[dict]) -> None:
     for row, below in zip(rows, rows[1:]):
         if row.get("evidence") and below.get("evidence"):
             clear = ahead(row["evidence"], below["evidence"])
-            row["vs_next"] = f"{'ahead of' if clear else 'within noise of'} {below['model']}"
+            load = " (timed under load)" if below["evidence"].get("loaded") and not clear else ""
+            row["vs_next"] = f"{'ahead of' if clear else 'within noise of'} {below['model']}{load}"

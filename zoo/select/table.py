@@ -97,7 +97,8 @@ def _timing_head(result: dict) -> list[str]:
     if not timing:
         return []
     partial = timing.get("partial")
-    head = [f"PARTIAL ANSWER: {partial['reason']}; the untimed models below are not settled"] if partial else []
+    unsettled = (partial or {}).get("unsettled", "untimed")
+    head = [f"PARTIAL ANSWER: {partial['reason']}; the {unsettled} models below are not settled"] if partial else []
     head.append(f"timed {timing['timed']} (reused {timing['reused']} stored rows), screened out before timing "
                 f"(size, accuracy, counts) {timing['screened_out']}, bounded out {timing['bounded_out']}, "
                 f"untimed {len(result['untimed'])}, "

@@ -63,11 +63,13 @@ def budget_alarm(seconds: float, armed: bool = True):
 @dataclass
 class Timing:
     """How zoo.select times: run(task, macs, peak) -> a timed row; peak(task) -> this machine's kept GEMM peak
-    and bandwidth ({} for none); clock() -> seconds. Tests hand in a seeded fake; nothing else is timed."""
+    and bandwidth ({} for none); clock() -> seconds; load() -> the machine's 1-min load average (None: not
+    known). Tests hand in a seeded fake; nothing else is timed."""
     run: Callable
     peak: Callable
     clock: Callable[[], float] = time.monotonic
     caches: Callable[[], int | None] = None
+    load: Callable[[], float | None] = lambda: None
 
 
 @dataclass
@@ -79,6 +81,8 @@ class Progress:
     reused: int = 0
     bounded: int = 0
     partial: dict | None = None
+    loaded: list = field(default_factory=list)       # undecided because timed under load
+    load: float | None = None                        # the load average around the last fresh timing
 
 
 def task_for(row: dict, q):
@@ -90,14 +94,15 @@ def task_for(row: dict, q):
                    min_seconds=q.min_seconds, padded_from=q.padded_from)
 
 
-def decide(row: dict, q) -> tuple[str, str, dict]:
-    """("fits" | "over" | "within noise", the text saying why, the evidence) of a timed row."""
+def decide(row: dict, q, load: float | None = None) -> tuple[str, str, dict]:
+    """("fits" | "over" | "within noise", the text saying why, the evidence) of a timed row; `load`: the load
+    average sampled around its timing (None: not timed now, or unknown)."""
     from .table import num
 
     stat, point = q.latency_stat, q.allow_noisy
     if row.get(f"latency_ms_{stat}") is None:
         return "over", f"no latency {stat} in its timed row{at_batch(row)} ({q.backend})", {}
-    ev = evidence(row, stat)
+    ev = evidence(row, stat, load)
     noisy = " (noisy timing, --allow-noisy)" if row.get("noisy") and point else ""
     texts = []
     if q.max_latency_ms is not None:
@@ -116,8 +121,15 @@ def decide(row: dict, q) -> tuple[str, str, dict]:
     for wanted in ("over", "within noise"):
         for verdict, text in texts:
             if verdict == wanted:
-                return verdict, ("undecided: within noise: " + text) if wanted != "over" else text, ev
+                return verdict, (_undecided(ev) + text) if wanted != "over" else text, ev
     return "fits", "; ".join(t for _, t in texts) or f"timed ({band_text(ev)})", ev
+
+
+def _undecided(ev: dict) -> str:
+    if not ev.get("loaded"):
+        return "undecided: within noise: "
+    return (f"undecided: {ev['loaded']}: a loaded timing cannot exclude (--wait-quiet SECONDS waits for a quiet "
+            f"machine): ")
 
 
 def noise_reason(timed: dict) -> str:
@@ -138,7 +150,17 @@ def _default_timing(q, store, saving: bool) -> Timing:
         _wait(q)
         return run_task(task, macs=macs, peak=peak)
 
-    return Timing(run=run, peak=peaks.get, caches=cache_bytes)
+    return Timing(run=run, peak=peaks.get, caches=cache_bytes, load=load_average)
+
+
+def load_average() -> float | None:
+    """The 1-min load average (runnable tasks), or None where the OS does not say."""
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def _wait(q) -> None:
@@ -200,6 +222,12 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
         run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
         with store.locked() if q.save else contextlib.nullcontext():
             run.settle(rows, tasks)
+    if run.order_by in ("latency", "imgs_per_s"):       # ranked on a loaded timing: the order is not settled
+        run.done.loaded += [r["model"] for r in run.done.kept if (r.get("evidence") or {}).get("loaded")]
+    if run.done.loaded and run.done.partial is None:
+        run.done.partial = {"reason": f"timed under load: {', '.join(run.done.loaded)} undecided (a loaded "
+                                      f"timing cannot exclude; time again on a quiet machine or with --wait-quiet)",
+                            "status": PARTIAL_STATUS["budget"], "unsettled": "undecided"}
     return run.done.kept, _summary(run.done, screened, q, timing.clock() - run.start)
 
 
@@ -255,12 +283,16 @@ class Run:
 
     def timed_row(self, task, step: str, left: int) -> dict:
         timed = self.plan.answered.get(task)
+        self.done.load = None
         if timed is not None:
             self.done.reused += 1
             return timed
         log.info("%s timing %s at %s px, batch %d (%s)%s", step, task.model, task.img_size.label, task.batch_size,
                  task.backend, _eta(self.timing, self.start, self.q, self.done, left))
+        before = self.timing.load()
         timed = self.timing.run(task, self.plan.macs_for(task), self.timing.peak(task))
+        loads = [x for x in (before, self.timing.load()) if x is not None]
+        self.done.load = max(loads) if loads else None
         if self.store is not None:
             self.store.append(timed)
         self.done.timed += 1
@@ -274,11 +306,13 @@ class Run:
             self.excluded.append({**entry, "reason": row["decision"]})
             return "timing failed"
         row.update({k: timed.get(k) for k in TIMED_FIELDS})
-        verdict, text, ev = decide({**timed, **row}, self.q)
+        verdict, text, ev = decide({**timed, **row}, self.q, self.done.load)
         row["evidence"], row["decision"] = ev, text
         if verdict == "over":
             self.excluded.append({**entry, "reason": text, "evidence": ev})
         elif verdict == "within noise":
+            if ev.get("loaded"):
+                self.done.loaded.append(row["model"])
             self.undecided.append({**entry, "reason": text, "evidence": ev, **{k: row[k] for k in TIMED_FIELDS}})
         else:
             self.done.kept.append(row)
