@@ -114,6 +114,7 @@ def fake_timing(monkeypatch, latency_ms: dict, noisy: set) -> dict:
     monkeypatch.setattr(zoo.runs.timed, "measure_timed", measure)
     monkeypatch.setattr(zoo.runs.peaks.PeakCache, "get", lambda self, task: {})
     monkeypatch.setattr(zoo.select.timing, "load_average", lambda: None)     # the rows alone say the load
+    monkeypatch.setattr(zoo.select.timing, "_committed", lambda task: {})     # no bound: these rows decide
     return handed
 
 

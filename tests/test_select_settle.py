@@ -83,7 +83,7 @@ def test_the_most_accurate_is_timed_first_and_the_rest_are_left_untimed(caplog):
         out = ask(FOUR, timer, max_latency_ms=30)
     said = caplog.text
     assert "measured latency answers for this machine only" in said
-    assert "4 candidates to time, best-ranked first (0 screened out before timing, no lower bound: no peak" in said
+    assert "4 candidates to time, best-ranked first (0 screened out before timing, no lower bound: no trustworthy peak" in said
     assert "budget 300 s (--budget-s)" in said and "[2/4] timing convnext_t" in said and "ETA <=" in said
     # vit_b16 (85.108) over the budget, then convnext_t (84.192) fits: deit_s and deit_ti cannot beat it
     assert timer.timed == ["vit_b16", "convnext_t"]
@@ -170,16 +170,51 @@ def test_lower_bound_formula():
     assert CONV_MARGIN == 4 * GEMM_MARGIN      # Winograd F(4x4, 3x3): 4x fewer multiplies than nominal
 
 
-def test_a_peak_probed_under_load_is_scaled_to_a_quiet_machine():
-    from zoo.select.bound import quiet_rates
+def test_the_bound_uses_the_largest_trustworthy_peak_never_a_loaded_probe():
+    from zoo.select.bound import trusted_rates
 
-    # 2 cores, both ours, others used 75% of them while the GEMM peak was probed: we had a quarter, so a quiet
-    # machine reaches 4x the probed rate; others on 1 of 2 cores while we ran on the other (threads 1) is no load
-    loaded = {"peak_flops": 50e9, "peak_foreign_cpu_share": 0.75, "mem_bandwidth": 5e9}
-    assert quiet_rates(loaded, None, cores=2) == {**loaded, "peak_flops": pytest.approx(200e9),
-                                                  "peak_load_scaled": 0.75}
-    assert quiet_rates({**loaded, "peak_foreign_cpu_share": 0.5}, 1, cores=2)["peak_flops"] == 50e9
-    assert quiet_rates({**loaded, "peak_foreign_cpu_share": 1.0}, None, cores=2)["peak_flops"] == pytest.approx(500e9)
+    # issue 42: a probe at 88% foreign load read 115 GFLOP/s; the committed quiet figure of that CPU is 204
+    committed = {"peak_flops": 204e9, "peak_flops_source": "committed for AMD EPYC, 2 threads (...)"}
+    loaded = {"peak_flops": 115e9, "peak_foreign_cpu_share": 0.88, "mem_bandwidth": 5e9,
+              "bandwidth_foreign_cpu_share": 0.88}
+    used = trusted_rates(loaded, committed, None, cores=2)
+    assert used["peak_flops"] == 204e9 and used["peak_flops_source"].startswith("committed for AMD EPYC")
+    assert used["peak_flops_refused"] == "this machine's probe ran with others on 88% of our cores"
+    assert "mem_bandwidth" not in used              # a loaded triad is not used, and none is committed
+    # never scaled: 115 / (1 - 0.88) = 958 GFLOP/s would be the old "quiet machine's" figure
+    assert trusted_rates(loaded, {}, None, cores=2).get("peak_flops") is None
+    # a quiet probe above the committed figure wins (a larger peak only lowers the bound)
+    quiet = {"peak_flops": 250e9, "peak_foreign_cpu_share": 0.05}
+    assert trusted_rates(quiet, committed, None, cores=2)["peak_flops_source"] == "this machine's quiet probe"
+    # others on 1 of 2 cores while we ran on the other (threads 1) is no load on ours
+    assert trusted_rates({**loaded, "peak_foreign_cpu_share": 0.5}, {}, 1, cores=2)["peak_flops"] == 115e9
+
+
+def test_the_committed_figure_is_results_peaks_json_of_that_cpu():
+    from committed import committed_text
+    from zoo.select.bound import committed_rates
+
+    kept = json.loads(committed_text("results/peaks.json"))
+    intel = "Intel(R) Xeon(R) Processor"
+    rates = committed_rates(intel, "fp32", 2)
+    assert rates["peak_flops"] == kept[f"{intel} | - | 2.14.1+cu130 | cpu | fp32 | 2 threads"]["peak_flops"]
+    assert rates["mem_bandwidth"] == kept[f"bandwidth | {intel} | - | 2.14.1+cu130 | cpu | 2 threads"]["mem_bandwidth"]
+    assert committed_rates(intel, "fp32", 1)["peak_flops"] == rates["peak_flops"]     # 2 threads bound 1
+    assert committed_rates(intel, "fp32", 4) == {} and committed_rates("Some Other CPU", "fp32", 2) == {}
+    assert "peak_flops" not in committed_rates(intel, "bf16", 2)
+
+
+def test_a_loaded_probe_gives_way_to_the_committed_peak_and_the_answer_says_so():
+    # ViT-B/16: 17.56 GMACs nearly all GEMM; 2 x 17.56e9 / 3 / 204e9 = 57 ms > 30 ms at the committed peak
+    timer = FakeTimer({"convnext_t": 20.0, "vit_b16": 95.0},
+                      peak={"peak_flops": 115e9, "peak_foreign_cpu_share": 0.88})
+    timing = timer.timing()
+    timing.committed = lambda task: {"peak_flops": 204e9, "peak_flops_source": "committed for this CPU (test)"}
+    out = select(["vit_b16", "convnext_t"], 224, timing=timing, device="cpu", save=False, max_latency_ms=30)
+    (vit,) = out["excluded"]
+    assert "204 GFLOP/s GEMM peak (committed for this CPU (test))" in vit["reason"]
+    assert 2 * 17.0e9 / GEMM_MARGIN / 204e9 * 1e3 < vit["bound_ms"] < 2 * 17.6e9 / GEMM_MARGIN / 204e9 * 1e3
+    assert out["timing"]["bound_rates"]["peak_flops_source"] == "committed for this CPU (test)"
 
 
 def test_the_budget_ends_timing_with_a_partial_answer():

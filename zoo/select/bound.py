@@ -17,8 +17,11 @@ Why it is a true lower bound rather than an estimate (analysis.roofline's estima
 - a step must read every weight; the part that fits in no cache (all cache levels sysfs lists, summed) comes
   from DRAM at most at the triad's measured rate, with BANDWIDTH_MARGIN = 2 for a read-only stream's
   advantage over a triad. Activations are left out (they may live in cache).
-- a peak or bandwidth probed while others used the cores is scaled up to what a quiet machine could reach
-  (quiet_rates): a loaded probe would otherwise make the bound too high.
+- the peak and bandwidth are the largest trustworthy ones for the machine (trusted_rates): this machine's
+  kept quiet probe, or the figure committed for its CPU model (zoo/models/data/cpu_peaks.json, from
+  results/peaks.json), whichever is larger. A probe taken while others used more than 15% of our cores is
+  never used, nor scaled: a loaded probe underestimates the peak (115 GFLOP/s at 88% foreign load against
+  204 committed, issue 42), which makes the bound too high.
 - on a GPU no bound is used: cuDNN may run fp32 convolutions on TF32 tensor cores, ~7x the fp32 GEMM peak.
 A bound that is 0 (no peak kept, a GPU) excludes nothing.
 """
@@ -61,21 +64,57 @@ def split_macs(cost_row: dict) -> tuple[int, int]:
     return gemm, max(0, cost_row["macs"] - gemm)
 
 
-def quiet_rates(peak: dict, threads: int | None, cores: int | None = None) -> dict:
-    """The kept (or just probed) peak and bandwidth as a quiet machine would reach them: a probe during which
-    others used a fraction f of the cores it ran on got at most (1 - f) of them, so its rate is scaled up by
-    1 / (1 - f) (f at most 0.9), the same load model as the evidence's quiet lower edge."""
+COMMITTED_PEAKS = Path(__file__).resolve().parents[1] / "models" / "data" / "cpu_peaks.json"
+LOADED_SHARE = 0.15       # zoo.runs.timed.NOISY_FOREIGN_CPU_SHARE: a probe beyond it is not trusted
+
+
+def committed_rates(cpu_model: str | None, dtype: str, threads: int | None, cores: int | None = None,
+                    table: Path = COMMITTED_PEAKS) -> dict:
+    """The committed quiet GEMM peak and bandwidth of this CPU model ({} for none): the largest of its entries
+    probed on at least as many threads as we time on (more threads only make a peak larger)."""
+    import json
+    import os
+
+    ours = threads or cores or os.cpu_count() or 1
+    try:
+        entries = json.loads(table.read_text(encoding="utf-8"))["peaks"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    same = [e for e in entries if e["cpu_model"] == cpu_model and e["device"] == "cpu" and e["threads"] >= ours]
+    out = {}
+    for rate, fits in (("peak_flops", lambda e: e.get("dtype") == dtype), ("mem_bandwidth", lambda e: True)):
+        best = max((e for e in same if e.get(rate) and fits(e)), key=lambda e: e[rate], default=None)
+        if best is not None:
+            out[rate] = best[rate]
+            out[f"{rate}_source"] = f"committed for {cpu_model}, {best['threads']} threads ({best['key']})"
+    return out
+
+
+def _probe_share_of_ours(share: float | None, threads: int | None, cores: int) -> float:
+    ours = min(threads or cores, cores)
+    return max(0.0, ((share or 0.0) * cores - (cores - ours)) / ours)
+
+
+def trusted_rates(probed: dict, committed: dict, threads: int | None, cores: int | None = None) -> dict:
+    """The peak and bandwidth the bound uses: for each, the larger of this machine's probe (kept or just
+    probed) when it was quiet (others on at most 15% of our cores) and the committed figure; a loaded probe
+    is left out, never scaled. Each rate says where it came from (`peak_flops_source`, ...)."""
     import os
 
     cores = cores or os.cpu_count() or 1
-    ours = min(threads or cores, cores)
-    out = dict(peak)
+    out = {k: v for k, v in probed.items() if k not in ("peak_flops", "mem_bandwidth")}
     for rate, share in (("peak_flops", "peak_foreign_cpu_share"), ("mem_bandwidth", "bandwidth_foreign_cpu_share")):
-        if out.get(rate):
-            f = min(0.9, max(0.0, ((peak.get(share) or 0.0) * cores - (cores - ours)) / ours))
-            out[rate] = out[rate] / (1 - f)
-            if rate == "peak_flops" and f > 0:
-                out["peak_load_scaled"] = f
+        options = []
+        if probed.get(rate):
+            f = _probe_share_of_ours(probed.get(share), threads, cores)
+            if f <= LOADED_SHARE:
+                options.append((probed[rate], "this machine's quiet probe"))
+            else:
+                out[f"{rate}_refused"] = f"this machine's probe ran with others on {100 * f:.0f}% of our cores"
+        if committed.get(rate):
+            options.append((committed[rate], committed[f"{rate}_source"]))
+        if options:
+            out[rate], out[f"{rate}_source"] = max(options, key=lambda o: o[0])
     return out
 
 
@@ -96,9 +135,11 @@ def bound_text(bound: float, budget: float, work: dict, peak: dict) -> str:
     from .table import num
 
     rate = f"{peak['peak_flops'] / 1e9:.0f} GFLOP/s GEMM peak"
-    if peak.get("peak_load_scaled"):
-        rate += f" (a quiet machine's: probed with others on {100 * peak['peak_load_scaled']:.0f}% of our cores)"
+    if peak.get("peak_flops_source"):
+        rate += f" ({peak['peak_flops_source']})"
     if peak.get("mem_bandwidth"):
         rate += f", {peak['mem_bandwidth'] / 1e9:.1f} GB/s"
+        if peak.get("mem_bandwidth_source") and peak["mem_bandwidth_source"] != peak.get("peak_flops_source"):
+            rate += f" ({peak['mem_bandwidth_source']})"
     return (f"lower bound {num(bound)} ms > {budget:g} ms on this machine, not timed "
             f"({num((work['gemm_macs'] + work['other_macs']) / 1e9)} GMACs, {rate}; docs/select.md)")

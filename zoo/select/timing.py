@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .cost import at_batch
-from .bound import quiet_rates
+from .bound import trusted_rates
 from .evidence import against_budget, against_rate, band_text, evidence
 
 log = logging.getLogger("zoo.select")
@@ -70,6 +70,7 @@ class Timing:
     clock: Callable[[], float] = time.monotonic
     caches: Callable[[], int | None] = None
     load: Callable[[], float | None] = lambda: None
+    committed: Callable = lambda task: {}     # the committed quiet peak and bandwidth of this CPU model
 
 
 @dataclass
@@ -150,7 +151,16 @@ def _default_timing(q, store, saving: bool) -> Timing:
         _wait(q)
         return run_task(task, macs=macs, peak=peak)
 
-    return Timing(run=run, peak=peaks.get, caches=cache_bytes, load=load_average)
+    return Timing(run=run, peak=peaks.get, caches=cache_bytes, load=load_average, committed=_committed)
+
+
+def _committed(task) -> dict:
+    from ..runs.tasks import machine
+    from .bound import committed_rates
+
+    if str(task.device) != "cpu":
+        return {}
+    return committed_rates(machine("cpu").get("cpu_model"), task.dtype, task.threads)
 
 
 def load_average() -> float | None:
@@ -216,7 +226,8 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
         if run.order_by in ("latency", "imgs_per_s"):
             rows = sorted(rows, key=lambda r: (run.bounds[r["model"]], r["gmacs"], r["model"]))
         run.done.bounded = len(excluded) - screened
-        _announce(q, len(rows), screened, run.done.bounded if peak.get("peak_flops") else None)
+        _announce(q, len(rows), screened, run.done.bounded if peak.get("peak_flops") else None, peak)
+        run.rates = {k: v for k, v in peak.items() if k.startswith(("peak_flops", "mem_bandwidth"))}
         stored = store.rows("throughput") if store.path("throughput").is_file() else []
         tasks = [task_for(row, q) for row in rows]
         run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
@@ -228,7 +239,7 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
         run.done.partial = {"reason": f"timed under load: {', '.join(run.done.loaded)} undecided (a loaded "
                                       f"timing cannot exclude; time again on a quiet machine or with --wait-quiet)",
                             "status": PARTIAL_STATUS["budget"], "unsettled": "undecided"}
-    return run.done.kept, _summary(run.done, screened, q, timing.clock() - run.start)
+    return run.done.kept, {**_summary(run.done, screened, q, timing.clock() - run.start), "bound_rates": run.rates}
 
 
 @dataclass
@@ -245,12 +256,14 @@ class Run:
     plan: object = None
     done: Progress = field(default_factory=Progress)
     disarm: Callable = lambda: None       # the budget alarm's, once an interrupt is caught
+    rates: dict = field(default_factory=dict)       # the peak and bandwidth the bound used, with their sources
 
     def probe(self, row: dict) -> dict:
-        """This machine's peak and bandwidth, as a quiet machine reaches them; {} (no bound) when the probe is cut
-        short by the budget or an interrupt, which makes the answer partial."""
+        """The largest trustworthy peak and bandwidth for this machine (zoo.select.bound.trusted_rates); {} (no
+        bound) when the probe is cut short by the budget or an interrupt, which makes the answer partial."""
+        task = task_for(row, self.q)
         try:
-            return quiet_rates(self.timing.peak(task_for(row, self.q)), self.q.threads)
+            return trusted_rates(self.timing.peak(task), self.timing.committed(task), self.q.threads)
         except KeyboardInterrupt as e:
             self.disarm()
             self.done.partial = {**_partial(e), "reason": f"{_partial(e)['reason']} while probing the peak"}
@@ -362,15 +375,17 @@ def _eta(timing, start, q, done, left: int) -> str:
     return f"; {elapsed:.0f} s elapsed, {guess}"
 
 
-def _announce(q, to_time: int, screened: int, bounded: int | None) -> None:
+def _announce(q, to_time: int, screened: int, bounded: int | None, peak: dict) -> None:
     from ..runs.tasks import machine
 
     cpu = machine(q.device).get("cpu_model") if q.device == "cpu" else machine(q.device).get("gpu_name")
     log.info("zoo.select: measured latency answers for this machine only (%s, %s threads, %s); for another "
              "machine: --save-plan FILE here, --from-plan FILE there (docs/select.md)", cpu or "unknown",
              q.threads or "all", q.backend)
-    bound = "no lower bound: no peak for this machine" if bounded is None else \
-        f"{bounded} bounded out by this machine's peak"
+    refused = f" ({peak['peak_flops_refused']}, and none committed for its CPU)" if peak.get("peak_flops_refused") \
+        else ""
+    bound = f"no lower bound: no trustworthy peak for this machine{refused}" if bounded is None else \
+        f"{bounded} bounded out by a {peak['peak_flops'] / 1e9:.0f} GFLOP/s GEMM peak ({peak['peak_flops_source']})"
     log.info("zoo.select: %d candidates to time, best-ranked first (%d screened out before timing, %s); budget %g s "
              "(--budget-s)", to_time, screened, bound, q.budget_s)
 
