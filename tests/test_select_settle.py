@@ -100,12 +100,22 @@ def test_the_most_accurate_is_timed_first_and_the_rest_are_left_untimed(caplog):
     assert sorted(timer.timed) == sorted(FOUR) and every["untimed"] == []
 
 
-def test_a_model_without_accuracy_for_the_rank_is_not_timed():
-    timer = FakeTimer({"deit_ti": 8.0, "vit_h14": 900.0})
-    out = ask(["deit_ti", "vit_h14"], timer, max_latency_ms=30)
-    assert timer.timed == ["deit_ti"]
-    assert out["excluded"] == [{"model": "vit_h14", "img_size": 224,
-                                "reason": "no top1 at 224 px to rank by (not timed)"}]
+def test_a_model_without_accuracy_for_the_rank_is_listed_never_dropped():
+    # vit_h14 and vit_l32 have no top-1 at 224 (timm's table): they cannot win a top1 rank, so once a ranked
+    # model fits they are left untimed with why, never excluded
+    timer = FakeTimer({"deit_ti": 8.0, "vit_h14": 900.0, "vit_l32": 20.0})
+    out = ask(["vit_h14", "deit_ti", "vit_l32"], timer, max_latency_ms=30)
+    assert timer.timed == ["deit_ti"] and out["excluded"] == []
+    assert [u["model"] for u in out["untimed"]] == ["vit_l32", "vit_h14"]      # fewest GMACs first
+    assert out["untimed"][0]["reason"].startswith("untimed: no top1 at 224 px to rank by, and deit_ti, ranked, fits")
+    # when no ranked model fits they are timed, cheapest first (vit_l32: 15 GMACs, vit_h14: 167), and listed
+    # after the ranked ones with why
+    timer = FakeTimer({"deit_ti": 40.0, "vit_h14": 900.0, "vit_l32": 20.0})
+    out = ask(["vit_h14", "deit_ti", "vit_l32"], timer, max_latency_ms=30)
+    assert timer.timed == ["deit_ti", "vit_l32"]
+    (fits,) = out["shortlist"]
+    assert fits["model"] == "vit_l32" and fits["unranked"].startswith("no top1 at 224 px to rank by")
+    assert out["untimed"][0]["reason"].startswith("untimed: no top1 at 224 px to rank by, and vit_l32, with no value")
 
 
 def test_a_close_call_is_undecided_within_noise_with_both_figures():

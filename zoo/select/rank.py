@@ -40,16 +40,24 @@ def effective_rank(rows: list[dict], q) -> tuple[str, str | None]:
 
 
 def rank_screen(rows: list[dict], q, excluded: list[dict]) -> list[dict]:
-    """Before timing: a model with no value for an accuracy rank cannot be the most accurate, so it is not timed
-    (unless no candidate has one: the rank falls back to gmacs)."""
+    """Before timing: a model with no value for an accuracy rank cannot be the most accurate, but it is never
+    dropped: it is marked `unranked` (why) and tried after the ranked ones, fewest GMACs first (timing_key);
+    it is timed when none ranked above it fits (or with --time-all), and listed after the ranked ones.
+    `excluded` is kept for the callers' signature (nothing is excluded here)."""
     field, _ = _rank_field(q.rank, q.latency_stat)
     if q.rank not in ("top1", "imagenet_v2") or not any(r.get(field) is not None for r in rows):
         return rows
     for row in rows:
         if row.get(field) is None:
-            excluded.append({"model": row["model"], "img_size": q.resolution,
-                             "reason": f"no {field} at {q.size.label} px to rank by (not timed)"})
-    return [r for r in rows if r.get(field) is not None]
+            row["unranked"] = f"no {field} at {q.size.label} px to rank by: listed after the ranked models"
+    return rows
+
+
+def timing_key(rank: str, stat: str):
+    """The order candidates are timed in: the rank's, then (ties and models without a value) fewest GMACs
+    first, so cheap candidates are timed before expensive ones wherever the rank allows."""
+    ranked = _rank_key(rank, stat)
+    return lambda r: (*ranked(r)[:2], r.get("gmacs") or 0.0, r["model"])
 
 
 def _versus_next(rows: list[dict]) -> None:

@@ -23,7 +23,7 @@ from ..runs.tasks import one_line
 from .table import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
-                   _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen)
+                   _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen, timing_key)
 LATENCY_STATS = ("p50", "p99")
 MIB = 2 ** 20
 DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within it says what it is sure of
@@ -360,7 +360,7 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
 
         candidates = rank_screen(candidates, q, excluded)
         order = q.rank if q.rank in MEASURED_RANKS else effective_rank(candidates, q)[0]
-        candidates.sort(key=_rank_key(order, q.latency_stat))
+        candidates.sort(key=timing_key(order, q.latency_stat))
         spent = time.monotonic() - started if timing is None else 0.0      # a fake timer keeps its own clock
         candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order, spent)
     rank, note = effective_rank(candidates, q)

@@ -128,7 +128,7 @@ def render(result: dict, fmt: str) -> str:
     if decided:
         lines += ["", "decided (fits):"]
         lines += [f"- {r['model']}: {r['decision']}" + (f"; {r['vs_next']}" if r.get("vs_next") else "")
-                  for r in decided]
+                  + (f"; {r['unranked']}" if r.get("unranked") else "") for r in decided]
     if result.get("undecided"):
         lines += ["", f"undecided ({len(result['undecided'])}):"]
         lines += [f"- {u['model']}: {u['reason']}" for u in result["undecided"]]

@@ -9,55 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import signal
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .cost import at_batch
 from .bound import trusted_rates
+from .budget import BUDGET_GRACE_S, PARTIAL_STATUS, BudgetSpent, budget_alarm  # noqa: F401 - the API
+from .budget import partial_of as _partial
+from .cost import at_batch
 from .evidence import against_budget, against_rate, band_text, evidence
 
 log = logging.getLogger("zoo.select")
 TIMED_FIELDS = ("latency_ms_p50", "latency_ms_p99", "imgs_per_s", "ran_batch_size", "cv", "foreign_cpu_share",
                 "noisy", "iters", "backend")
-
-
-class BudgetSpent(KeyboardInterrupt):
-    """--budget-s ran out (zoo.select's alarm raises it, so a timing in flight stops too)."""
-
-
-PARTIAL_STATUS = {"budget": 3, "interrupted": 130, "terminated": 143}
-BUDGET_GRACE_S = 2.0      # the alarm's backstop after the budget: the check between candidates comes first
-
-
-@contextlib.contextmanager
-def budget_alarm(seconds: float, armed: bool = True):
-    """SIGALRM after `seconds`, then every second until disarmed, raises BudgetSpent, so a timing in flight stops
-    too (one raised inside a finalizer is lost, and not printed: the next lands). Yields `disarm`. Main thread
-    only, where signals arrive; not armed for an injected timer, whose clock is not the wall's."""
-    if not armed or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield lambda: None
-        return
-
-    def spent(signum, frame):
-        raise BudgetSpent()
-
-    def quiet_hook(unraisable):
-        if not isinstance(unraisable.exc_value, BudgetSpent):
-            previous_hook(unraisable)
-
-    previous, previous_hook = signal.signal(signal.SIGALRM, spent), sys.unraisablehook
-    sys.unraisablehook = quiet_hook
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), 1.0)
-    try:
-        yield lambda: signal.setitimer(signal.ITIMER_REAL, 0)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        sys.unraisablehook = previous_hook
 
 
 @dataclass
@@ -343,6 +307,11 @@ class Run:
         if best is None or self.q.time_all:
             return None
         if self.order_by not in ("latency", "imgs_per_s"):
+            if row.get("unranked"):
+                why = row["unranked"].split(":")[0]
+                above = (f"{best['model']}, with no value either, fits with fewer GMACs" if best.get("unranked")
+                         else f"{best['model']}, ranked, fits")
+                return f"untimed: {why}, and {above} (--time-all times it; --rank gmacs or latency ranks it)"
             return f"untimed: ranked below {best['model']} by {self.order_by}, which fits: it cannot beat it"
         stat = self.q.latency_stat if self.order_by == "latency" else "p50"
         ev = best.get("evidence") or {}
@@ -352,16 +321,6 @@ class Run:
             return (f"untimed: its lower bound {bound:.3g} ms is above {best['model']}'s {stat} band edge "
                     f"{best_hi:.3g} ms: it cannot beat it")
         return None
-
-
-def _partial(error: KeyboardInterrupt) -> dict:
-    from ..console.signals import Terminated
-
-    if isinstance(error, BudgetSpent):
-        return {"reason": "budget spent (--budget-s)", "status": PARTIAL_STATUS["budget"]}
-    if isinstance(error, Terminated):
-        return {"reason": "terminated (SIGTERM)", "status": PARTIAL_STATUS["terminated"]}
-    return {"reason": "interrupted (Ctrl-C)", "status": PARTIAL_STATUS["interrupted"]}
 
 
 def _eta(timing, start, q, done, left: int) -> str:
