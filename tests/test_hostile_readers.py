@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hostile_rows import anchor, rows
@@ -22,6 +22,13 @@ TIMED_TASK = Task("throughput", "deit_ti", 224, device="cpu", quick=True)
 SELECT = ["--models", "deit_ti", "--device", "cpu", "--quick", "--max-latency-ms", "1e9", "--format", "json"]
 RESUME = ["--models", "deit_ti", "--metrics", "cost,throughput", "--device", "cpu", "--quick", "--resume"]
 EXAMPLES = 15      # x (8 generated rows + 2 anchors) = 150 rows; a fresh draw each run (no database in CI)
+INT64 = 2 ** 63 - 1
+# found by a draw (issue 42): int64-sized figures, `compile` an integer, unicode in onnx_exporter, and a cost row
+# with no feature maps (features: []), whose cell formatter gave None: compare --resume's width check raised
+# TypeError: object of type 'NoneType' has no len()
+FEATURELESS_COST = {**anchor(COST_TASK), "params": INT64, "macs": INT64, "act_peak_bytes": INT64, "features": []}
+INT64_TIMED = {**anchor(TIMED_TASK), "imgs_per_s": float(INT64) / 2, "latency_ms_p50": float(INT64) / 2,
+               "compile": 1, "onnx_exporter": "\u00e9\u4e2d\U0001f600"}
 
 
 def _strict(text: str):
@@ -44,6 +51,7 @@ def _fast_report(monkeypatch, kept_peaks):
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@example([], FEATURELESS_COST, INT64_TIMED, "p50", "table")
 @given(st.lists(rows(), min_size=8, max_size=8), rows("cost", anchor(COST_TASK)),
        rows("throughput", anchor(TIMED_TASK)), st.sampled_from(["p50", "p99"]),
        st.sampled_from(["json", "csv", "table", "markdown"]))
@@ -55,8 +63,9 @@ def test_generated_rows_pass_report_select_and_resume(generated, cost_anchor, ti
         build.build_reports(d, pictures=False)
         _strict(Path(d, "reports", build.PLOT_DATA_FILE).read_text())
         code, out, err = _run(select.main, [*SELECT, "--latency-stat", stat, "--out", d])
-        assert code == 0, err
-        answer = _strict(out)
+        answer = _strict(out) if code in (0, 3) else None
+        # 3: a stored row timed under load (cv above 0.2) leaves the model undecided, the answer partial
+        assert code == 0 or code == 3 and answer["timing"]["partial"]["reason"].startswith("timed under load"), err
         assert answer["shortlist"] or answer["excluded"] or answer["undecided"]    # undecided: a noisy timing
         code, out, err = _run(compare.main, [*RESUME, "--format", fmt, "--out", d])
         assert code == 0, err

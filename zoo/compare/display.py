@@ -198,7 +198,8 @@ def cells(record: dict, columns: list[tuple]) -> list[str]:
             out.append("-" if value is None else value)
             continue
         value = record.get(field)
-        out.append("-" if value is None else fmt(value))
+        text = None if value is None else fmt(value)      # a formatter may give None too (no feature maps: [])
+        out.append("-" if text is None else text)
     return out
 
 
