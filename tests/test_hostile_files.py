@@ -17,6 +17,7 @@ from zoo.runs.store import ResultStore
 from zoo.runs.tasks import Task
 from committed import committed_text
 
+HANG_GUARD_S = 1800     # a hang guard, never a speed check: a loaded machine may take minutes to start torch
 COST = ["--metrics", "cost", "--resolutions", "224"]
 
 
@@ -45,7 +46,7 @@ def test_a_dangling_symlink_a_fifo_and_a_folder_are_refused_before_any_work(tmp_
     (results / ".lock").mkdir()
     for blocker, what in [("cost.jsonl", "symlink"), ("throughput.jsonl", "FIFO"), (".lock", "folder")]:
         run = run_cli if what == "FIFO" else call_main    # a subprocess, with a timeout, where opening could block
-        result = run("zoo.compare", "--models", "vit_ti16", *COST, "--out", str(tmp_path), timeout=120)
+        result = run("zoo.compare", "--models", "vit_ti16", *COST, "--out", str(tmp_path), timeout=HANG_GUARD_S)
         one_error_line(result)
         assert f"{blocker} is a {what}" in result.stderr
         path = results / blocker
@@ -155,7 +156,7 @@ def test_sigterm_exits_143_with_one_line_keeps_rows_and_ends_the_measuring_child
     children = _children(proc.pid)
     assert children, "no measuring child process to end"
     proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=120)
+    _, stderr = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == 143, stderr
     lines = stderr.strip().splitlines()
     assert "Traceback" not in stderr and lines[-1].startswith("zoo.compare: terminated (SIGTERM)")
