@@ -119,3 +119,28 @@ def test_a_lazy_name_is_the_defining_modules_object_on_every_access(monkeypatch)
     assert zoo.get_spec is zoo.models.get_spec          # second access: the module's own global
     assert zoo.store is zoo.runs.store                  # a module, not a name in one
     assert set(zoo.__all__) <= set(dir(zoo))
+
+
+def test_an_unknown_timm_model_is_refused_without_importing_timm_or_torch(tmp_path):
+    """`--models timm:not_a_model_xyz` took 24 s at load 12 to be refused (issue 42, item 5): the whole of timm
+    and torch imported to list 1,371 names. The fresh process's modules are what is tested (hence the
+    subprocess); the expected closest names come from timm's own list_models, in this process."""
+    import difflib
+
+    import timm
+
+    from zoo.models.registry import get_spec
+
+    code = ("import sys\nfrom zoo.select.cli import main\n"
+            "code = main(['--models', 'timm:not_a_model_xyz', '--max-gmacs', '5', '--no-save'])\n"
+            f"print('loaded:', sorted(m for m in {HEAVY!r} if m in sys.modules), code, file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    close = difflib.get_close_matches("timm:not_a_model_xyz", ["timm:" + n for n in timm.list_models()], n=3,
+                                      cutoff=0.5)
+    assert run.stderr.splitlines() == [f"zoo.select: error: unknown model 'timm:not_a_model_xyz'; closest: "
+                                       f"{', '.join(close)}", "loaded: [] 2"], run.stderr
+    # a name timm knows only as a deprecated alias, and a tagged one, still go to timm (which knows them)
+    assert get_spec("timm:vit_base_patch16_224_in21k").timm_name == "vit_base_patch16_224_in21k"
+    assert get_spec("timm:resnet18.a1_in1k").timm_name == "resnet18.a1_in1k"
+    assert list_models() and tmp_path.exists() and list(tmp_path.iterdir()) == []
