@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from ..errors import UsageError, UsageParser, ZooError
@@ -177,8 +178,27 @@ def _store_answer(result: dict, q: Query) -> None:
     write_atomic(path, strict_dumps(result, indent=1))
 
 
+def _half_imported_torch() -> bool:
+    """An interrupt landed inside `import torch`: its submodules are loaded, torch itself is not."""
+    return "torch" not in sys.modules and any(m.startswith("torch.") for m in sys.modules)
+
+
+def _exit_now_if_torch_is_broken(code: int, argv) -> int:
+    """A process of its own whose torch import was interrupted ends here, with `code`: the interpreter's own
+    shutdown would run torch's half-set-up finalizers (an abort, exit 134, or a segfault, 139)."""
+    if argv is None and _half_imported_torch():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
 @handles_sigterm("zoo.select")
 def main(argv: list[str] | None = None) -> int:
+    return _exit_now_if_torch_is_broken(_main(argv), argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     given = sys.argv[1:] if argv is None else argv
     if any(a == "--predict" or a.startswith("--predict=") for a in given) and "--metrics" in given:

@@ -127,6 +127,15 @@ def _committed(task) -> dict:
     return committed_rates(machine("cpu").get("cpu_model"), task.dtype, task.threads)
 
 
+def load_timing_modules() -> None:
+    """torch and the timing stack, imported whole before the budget alarm is armed and before any code that
+    catches an interrupt: an alarm or a Ctrl-C inside `import torch` would leave a half-imported torch that the
+    rest of the run (a probe, machine()) imports again and crashes on (a traceback, exit 134 or 139)."""
+    import torch  # noqa: F401
+
+    from ..runs import peaks, scheduler, store, tasks, timed  # noqa: F401
+
+
 def load_average() -> float | None:
     """The 1-min load average (runnable tasks), or None where the OS does not say."""
     import os
@@ -178,6 +187,15 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     from ..runs.scheduler import schedule
     from ..runs.store import ResultStore
 
+    try:
+        load_timing_modules()
+    except KeyboardInterrupt as e:       # Ctrl-C / SIGTERM inside `import torch`: that torch must not be used again
+        partial = _partial(e)
+        untimed = [{"model": r["model"], "img_size": r["img_size"],
+                    "reason": f"untimed: {partial['reason']} while loading torch"} for r in rows]
+        done = Progress(untimed=untimed, partial={**partial, "reason": f"{partial['reason']} while loading torch"})
+        log.info("zoo.select: %s while loading torch: nothing timed, the answer so far follows", partial["reason"])
+        return [], {**_summary(done, len(excluded), q, 0.0), "bound_rates": {}}
     store = ResultStore(q.out)
     real, timing = timing is None, timing or _default_timing(q, store, q.save)
     run = Run(q, timing, timing.clock() - spent_s, excluded, undecided, order_by or q.rank, store if q.save else None)
@@ -231,7 +249,7 @@ class Run:
         except KeyboardInterrupt as e:
             self.disarm()
             self.done.partial = {**_partial(e), "reason": f"{_partial(e)['reason']} while probing the peak"}
-            return {}
+            return trusted_rates({}, self.timing.committed(task), self.q.threads)    # the committed one still holds
 
     def settle(self, rows: list[dict], tasks: list) -> None:
         """One candidate at a time, stopping as the module's docstring says."""
