@@ -152,13 +152,47 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def strict_loads(text: str | bytes):
-    """json.loads, refusing NaN/Infinity, numbers out of int64/float range, and nesting past MAX_DEPTH."""
+def _unique_keys(pairs: list) -> dict:
+    keys = [k for k, _ in pairs]
+    twice = next((k for k in keys if keys.count(k) > 1), None)
+    if twice is not None:
+        raise StrictJSONError(f"key {twice!r} appears twice in one object")
+    return dict(pairs)
+
+
+def strict_loads(text: str | bytes, unique_keys: bool = False):
+    """json.loads, refusing NaN/Infinity, numbers out of int64/float range, and nesting past MAX_DEPTH;
+    unique_keys: an object with a key twice too (json keeps the last one silently)."""
     if len(text) > MAX_LINE_BYTES:
         raise StrictJSONError(f"longer than {MAX_LINE_BYTES:,} bytes")
     if _depth(text) > MAX_DEPTH:
         raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels")
-    return json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float)
+    return json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float,
+                      object_pairs_hook=_unique_keys if unique_keys else None)
+
+
+def read_regular(path: Path, max_bytes: int, option: str) -> bytes:
+    """The bytes of `path`, a regular file (through a link is fine) of at most `max_bytes`; UsageError for a
+    FIFO, a device (/dev/zero), a folder or anything larger, found without blocking or reading past the cap."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise UsageError(f"{option}: cannot read {str(path)!r}: {e.strerror or e}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{option}: {str(path)!r} is not a regular file")
+        if info.st_size > max_bytes:
+            raise UsageError(f"{option}: {str(path)!r} is {info.st_size:,} bytes, over {max_bytes:,}")
+        os.set_blocking(fd, True)
+        data = os.read(fd, max_bytes + 1)
+        if len(data) > max_bytes:
+            raise UsageError(f"{option}: {str(path)!r} is over {max_bytes:,} bytes")
+        return data
+    except OSError as e:
+        raise UsageError(f"{option}: cannot read {str(path)!r}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
 
 
 def finite(value):

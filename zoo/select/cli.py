@@ -147,17 +147,28 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
         raise UsageError(f"--from-plan: {args.from_plan!r} has no candidates left to time")
     runs = {"out": args.out, "save": not args.no_save, "budget_s": args.budget_s, "wait_quiet": args.wait_quiet,
             "time_all": args.time_all, "threads": args.threads}
-    return query_from_plan(plan, runs), plan
+    from .shortlist import check_query
+
+    try:             # the plan's query checked whole here, before any count or timing
+        query = query_from_plan(plan, runs)
+        check_query(query)
+    except (TypeError, KeyError, ValueError, AttributeError) as e:
+        raise UsageError(f"--from-plan: {args.from_plan!r}: its query is not one zoo.select asks "
+                         f"({type(e).__name__}: {e})") from None
+    return query, plan
 
 
 def _save_plan(q: Query, path: str) -> str:
     """--save-plan: the screens here (no timing), the plan written; returns what to run on the serving machine."""
     from .shortlist import check_query, count_screen, rank_screen, screen_all
-    from .plan import plan_of, write_plan
+    from .plan import check_plan_path, plan_of, write_plan
 
+    if not q.save:
+        raise UsageError("--save-plan writes FILE and --no-save writes nothing: drop one")
     q = check_query(q)
     if not q.measured:
         raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")
+    check_plan_path(path)
     excluded, published = screen_all(q)
     candidates = rank_screen(count_screen(published, q, excluded)[1], q, excluded)
     write_plan(path, plan_of(q, [r["model"] for r in candidates], excluded))
@@ -218,7 +229,11 @@ def _main(argv: list[str] | None = None) -> int:
         query, plan = _asked_query(args)
         with disabled(args.no_cache):
             if args.save_plan:
-                sys.stdout.write(_save_plan(query, args.save_plan))
+                try:
+                    sys.stdout.write(_save_plan(query, args.save_plan))
+                except OSError as e:    # a full disk: the temporary file is removed, FILE left as it was
+                    print(f"zoo.select: error: cannot write {args.save_plan}: {e.strerror or e}", file=sys.stderr)
+                    return 1
                 return 0
             result = select(query)
     except (UsageError, ZooError) as e:

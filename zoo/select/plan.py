@@ -28,24 +28,58 @@ def plan_of(q, candidates: list[str], excluded: list[dict]) -> dict:
             "screened_out": excluded, "software": software()}
 
 
-def write_plan(path: str, plan: dict) -> None:
+def check_plan_path(path: str) -> Path:
+    """--save-plan's FILE, before any work: in an existing folder, and nothing but a regular file at it (a link,
+    a FIFO, a folder, /dev/full: refused, exit 2)."""
+    from ..runs.safe_io import refuse_unless_regular
+
     target = Path(path)
     if not target.parent.is_dir():
         raise UsageError(f"--save-plan: no folder {str(target.parent)!r}")
-    target.write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
+    refuse_unless_regular(target, option="--save-plan")
+    return target
+
+
+def write_plan(path: str, plan: dict) -> None:
+    """Whole or not at all (zoo.runs.safe_io.write_atomic: a temporary file renamed over FILE, never through a
+    link); OSError (a full disk) leaves FILE as it was."""
+    from ..runs.safe_io import write_atomic
+
+    write_atomic(check_plan_path(path), json.dumps(plan, indent=1) + "\n")
+
+
+MAX_PLAN_BYTES = 1 << 22      # a plan of the whole registry is ~100 KB
 
 
 def read_plan(path: str) -> dict:
-    """A plan file, checked (UsageError for anything else)."""
+    """A plan file, checked whole before anything is timed (UsageError, one line, for anything else): a regular
+    file of at most MAX_PLAN_BYTES, strict JSON (nesting bounded, no key twice), the shape plan_of writes."""
+    from ..runs.safe_io import StrictJSONError, read_regular, strict_loads
+
+    data = read_regular(Path(path), MAX_PLAN_BYTES, "--from-plan")
     try:
-        plan = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--from-plan: cannot read {path!r}: {getattr(e, 'strerror', None) or e}") from None
+        plan = strict_loads(data.decode("utf-8"), unique_keys=True)
+    except (UnicodeDecodeError, StrictJSONError, ValueError) as e:
+        raise UsageError(f"--from-plan: cannot read {path!r}: {e}") from None
     if not isinstance(plan, dict) or plan.get("format") != PLAN_FORMAT or plan.get("version") != PLAN_VERSION:
         raise UsageError(f"--from-plan: {path!r} is not a zoo.select plan (format {PLAN_FORMAT} {PLAN_VERSION})")
     if not isinstance(plan.get("candidates"), list) or not isinstance(plan.get("query"), dict):
         raise UsageError(f"--from-plan: {path!r} has no candidates or query")
+    if not all(isinstance(m, str) for m in plan["candidates"]):
+        raise UsageError(f"--from-plan: {path!r}: candidates must be model names")
+    screened = plan.get("screened_out", [])
+    if not isinstance(screened, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("model"), str) and isinstance(e.get("reason"), str)
+            and _size_ok(e.get("img_size")) for e in screened):
+        raise UsageError(f"--from-plan: {path!r}: screened_out must list {{model, img_size, reason}} entries")
+    if not isinstance(plan["query"].get("resolution"), (int, list)) or isinstance(plan["query"]["resolution"], bool):
+        raise UsageError(f"--from-plan: {path!r}: the query has no resolution")
     return plan
+
+
+def _size_ok(size) -> bool:
+    ints = size if isinstance(size, list) else [size]
+    return 1 <= len(ints) <= 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in ints)
 
 
 def query_from_plan(plan: dict, run_options: dict):
