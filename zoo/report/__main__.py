@@ -107,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt as e:
             print(f"zoo.report: {interrupted(e)}", file=sys.stderr)
             return exit_status(e)
+        except OSError as e:      # a full disk: each report is written whole or not at all (write_atomic)
+            where = f" {e.filename}" if e.filename else ""
+            print(f"zoo.report: error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+            return 1
     for warning in {str(w.message) for w in caught}:
         print(f"zoo.report: warning: {warning}", file=sys.stderr)
     return 0

@@ -176,17 +176,28 @@ def _save_plan(q: Query, path: str) -> str:
             f"on the serving machine: python -m zoo.select --from-plan {path} --out DIR\n")
 
 
-def _store_answer(result: dict, q: Query) -> None:
-    """A measured answer, partial or whole, kept beside its rows: <out>/results/select-answer.json."""
-    if not q.save or "timing" not in result:
-        return
+def _answer_path(q: Query):
     from pathlib import Path
 
+    return Path(out_or_default(q.out)) / "results" / "select-answer.json"
+
+
+def _store_answer(result: dict, q: Query) -> bool:
+    """A measured answer, partial or whole, kept beside its rows: <out>/results/select-answer.json; False (and
+    one line on stderr) when it cannot be (a full disk): the answer is still printed."""
+    if not q.save or "timing" not in result:
+        return True
     from ..runs.safe_io import write_atomic
 
-    path = Path(out_or_default(q.out)) / "results" / "select-answer.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, strict_dumps(result, indent=1))
+    path = _answer_path(q)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, strict_dumps(result, indent=1))
+    except OSError as e:
+        print(f"zoo.select: error: cannot keep the answer in {path}: {e.strerror or e}; it is printed below",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def _half_imported_torch() -> bool:
@@ -227,6 +238,10 @@ def _main(argv: list[str] | None = None) -> int:
             with disabled(args.no_cache):
                 return answer_questions(args)
         query, plan = _asked_query(args)
+        if query.save and query.measured and not args.save_plan:    # a folder or a link there: refused first
+            from ..runs.safe_io import refuse_unless_regular
+
+            refuse_unless_regular(_answer_path(query), option="--out")
         with disabled(args.no_cache):
             if args.save_plan:
                 try:
@@ -248,13 +263,13 @@ def _main(argv: list[str] | None = None) -> int:
     if plan is not None:
         result["excluded"] = plan.get("screened_out", []) + result["excluded"]
         result["query"]["plan"] = args.from_plan
-    _store_answer(result, query)
+    kept = _store_answer(result, query)
     if args.format == "json":
         sys.stdout.write(strict_dumps(result, indent=2) + "\n")
     else:
         sys.stdout.write(render(result, args.format))
     partial = (result.get("timing") or {}).get("partial")
-    return partial["status"] if partial else 0
+    return partial["status"] if partial else 0 if kept else 1
 
 
 if __name__ == "__main__":
