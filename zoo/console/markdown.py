@@ -14,6 +14,13 @@ def markdown_text(value) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def markdown_inline(value) -> str:
+    """Free text on one markdown line (a list item, a heading), never markup: line breaks as spaces, "&" and "<"
+    as entities (no HTML tag or entity can start without them); ">" stays, as in "15.4 GMACs > 5"."""
+    text = " ".join(str(value).splitlines())
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
 def markdown_table(headers: list[str], rows: list[list]) -> str:
     """None shows as "-"; each cell is markdown_text, and a "|" inside it is escaped so it cannot split the row."""
     def cell(value) -> str:

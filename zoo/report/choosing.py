@@ -2,6 +2,7 @@
 stored in results/answers.json, rendered as zoo.select prints them; nothing is measured here."""
 from __future__ import annotations
 
+from ..console.markdown import markdown_inline
 from ..select.answers import ANSWERS_FILE, SELECT_ANSWER_FILE
 from ..select.table import render
 
@@ -20,5 +21,8 @@ def choosing_markdown(stored: list[dict] | None, compact: bool = False, measured
         text = render(result, "markdown")
         if compact:
             text = text[:text.index("\nexcluded (")] + f"\n(and {len(result['excluded'])} excluded, each with its reason)\n"
-        parts.append(f"### {item['question']}\n\n    {item['command']} --format markdown\n\n{text}")
+        # the question and command come from answers.json: text on one line, never markup (an indented code
+        # block shows its line as it is; a line break would end it)
+        command = " ".join(str(item["command"]).splitlines())
+        parts.append(f"### {markdown_inline(item['question'])}\n\n    {command} --format markdown\n\n{text}")
     return "\n".join(parts)

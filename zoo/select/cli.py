@@ -123,8 +123,10 @@ def answer_questions(args: argparse.Namespace) -> int:
         sys.stdout.write(strict_dumps(answers, indent=2) + "\n")
     elif args.format == "markdown" or out is None:
         fmt = "markdown" if args.format == "markdown" else "table"
-        sys.stdout.write("\n".join(f"### {a['question']}\n\n    {a['command']}\n\n{render(a['answer'], fmt)}"
-                                   for a in answers))
+        from ..console.markdown import markdown_inline
+
+        sys.stdout.write("\n".join(f"### {markdown_inline(a['question'])}\n\n    {' '.join(a['command'].splitlines())}"
+                                   f"\n\n{render(a['answer'], fmt)}" for a in answers))
     else:
         print(path)
     return 0

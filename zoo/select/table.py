@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..console.markdown import feature_maps, markdown_table
+from ..console.markdown import feature_maps, markdown_inline, markdown_table
 
 
 def num(value: float) -> str:
@@ -119,6 +119,7 @@ def render(result: dict, fmt: str) -> str:
     headers = [h for h, _ in columns]
     rows = [[cell(r) for _, cell in columns] for r in result["shortlist"]]
     table = markdown_table(headers, rows).rstrip("\n") if fmt == "markdown" else _plain(headers, rows)
+    text = markdown_inline if fmt == "markdown" else str      # reasons may come from a plan file: text, never markup
     lines = [*_timing_head(result), title(result), "", table, "", "Pareto front per pretraining group:"]
     y = result["query"]["pareto_axes"]["y"]
     none = f"- (none: no candidate has {y})" if result["shortlist"] and not any(
@@ -127,14 +128,14 @@ def render(result: dict, fmt: str) -> str:
     decided = [r for r in result["shortlist"] if r.get("decision")]
     if decided:
         lines += ["", "decided (fits):"]
-        lines += [f"- {r['model']}: {r['decision']}" + (f"; {r['vs_next']}" if r.get("vs_next") else "")
-                  + (f"; {r['unranked']}" if r.get("unranked") else "") for r in decided]
+        lines += [text(f"- {r['model']}: {r['decision']}" + (f"; {r['vs_next']}" if r.get("vs_next") else "")
+                       + (f"; {r['unranked']}" if r.get("unranked") else "")) for r in decided]
     if result.get("undecided"):
         lines += ["", f"undecided ({len(result['undecided'])}):"]
-        lines += [f"- {u['model']}: {u['reason']}" for u in result["undecided"]]
+        lines += [text(f"- {u['model']}: {u['reason']}") for u in result["undecided"]]
     if result.get("untimed"):
         lines += ["", f"untimed ({len(result['untimed'])}):"]
-        lines += [f"- {u['model']}: {u['reason']}" for u in result["untimed"]]
+        lines += [text(f"- {u['model']}: {u['reason']}") for u in result["untimed"]]
     lines += ["", f"excluded ({len(result['excluded'])}):"]
-    lines += [f"- {e['model']}: {e['reason']}" for e in result["excluded"]] or ["- (none)"]
+    lines += [text(f"- {e['model']}: {e['reason']}") for e in result["excluded"]] or ["- (none)"]
     return "\n".join(lines) + "\n"
