@@ -61,7 +61,12 @@ def non_negative_int(item: str, what: str, limit: int) -> int:
 def frozen_stages_option(item: str) -> int | None:
     """--frozen-stages as mmdetection reads frozen_stages: -1 freezes nothing (None: the rows of no freezing),
     0 the stem only, K the stem and stages 1..K."""
-    return None if item.strip() == "-1" else non_negative_int(item, "frozen-stages", 16)
+    if item.strip() == "-1":
+        return None
+    if item.strip().startswith("-") and item.strip()[1:].isdigit():     # "not positive" would hide 0 and -1
+        raise UsageError(f"--frozen-stages: {item.strip()} is below -1; -1 freezes nothing, 0 the stem, K the stem "
+                         f"and stages 1..K")
+    return non_negative_int(item, "frozen-stages", 16)
 
 
 def finite_number(text, what: str) -> float:

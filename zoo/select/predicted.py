@@ -18,7 +18,7 @@ from analysis.size import Size
 
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import add_options
-from ..runs.plan import check_dtype, choice, model_names, one_size, positive_int, positive_number
+from ..runs.plan import MAX_BATCH, check_dtype, choice, model_names, one_size, positive_int, positive_number
 from ..runs.request import Request
 
 RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
@@ -187,7 +187,7 @@ def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     choice(asked.reparam, REPARAM_FORMS, "reparam")
     size = one_size(asked.resolution, "resolution")
     best = str(asked.batch_size).strip() == "best"
-    batch = None if best else positive_int(str(asked.batch_size), "batch-size", 1 << 16)
+    batch = None if best else positive_int(str(asked.batch_size), "batch-size", MAX_BATCH)  # as compare --predict
     limits = {name: None if getattr(asked, name) is None else positive_number(getattr(asked, name), flag)
               for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
     if best and limits["max_latency_ms"] is None:
