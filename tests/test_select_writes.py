@@ -4,6 +4,8 @@ import errno
 import json
 import os
 
+import pytest
+
 from test_select_settle import FakeTimer
 
 from zoo.select.cli import main
@@ -57,3 +59,26 @@ def test_the_report_on_a_full_disk_says_so_in_one_line(tmp_path, capsys, monkeyp
     assert report(["--results", str(tmp_path), "--out", str(tmp_path / "reports")]) == 1
     err = capsys.readouterr().err
     assert err == f"zoo.report: error: cannot write {tmp_path / 'reports' / 'choosing.md'}: No space left on device\n"
+
+
+@pytest.mark.parametrize("no_cache", [False, True])
+def test_the_reports_matplotlib_writes_nothing_in_the_home_folder(tmp_path, no_cache):
+    """matplotlib's font cache went to ~/.cache/matplotlib and ~/.config (issue 42, defect 8): a fresh process with
+    its own HOME imports the report's plots and builds the font list, as zoo.report does."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), ARCHZOO_CACHE_DIR=str(cache), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    if no_cache:
+        env["ARCHZOO_NO_CACHE"] = "1"
+    code = "import zoo.report.plots, matplotlib.font_manager as fm; fm.findfont('DejaVu Sans'); import matplotlib; print(matplotlib.get_cachedir())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert list(home.iterdir()) == []
+    if no_cache:
+        assert not Path(done.stdout.strip()).exists()            # the temporary folder is gone at exit
+    else:
+        assert done.stdout.strip() == str(cache / "matplotlib") and any((cache / "matplotlib").glob("fontlist*"))

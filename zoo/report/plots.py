@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import mpl_home  # noqa: F401 - before matplotlib: its font cache goes to the user cache
 import matplotlib
 
 matplotlib.use("Agg")

@@ -17,6 +17,7 @@ import io
 import math
 from pathlib import Path
 
+from . import mpl_home  # noqa: F401 - before matplotlib: its font cache goes to the user cache
 import matplotlib
 import numpy as np
 
