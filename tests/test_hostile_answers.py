@@ -40,7 +40,7 @@ def test_a_crafted_answers_file_is_reported_not_rendered_and_the_report_still_bu
     done = call_main("zoo.report", "--results", str(folder), "--out", str(tmp_path / "reports"))
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     text = (tmp_path / "reports" / "choosing.md").read_text()
-    assert "No stored answers" in text and "nan" not in text and "injected" not in text
+    assert "No stored worked answers" in text and "nan" not in text and "injected" not in text
 
 
 def test_a_fifo_or_symlink_at_answers_json_is_not_opened(tmp_path):

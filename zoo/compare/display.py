@@ -22,6 +22,12 @@ def _mfu(record: dict, prefix: str = "") -> str | None:
     return mfu_cell(record, prefix, digits=0, unit="%")
 
 
+def _windows(v) -> str | None:
+    """[rows, columns] of slide windows as "2 x 3 = 6"; None (shown "-") for a stored value of another shape."""
+    ok = isinstance(v, list) and len(v) == 2 and all(isinstance(n, int) for n in v)
+    return f"{v[0]} x {v[1]} = {v[0] * v[1]}" if ok else None
+
+
 # (header, record field, formatter); a column shows only when some record has its field
 COLUMNS = [
     ("model", "model", str),
@@ -65,7 +71,7 @@ COLUMNS = [
     ("box AP (published)", "box_ap", lambda v: f"{v:.1f}"),
     ("mask AP (published)", "mask_ap", lambda v: f"{v:.1f}"),
     ("AP published for", "task_recipe", None),
-    ("slide windows (H x W)", "slide_windows", lambda v: f"{v[0]} x {v[1]} = {v[0] * v[1]}"),
+    ("slide windows (H x W)", "slide_windows", _windows),
     ("GMACs / window", "slide_window_macs", lambda v: f"{v / 1e9:.2f}"),
     ("slide GMACs / image", "slide_macs", lambda v: f"{v / 1e9:.2f}"),
     ("mIoU published for", "seg_recipe", None),

@@ -32,10 +32,16 @@ def _ratio(value) -> str | None:
     return None if value is None else f"{value:.3f}"
 
 
-def _recipe(published: dict | None) -> str | None:
-    return None if not published else (f"{published['published_name']}, {published['pretraining']}, "
-                                       f"{published['crop']}x{published['crop']} crop, {published['schedule']}, "
-                                       f"tested {published['test']}")
+RECIPE_KEYS = ("published_name", "pretraining", "crop", "schedule", "test")
+
+
+def _recipe(published) -> str | None:
+    """The recipe line of a row's seg_recipe; None where the stored entry is missing or damaged (a results file
+    is not trusted: a hand-edited row shows no recipe rather than a crash)."""
+    if not isinstance(published, dict) or not all(k in published for k in RECIPE_KEYS):
+        return None
+    return (f"{published['published_name']}, {published['pretraining']}, {published['crop']}x{published['crop']} "
+            f"crop, {published['schedule']}, tested {published['test']}")
 
 
 def _pairs(rows: list[dict]) -> list[tuple[dict, dict | None]]:

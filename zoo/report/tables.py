@@ -154,7 +154,8 @@ def _p99(r: dict) -> str | None:
 
 def _imgs_at_p50(r: dict) -> str | None:
     batch = r.get("ran_batch_size") or r["batch_size"]
-    return f"{batch / (r['latency_ms_p50'] / 1e3):,.2f}" if r.get("latency_ms_p50") else None
+    seconds = (r.get("latency_ms_p50") or 0) / 1e3          # a denormal p50 in ms is 0.0 s: no figure, not a crash
+    return f"{batch / seconds:,.2f}" if seconds > 0 else None
 
 
 def _opt(v, spec: str) -> str | None:
