@@ -87,7 +87,14 @@ def test_training_rois_are_the_sampled_ones():
 
 
 def test_validation_builds_vitdet_rows_with_vitdet_heads():
-    import benchmarks.train_memory_vs_published as bench
+    import importlib.util
+    from pathlib import Path
+
+    # by its path: benchmarks/ is not an installed package (a clean clone installs archzoo non-editable)
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "train_memory_vs_published.py"
+    spec = importlib.util.spec_from_file_location("train_memory_vs_published", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
 
     for name, model, task, *_ in bench.RECIPES:
         assert not model.startswith("vitdet") or task.startswith("vitdet_"), name
