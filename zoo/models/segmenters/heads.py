@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..detectors.heads import FPN
+
 
 class ContextBatchNorm(nn.BatchNorm2d):
     """BatchNorm2d without F.batch_norm's "more than 1 value per channel" check: the PPM's 1x1 pooled map at
@@ -106,22 +108,14 @@ class MultiLevelNeck(nn.Module):
         return outs
 
 
-class FPNNeck(nn.Module):
+class FPNNeck(FPN):
     """mmseg's neck FPN as configs/_base_/models/fpn_r50.py builds it (mmseg/models/necks/fpn.py: norm_cfg and
     act_cfg None, so convs with bias and nothing after them; num_outs = the 4 inputs, no extra levels): a 1x1
-    lateral per map, a nearest-neighbour top-down sum, a 3x3 conv per level."""
+    lateral per map, a nearest-neighbour top-down sum, a 3x3 conv per level -- the detectors' FPN with no extra
+    level."""
 
     def __init__(self, in_channels: list[int], channels: int):
-        super().__init__()
-        self.lateral_convs = nn.ModuleList(nn.Conv2d(c, channels, 1) for c in in_channels)
-        self.fpn_convs = nn.ModuleList(nn.Conv2d(channels, channels, 3, padding=1) for _ in in_channels)
-
-    def forward(self, maps: list[torch.Tensor]) -> list[torch.Tensor]:
-        laterals = [conv(m) for conv, m in zip(self.lateral_convs, maps)]           # each (B, 256, H_i, W_i)
-        for i in range(len(laterals) - 1, 0, -1):
-            laterals[i - 1] = laterals[i - 1] + F.interpolate(laterals[i], size=laterals[i - 1].shape[-2:],
-                                                              mode="nearest")
-        return [conv(m) for conv, m in zip(self.fpn_convs, laterals)]
+        super().__init__(in_channels, channels, num_outs=len(in_channels))
 
 
 class FPNHead(nn.Module):
