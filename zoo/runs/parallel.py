@@ -102,6 +102,7 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
             workers = _workers(pool)       # NB: before shutdown(), which forgets them
             pool.shutdown(wait=False, cancel_futures=True)
             _end_workers(workers)
+            _end_manager(pool)
 
 
 def _workers(pool: ProcessPoolExecutor) -> list:
@@ -126,6 +127,23 @@ def _end_workers(workers: list) -> None:
     for process in workers:
         with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
             process.join(timeout=5)
+
+
+def _end_manager(pool: ProcessPoolExecutor) -> None:
+    """Wait for the pool's manager thread, which notices its killed workers and closes its wake-up pipe. The
+    interpreter's exit hook (concurrent.futures.process._python_exit) writes to that pipe without a lock in Python
+    3.11 (one came with CPython gh-125451), so a pipe closed in between raised "OSError: Bad file descriptor" at
+    exit; a thread that does not end in time is taken off the hook's list instead."""
+    import concurrent.futures.process as process_module
+
+    thread = getattr(pool, "_executor_manager_thread", None)      # NB: the executor's own (private) thread
+    if thread is None:
+        return
+    thread.join(timeout=5)
+    wakeups = getattr(process_module, "_threads_wakeups", None)
+    if thread.is_alive() and wakeups is not None:
+        with contextlib.suppress(KeyError, TypeError):
+            del wakeups[thread]
 
 
 def count_rows(tasks: Sequence) -> Iterator[dict]:
