@@ -48,8 +48,24 @@ PYCLS_RECIPE = ("'Inference times are reported for processing 64 images on 1 GPU
                 "models, counted as timm's ports of them (timm's regnet* load pycls's weights; its ResNets put the "
                 "stride in the 3x3 conv, pycls's in the 1x1); ResNeXt-152 has no timm counterpart")
 
+CONVNEXT = ("arXiv:2201.03545 (Liu et al., A ConvNet for the 2020s, v2), as ar5iv renders it "
+            "(https://ar5iv.labs.arxiv.org/html/2201.03545, the copy held by the search index, opened Dec 2026)")
+CONVNEXT_RECIPE = ("'Inference throughput is measured on a V100 GPU, following [45]' (Table 1's caption; [45] is Swin): "
+                   "no batch or precision is stated, so Swin's recipe (main.py --throughput, batch 64, no autocast: "
+                   "fp32; a V100 has no TF32); 2021 PyTorch (no fused SDPA: attention written out). Each row's model "
+                   "as timm names it (timm's convnext_* port the official models; EffNet-B7 and EffNetV2 as the "
+                   "TF-ported tf_* weights the figures' accuracies are those of). RegNetY-16G (334.7) and EffNet-B7 "
+                   "(55.1) are the figures Swin's own Table 1 prints, likely copied, not remeasured. The isotropic "
+                   "ConvNeXts of Table 2 have no timm counterpart and are left out; Table 1's repeated rows "
+                   "(ImageNet-22K part, same figure) once")
+CONVNEXT_A100_RECIPE = ("Appendix E: an A100, PyTorch 1.10, TF32 and the channels-last memory layout (Table 12's "
+                        "caption); torch 1.10 ran both cuDNN and cuBLAS on TF32 by default (--tf32 on); no batch "
+                        "stated: 64 as for Table 1; which A100 (40 or 80 GB) is not stated: the 80 GB SXM sheet")
+_T1, _T1K = "Table 1 (ImageNet-1K part) row", "Table 1 (ImageNet-22K part) row"
+
 # per table: the GPU, dtype, tf32 mode and attention path it ran, the figure's unit ("img/s" or "ms" per batch),
-# and its rows: (model as timm names it, image size, batch, the published figure, its line in the source)
+# and its rows: (model as timm names it, image size, batch, the published figure, its line in the source
+# or, for a paper, its table and row)
 TABLES = {
     "pycls model zoo (V100 16GB, fp32, batch 64)": {
         "device": "V100", "dtype": "fp32", "tf32": None, "fused_attention": True, "source": PYCLS,
@@ -79,6 +95,53 @@ TABLES = {
                  ("swinv2_base_window8_256", 256, 64, 217, 131), ("swinv2_tiny_window16_256", 256, 64, 437, 132),
                  ("swinv2_small_window16_256", 256, 64, 257, 133), ("swinv2_base_window16_256", 256, 64, 174, 134),
                  ("resmlp_24_224", 224, 64, 715, 149)],
+    },
+    "ConvNeXt paper, Tables 1-2 (V100, fp32, batch 64)": {
+        "device": "V100", "dtype": "fp32", "tf32": None, "fused_attention": False, "source": CONVNEXT,
+        "recipe": CONVNEXT_RECIPE, "unit": "img/s", "channels_last": False,
+        "rows": [("regnety_160", 224, 64, 334.7, f"{_T1} RegNetY-16G 224"),
+                 ("tf_efficientnet_b7", 600, 64, 55.1, f"{_T1} EffNet-B7 600"),
+                 ("tf_efficientnetv2_l", 480, 64, 83.7, f"{_T1} EffNetV2-L 480"),
+                 ("deit_small_patch16_224", 224, 64, 978.5, f"{_T1} DeiT-S 224"),
+                 ("deit_base_patch16_224", 224, 64, 302.1, f"{_T1} DeiT-B 224"),
+                 ("swin_tiny_patch4_window7_224", 224, 64, 757.9, f"{_T1} Swin-T 224"),
+                 ("convnext_tiny", 224, 64, 774.7, f"{_T1} ConvNeXt-T 224"),
+                 ("swin_small_patch4_window7_224", 224, 64, 436.7, f"{_T1} Swin-S 224"),
+                 ("convnext_small", 224, 64, 447.1, f"{_T1} ConvNeXt-S 224"),
+                 ("swin_base_patch4_window7_224", 224, 64, 286.6, f"{_T1} Swin-B 224"),
+                 ("convnext_base", 224, 64, 292.1, f"{_T1} ConvNeXt-B 224"),
+                 ("swin_base_patch4_window12_384", 384, 64, 85.1, f"{_T1} Swin-B 384"),
+                 ("convnext_base", 384, 64, 95.7, f"{_T1} ConvNeXt-B 384"),
+                 ("convnext_large", 224, 64, 146.8, f"{_T1} ConvNeXt-L 224"),
+                 ("convnext_large", 384, 64, 50.4, f"{_T1} ConvNeXt-L 384"),
+                 ("tf_efficientnetv2_xl", 480, 64, 56.5, f"{_T1K} EffNetV2-XL 480"),
+                 ("vit_base_patch16_384", 384, 64, 93.1, f"{_T1K} ViT-B/16 384"),
+                 ("vit_large_patch16_384", 384, 64, 28.5, f"{_T1K} ViT-L/16 384"),
+                 ("convnext_tiny", 384, 64, 282.8, f"{_T1K} ConvNeXt-T 384"),
+                 ("convnext_small", 384, 64, 163.5, f"{_T1K} ConvNeXt-S 384"),
+                 ("swin_large_patch4_window7_224", 224, 64, 145.0, f"{_T1K} Swin-L 224"),
+                 ("swin_large_patch4_window12_384", 384, 64, 46.0, f"{_T1K} Swin-L 384"),
+                 ("convnext_xlarge", 224, 64, 89.3, f"{_T1K} ConvNeXt-XL 224"),
+                 ("convnext_xlarge", 384, 64, 30.2, f"{_T1K} ConvNeXt-XL 384"),
+                 ("vit_large_patch16_224", 224, 64, 93.1, "Table 2 row ViT-L (224)")],
+    },
+    "ConvNeXt paper, Table 12 (A100, TF32, channels-last)": {
+        "device": "A100", "dtype": "fp32", "tf32": "on", "fused_attention": False, "source": CONVNEXT,
+        "recipe": CONVNEXT_A100_RECIPE, "unit": "img/s", "channels_last": True,
+        "rows": [("swin_tiny_patch4_window7_224", 224, 64, 1325.6, "Table 12 row Swin-T 224"),
+                 ("convnext_tiny", 224, 64, 1943.5, "Table 12 row ConvNeXt-T 224"),
+                 ("swin_small_patch4_window7_224", 224, 64, 857.3, "Table 12 row Swin-S 224"),
+                 ("convnext_small", 224, 64, 1275.3, "Table 12 row ConvNeXt-S 224"),
+                 ("swin_base_patch4_window7_224", 224, 64, 662.8, "Table 12 row Swin-B 224"),
+                 ("convnext_base", 224, 64, 969.0, "Table 12 row ConvNeXt-B 224"),
+                 ("swin_base_patch4_window12_384", 384, 64, 242.5, "Table 12 row Swin-B 384"),
+                 ("convnext_base", 384, 64, 336.6, "Table 12 row ConvNeXt-B 384"),
+                 ("swin_large_patch4_window7_224", 224, 64, 435.9, "Table 12 row Swin-L 224"),
+                 ("convnext_large", 224, 64, 611.5, "Table 12 row ConvNeXt-L 224"),
+                 ("swin_large_patch4_window12_384", 384, 64, 157.9, "Table 12 row Swin-L 384"),
+                 ("convnext_large", 384, 64, 211.4, "Table 12 row ConvNeXt-L 384"),
+                 ("convnext_xlarge", 224, 64, 424.4, "Table 12 row ConvNeXt-XL 224"),
+                 ("convnext_xlarge", 384, 64, 147.4, "Table 12 row ConvNeXt-XL 384")],
     },
     "timm RTX 4090 channels-last (AMP fp16, NHWC)": {
         "device": "RTX 4090", "dtype": "fp16", "tf32": None, "fused_attention": True, "source": TIMM_NHWC,
@@ -123,8 +186,8 @@ def table_samples(name: str, counts: dict | None = None) -> list[dict]:
         out.append({"ops": in_memory_format([tuple(o) for o in counts[k]], table["channels_last"]),
                     "peaks": class_peaks(sheet.peak_flops, precisions),
                     "bandwidth": sheet.mem_bandwidth, "seconds": batch / rate, "imgs_per_s": rate,
-                    "batch_size": batch, "model": model, "group": model, "device": sheet.name,
-                    "source": f"{table['source']} line {line}"})
+                    "batch_size": batch, "img_size": size, "model": model, "group": model, "device": sheet.name,
+                    "source": f"{table['source']} " + (line if isinstance(line, str) else f"line {line}")})
     if changed:
         write_counts(counts, COUNTS)
     return out
