@@ -28,12 +28,24 @@ TIMM_NHWC_RECIPE = ("timm's benchmark.py --amp --channels-last (fp16 autocast, N
                     "kept aside: channels-last is fitted on the RTX 3090's NHWC table only")
 
 
-def _timm_nhwc_rows() -> list[tuple]:
-    import csv
+PRO6000 = ROOT / "benchmarks" / "data" / "timm_infer_amp_nchw_pro6000maxq.csv"
+TIMM_PRO6000 = ("huggingface/pytorch-image-models@90cae8c5ab83d2d7e23b1fb2bab1559bfdcbc7e9 "
+                "results/benchmark-infer-amp-nchw-pt291-cu130-pro6000maxq.csv")
+TIMM_PRO6000_RECIPE = ("timm's benchmark.py --amp (fp16 autocast, NCHW), torch 2.9.1, CUDA 13.0, each row at timm's "
+                       "batch (mostly 2048); the rows of archzoo's 16 families (fused RepVGG: GMACs 1.36 for "
+                       "RepVGG-A0), copied into benchmarks/data/timm_infer_amp_nchw_pro6000maxq.csv with their line "
+                       "in the file; timm's table of a GPU none of the fitted ones is, kept aside")
 
-    with open(NHWC_4090, newline="", encoding="utf-8") as f:
-        return [(r["model"], int(r["img_size"]), int(r["batch_size"]), float(r["imgs_per_s"]), int(r["line"]))
-                for r in csv.DictReader(f)]
+
+def _timm_rows(path: Path):
+    """A copied timm table's rows (model, size, batch, img/s, line in timm's file), read when judged."""
+    def rows() -> list[tuple]:
+        import csv
+
+        with open(path, newline="", encoding="utf-8") as f:
+            return [(r["model"], int(r["img_size"]), int(r["batch_size"]), float(r["imgs_per_s"]), int(r["line"]))
+                    for r in csv.DictReader(f)]
+    return rows
 
 SWIN = "microsoft/Swin-Transformer@f82860bfb5225915aca09c3227159ee9e1df874d README.md"
 SWIN_RECIPE = ("the repository's main.py --throughput (get_started.md: --batch-size 64 --throughput --disable_amp, "
@@ -145,7 +157,11 @@ TABLES = {
     },
     "timm RTX 4090 channels-last (AMP fp16, NHWC)": {
         "device": "RTX 4090", "dtype": "fp16", "tf32": None, "fused_attention": True, "source": TIMM_NHWC,
-        "recipe": TIMM_NHWC_RECIPE, "unit": "img/s", "channels_last": True, "rows": _timm_nhwc_rows},
+        "recipe": TIMM_NHWC_RECIPE, "unit": "img/s", "channels_last": True, "rows": _timm_rows(NHWC_4090)},
+    "timm RTX PRO 6000 Max-Q (AMP fp16, NCHW)": {
+        "device": "RTX PRO 6000 Max-Q", "dtype": "fp16", "tf32": None, "fused_attention": True,
+        "source": TIMM_PRO6000, "recipe": TIMM_PRO6000_RECIPE, "unit": "img/s", "channels_last": False,
+        "rows": _timm_rows(PRO6000)},
 }
 
 
