@@ -69,7 +69,9 @@ CONVNEXT_RECIPE = ("'Inference throughput is measured on a V100 GPU, following [
                    "TF-ported tf_* weights the figures' accuracies are those of). RegNetY-16G (334.7) and EffNet-B7 "
                    "(55.1) are the figures Swin's own Table 1 prints, likely copied, not remeasured. The isotropic "
                    "ConvNeXts of Table 2 have no timm counterpart and are left out; Table 1's repeated rows "
-                   "(ImageNet-22K part, same figure) once")
+                   "(ImageNet-22K part, same figure) once. Each counterpart's MACs, counted on meta, are within 1% "
+                   "of the table's FLOPs column (MACs) but EffNetV2-L's (56.1 G counted at 480 px, +6% on 53.0) "
+                   "and EffNetV2-XL's (82.1 G, -13% on 94.0)")
 CONVNEXT_A100_RECIPE = ("Appendix E: an A100, PyTorch 1.10, TF32 and the channels-last memory layout (Table 12's "
                         "caption); torch 1.10 ran both cuDNN and cuBLAS on TF32 by default (--tf32 on); no batch "
                         "stated: 64 as for Table 1; which A100 (40 or 80 GB) is not stated: the 80 GB SXM sheet")
