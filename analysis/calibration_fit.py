@@ -91,6 +91,19 @@ def held_out(samples: list[dict], key: str = "group", steps: int = 1500) -> list
     return ratios
 
 
+def held_out_both(samples: list[dict], keys: tuple[str, str] = ("device", "group"), steps: int = 1500) -> list[float]:
+    """As held_out, each sample predicted by factors fitted on the samples that share none of its `keys` values:
+    with ("device", "group"), its GPU's table and its family (on every GPU) both left out -- a GPU no table
+    measured running a model of a family no table held."""
+    ratios = [0.0] * len(samples)
+    for combo in sorted({tuple(s[k] for k in keys) for s in samples}):
+        cal = fit([s for s in samples if all(s[k] != v for k, v in zip(keys, combo))], steps)
+        for i, s in enumerate(samples):
+            if tuple(s[k] for k in keys) == combo:
+                ratios[i] = expected(s, cal) / s["seconds"]
+    return ratios
+
+
 def band(ratios: list[float]) -> tuple[float, float]:
     """(p10, p90) of measured / expected images per second: multiply the expected rate by these."""
     return quantile(ratios, 0.1), quantile(ratios, 0.9)

@@ -10,7 +10,8 @@ convolutions take their own factors (analysis.calibration.CHANNELS_LAST), its ba
 Writes zoo/models/data/timm_benchmark_gpu.csv (the rows used, with device, file and commit),
 benchmarks/data/gpu_op_counts.json.gz (each row's counted kernels, so nothing is recounted; resumes) and
 zoo/models/data/gpu_calibration.json (the factors fitted on every table, the band from leave-one-family-out
-predictions, the wider band for a GPU no table measured from leave-one-device-out predictions, the sources). A developer tool: the package reads its outputs, never runs it.
+predictions, the wider band for a GPU no table measured from predictions that left out both the row's table and
+its family, the sources). A developer tool: the package reads its outputs, never runs it.
 """
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
     counts = count_all(rows)
     if args.count_only:
         return 0
-    from analysis.calibration_fit import band, expected, fit, held_out
+    from analysis.calibration_fit import band, expected, fit, held_out, held_out_both
 
     all_samples = samples(rows, counts)
     cal = fit(all_samples, args.steps)
@@ -100,9 +101,9 @@ def main(argv=None) -> int:
     for device in first:                       # the band: leave-one-family-out within each table
         ratios += held_out([s for s in nchw if s["device"] == device], "group", args.steps)
     p10, p90 = band(ratios)
-    other_device = []                          # the band for a GPU no table measured: leave one device out
-    if len(first) > 1:
-        other_device = held_out(nchw, "device", args.steps)
+    other_device = []                          # the band for a GPU no table measured: leave its table and the
+    if len(first) > 1:                         # model's family out (a new GPU running a model of any family)
+        other_device = held_out_both(nchw, ("device", "group"), args.steps)
     channels_last = {}                         # channels-last: leave one family out within the NHWC table(s),
     if nhwc:                                   # the NCHW tables always in the fit (they hold the shared factors)
         nhwc_ratios = []
@@ -122,8 +123,9 @@ def main(argv=None) -> int:
            "band_from": "p10/p90 of measured / expected img/s over leave-one-family-out predictions, per table",
            "calibrated_devices": first,
            "band_other_device": list(band(other_device)) if other_device else None,
-           "band_other_device_from": "p10/p90 of measured / expected img/s, each table predicted by factors "
-                                     "fitted on the other tables only (leave one device out)",
+           "band_other_device_from": "p10/p90 of measured / expected img/s, each table's rows of each family "
+                                     "predicted by factors fitted on the other tables less that family "
+                                     "(leave one device and one family out)",
            **channels_last, "rows_skipped": sorted(k for k, v in counts.items() if not isinstance(v, list))}
     FACTORS.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(out, indent=1))

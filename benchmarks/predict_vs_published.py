@@ -1,7 +1,7 @@
 """archzoo's GPU prediction against timm's published measured inference tables: how well it ranks, how far
 off it is, and how often the p10-p90 band holds the measured figure, in-sample and held out.
 
-    python benchmarks/predict_vs_published.py [--steps 1500] [--out FILE.md]
+    python benchmarks/predict_vs_published.py [--steps 1500] [--out FILE.md] [--held-out-only]
 
 Reads what benchmarks/fit_gpu_calibration.py shipped (zoo/models/data/timm_benchmark_gpu.csv, the cached
 counts in benchmarks/data/gpu_op_counts.json.gz, zoo/models/data/gpu_calibration.json); counts nothing.
@@ -15,7 +15,7 @@ measured figures inside the predicted p10-p90 band, for
   leave one family out;
 and for every table kept aside (benchmarks/published_tables.py: other labs' and papers' tables, never fitted on),
 the shipped factors with the band a predicted row on that GPU carries, and the factors fitted on timm's tables
-less one device (each split: the same statistics).
+less one device (each split: the same statistics). --held-out-only prints only those (a few minutes, not 15).
 """
 from __future__ import annotations
 
@@ -45,6 +45,13 @@ def rate(sample: dict, cal) -> float:
     return sample["batch_size"] / expected(sample, cal)
 
 
+def roofline_rate(sample: dict) -> float:
+    from analysis.roofline import roofline
+
+    ms = roofline(sample["ops"], 0.0, sample["bandwidth"], 5e-6, peaks=sample["peaks"])["roofline_ms"]
+    return sample["batch_size"] / ms * 1e3
+
+
 def k_over_macs(train: list[dict], test: list[dict]) -> list[float]:
     k = statistics.median(s["imgs_per_s"] * s["gmacs"] for s in train)
     return [k / s["gmacs"] for s in test]
@@ -56,7 +63,6 @@ def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: i
     tables, as the shipped fit does), `band` the one its rows carry."""
     from analysis.calibration import Calibration
     from analysis.calibration_fit import fit
-    from analysis.roofline import roofline
 
     measured = [s["imgs_per_s"] for s in rows]
     lines = [("calibrated, in-sample (shipped factors)", stats([rate(s, cal) for s in rows], measured, band))]
@@ -71,9 +77,7 @@ def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: i
         names = " and ".join(sorted({s["device"] for s in others}))
         lines.append((f"calibrated, leave one device out (fitted on {names} only)",
                       stats([rate(s, other) for s in rows], measured, band)))
-    bound = [s["batch_size"] / roofline(s["ops"], 0.0, s["bandwidth"], 5e-6, peaks=s["peaks"])["roofline_ms"] * 1e3
-             for s in rows]
-    lines.append(("roofline bound (datasheet, 5 us per kernel)", stats(bound, measured, None)))
+    lines.append(("roofline bound (datasheet, 5 us per kernel)", stats([roofline_rate(s) for s in rows], measured, None)))
     lines.append(("k / MACs, in-sample", stats(k_over_macs(rows, rows), measured, None)))
     k_held = {}
     for family in sorted({s["group"] for s in rows}):
@@ -100,15 +104,19 @@ def held_out_tables(cal, every: list[dict], steps: int) -> list[str]:
         band, _ = band_for(cal, rows[0]["device"], table["channels_last"])
         text += [f"### held out: {name}, {len(rows)} rows ({table['source']}; {table['recipe']})", "",
                  "| predictor | Spearman | median abs(pred/pub - 1) | p10-p90 band covers |", "|---|---:|---:|---:|"]
-        lines = [("calibrated, shipped factors and band", stats([rate(s, cal) for s in rows], measured, band))]
+        shipped = [rate(s, cal) for s in rows]
+        lines = [("calibrated, shipped factors and band", stats(shipped, measured, band))]
         lines += [(f"calibrated, fitted without {d}'s NCHW table", stats([rate(s, c) for s in rows], measured, band))
                   for d, c in refits.items()]
-        text += [f"| {n} | {s['spearman']:.3f} | {s['median_abs_error']:.3f} | {s['band_coverage']:.0%} |"
-                 for n, s in lines]
+        lines.append(("roofline bound (datasheet, 5 us per kernel)", stats([roofline_rate(s) for s in rows], measured, None)))
+        text += [f"| {n} | {s['spearman']:.3f} | {s['median_abs_error']:.3f} | "
+                 + (f"{s['band_coverage']:.0%} |" if "band_coverage" in s else "- |") for n, s in lines]
+        text += ["", f"Median predicted / published: {statistics.median(p / m for p, m in zip(shipped, measured)):.2f}; "
+                 f"band x{band[0]:.2f}-x{band[1]:.2f}."]
         if len(rows) <= 40:
-            text += ["", "| model | published img/s | predicted | ratio |", "|---|---:|---:|---:|"]
-            text += [f"| {s['model']} | {s['imgs_per_s']:.4g} | {rate(s, cal):.4g} | {rate(s, cal) / s['imgs_per_s']:.2f} |"
-                     for s in rows]
+            text += ["", "| model | size (px) | published img/s | predicted | ratio |", "|---|---:|---:|---:|---:|"]
+            text += [f"| {s['model']} | {s['img_size']} | {s['imgs_per_s']:.4g} | {p:.4g} | {p / s['imgs_per_s']:.2f} |"
+                     for s, p in zip(rows, shipped)]
         text.append("")
     return text
 
@@ -117,6 +125,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1500, help="optimiser steps per refit")
     parser.add_argument("--out", type=Path, default=None, help="also write the markdown here")
+    parser.add_argument("--held-out-only", action="store_true", help="only the tables kept aside (no refits per family)")
     args = parser.parse_args(argv)
     from analysis.calibration import Calibration
 
@@ -127,7 +136,7 @@ def main(argv=None) -> int:
     from zoo.runs.roofline_rows import band_for
 
     nchw = [s for s in every if s["memory_format"] == "nchw"]
-    for device, fmt in sorted({(s["device"], s["memory_format"]) for s in every}):
+    for device, fmt in sorted({(s["device"], s["memory_format"]) for s in every} if not args.held_out_only else ()):
         rows = [s for s in every if s["device"] == device and s["memory_format"] == fmt]
         band, _ = band_for(cal, device, fmt == "nhwc")
         text += [f"### {device}: {len(rows)} rows, {len({s['group'] for s in rows})} families (AMP fp16, "

@@ -28,12 +28,24 @@ TIMM_NHWC_RECIPE = ("timm's benchmark.py --amp --channels-last (fp16 autocast, N
                     "kept aside: channels-last is fitted on the RTX 3090's NHWC table only")
 
 
-def _timm_nhwc_rows() -> list[tuple]:
-    import csv
+PRO6000 = ROOT / "benchmarks" / "data" / "timm_infer_amp_nchw_pro6000maxq.csv"
+TIMM_PRO6000 = ("huggingface/pytorch-image-models@90cae8c5ab83d2d7e23b1fb2bab1559bfdcbc7e9 "
+                "results/benchmark-infer-amp-nchw-pt291-cu130-pro6000maxq.csv")
+TIMM_PRO6000_RECIPE = ("timm's benchmark.py --amp (fp16 autocast, NCHW), torch 2.9.1, CUDA 13.0, each row at timm's "
+                       "batch (mostly 2048); the rows of archzoo's 16 families (fused RepVGG: GMACs 1.36 for "
+                       "RepVGG-A0), copied into benchmarks/data/timm_infer_amp_nchw_pro6000maxq.csv with their line "
+                       "in the file; timm's table of a GPU none of the fitted ones is, kept aside")
 
-    with open(NHWC_4090, newline="", encoding="utf-8") as f:
-        return [(r["model"], int(r["img_size"]), int(r["batch_size"]), float(r["imgs_per_s"]), int(r["line"]))
-                for r in csv.DictReader(f)]
+
+def _timm_rows(path: Path):
+    """A copied timm table's rows (model, size, batch, img/s, line in timm's file), read when judged."""
+    def rows() -> list[tuple]:
+        import csv
+
+        with open(path, newline="", encoding="utf-8") as f:
+            return [(r["model"], int(r["img_size"]), int(r["batch_size"]), float(r["imgs_per_s"]), int(r["line"]))
+                    for r in csv.DictReader(f)]
+    return rows
 
 SWIN = "microsoft/Swin-Transformer@f82860bfb5225915aca09c3227159ee9e1df874d README.md"
 SWIN_RECIPE = ("the repository's main.py --throughput (get_started.md: --batch-size 64 --throughput --disable_amp, "
@@ -48,8 +60,26 @@ PYCLS_RECIPE = ("'Inference times are reported for processing 64 images on 1 GPU
                 "models, counted as timm's ports of them (timm's regnet* load pycls's weights; its ResNets put the "
                 "stride in the 3x3 conv, pycls's in the 1x1); ResNeXt-152 has no timm counterpart")
 
+CONVNEXT = ("arXiv:2201.03545 (Liu et al., A ConvNet for the 2020s, v2), as ar5iv renders it "
+            "(https://ar5iv.labs.arxiv.org/html/2201.03545, the copy held by the search index, opened Dec 2026)")
+CONVNEXT_RECIPE = ("'Inference throughput is measured on a V100 GPU, following [45]' (Table 1's caption; [45] is Swin): "
+                   "no batch or precision is stated, so Swin's recipe (main.py --throughput, batch 64, no autocast: "
+                   "fp32; a V100 has no TF32); 2021 PyTorch (no fused SDPA: attention written out). Each row's model "
+                   "as timm names it (timm's convnext_* port the official models; EffNet-B7 and EffNetV2 as the "
+                   "TF-ported tf_* weights the figures' accuracies are those of). RegNetY-16G (334.7) and EffNet-B7 "
+                   "(55.1) are the figures Swin's own Table 1 prints, likely copied, not remeasured. The isotropic "
+                   "ConvNeXts of Table 2 have no timm counterpart and are left out; Table 1's repeated rows "
+                   "(ImageNet-22K part, same figure) once. Each counterpart's MACs, counted on meta, are within 1% "
+                   "of the table's FLOPs column (MACs) but EffNetV2-L's (56.1 G counted at 480 px, +6% on 53.0) "
+                   "and EffNetV2-XL's (82.1 G, -13% on 94.0)")
+CONVNEXT_A100_RECIPE = ("Appendix E: an A100, PyTorch 1.10, TF32 and the channels-last memory layout (Table 12's "
+                        "caption); torch 1.10 ran both cuDNN and cuBLAS on TF32 by default (--tf32 on); no batch "
+                        "stated: 64 as for Table 1; which A100 (40 or 80 GB) is not stated: the 80 GB SXM sheet")
+_T1, _T1K = "Table 1 (ImageNet-1K part) row", "Table 1 (ImageNet-22K part) row"
+
 # per table: the GPU, dtype, tf32 mode and attention path it ran, the figure's unit ("img/s" or "ms" per batch),
-# and its rows: (model as timm names it, image size, batch, the published figure, its line in the source)
+# and its rows: (model as timm names it, image size, batch, the published figure, its line in the source
+# or, for a paper, its table and row)
 TABLES = {
     "pycls model zoo (V100 16GB, fp32, batch 64)": {
         "device": "V100", "dtype": "fp32", "tf32": None, "fused_attention": True, "source": PYCLS,
@@ -80,9 +110,60 @@ TABLES = {
                  ("swinv2_small_window16_256", 256, 64, 257, 133), ("swinv2_base_window16_256", 256, 64, 174, 134),
                  ("resmlp_24_224", 224, 64, 715, 149)],
     },
+    "ConvNeXt paper, Tables 1-2 (V100, fp32, batch 64)": {
+        "device": "V100", "dtype": "fp32", "tf32": None, "fused_attention": False, "source": CONVNEXT,
+        "recipe": CONVNEXT_RECIPE, "unit": "img/s", "channels_last": False,
+        "rows": [("regnety_160", 224, 64, 334.7, f"{_T1} RegNetY-16G 224"),
+                 ("tf_efficientnet_b7", 600, 64, 55.1, f"{_T1} EffNet-B7 600"),
+                 ("tf_efficientnetv2_l", 480, 64, 83.7, f"{_T1} EffNetV2-L 480"),
+                 ("deit_small_patch16_224", 224, 64, 978.5, f"{_T1} DeiT-S 224"),
+                 ("deit_base_patch16_224", 224, 64, 302.1, f"{_T1} DeiT-B 224"),
+                 ("swin_tiny_patch4_window7_224", 224, 64, 757.9, f"{_T1} Swin-T 224"),
+                 ("convnext_tiny", 224, 64, 774.7, f"{_T1} ConvNeXt-T 224"),
+                 ("swin_small_patch4_window7_224", 224, 64, 436.7, f"{_T1} Swin-S 224"),
+                 ("convnext_small", 224, 64, 447.1, f"{_T1} ConvNeXt-S 224"),
+                 ("swin_base_patch4_window7_224", 224, 64, 286.6, f"{_T1} Swin-B 224"),
+                 ("convnext_base", 224, 64, 292.1, f"{_T1} ConvNeXt-B 224"),
+                 ("swin_base_patch4_window12_384", 384, 64, 85.1, f"{_T1} Swin-B 384"),
+                 ("convnext_base", 384, 64, 95.7, f"{_T1} ConvNeXt-B 384"),
+                 ("convnext_large", 224, 64, 146.8, f"{_T1} ConvNeXt-L 224"),
+                 ("convnext_large", 384, 64, 50.4, f"{_T1} ConvNeXt-L 384"),
+                 ("tf_efficientnetv2_xl", 480, 64, 56.5, f"{_T1K} EffNetV2-XL 480"),
+                 ("vit_base_patch16_384", 384, 64, 93.1, f"{_T1K} ViT-B/16 384"),
+                 ("vit_large_patch16_384", 384, 64, 28.5, f"{_T1K} ViT-L/16 384"),
+                 ("convnext_tiny", 384, 64, 282.8, f"{_T1K} ConvNeXt-T 384"),
+                 ("convnext_small", 384, 64, 163.5, f"{_T1K} ConvNeXt-S 384"),
+                 ("swin_large_patch4_window7_224", 224, 64, 145.0, f"{_T1K} Swin-L 224"),
+                 ("swin_large_patch4_window12_384", 384, 64, 46.0, f"{_T1K} Swin-L 384"),
+                 ("convnext_xlarge", 224, 64, 89.3, f"{_T1K} ConvNeXt-XL 224"),
+                 ("convnext_xlarge", 384, 64, 30.2, f"{_T1K} ConvNeXt-XL 384"),
+                 ("vit_large_patch16_224", 224, 64, 93.1, "Table 2 row ViT-L (224)")],
+    },
+    "ConvNeXt paper, Table 12 (A100, TF32, channels-last)": {
+        "device": "A100", "dtype": "fp32", "tf32": "on", "fused_attention": False, "source": CONVNEXT,
+        "recipe": CONVNEXT_A100_RECIPE, "unit": "img/s", "channels_last": True,
+        "rows": [("swin_tiny_patch4_window7_224", 224, 64, 1325.6, "Table 12 row Swin-T 224"),
+                 ("convnext_tiny", 224, 64, 1943.5, "Table 12 row ConvNeXt-T 224"),
+                 ("swin_small_patch4_window7_224", 224, 64, 857.3, "Table 12 row Swin-S 224"),
+                 ("convnext_small", 224, 64, 1275.3, "Table 12 row ConvNeXt-S 224"),
+                 ("swin_base_patch4_window7_224", 224, 64, 662.8, "Table 12 row Swin-B 224"),
+                 ("convnext_base", 224, 64, 969.0, "Table 12 row ConvNeXt-B 224"),
+                 ("swin_base_patch4_window12_384", 384, 64, 242.5, "Table 12 row Swin-B 384"),
+                 ("convnext_base", 384, 64, 336.6, "Table 12 row ConvNeXt-B 384"),
+                 ("swin_large_patch4_window7_224", 224, 64, 435.9, "Table 12 row Swin-L 224"),
+                 ("convnext_large", 224, 64, 611.5, "Table 12 row ConvNeXt-L 224"),
+                 ("swin_large_patch4_window12_384", 384, 64, 157.9, "Table 12 row Swin-L 384"),
+                 ("convnext_large", 384, 64, 211.4, "Table 12 row ConvNeXt-L 384"),
+                 ("convnext_xlarge", 224, 64, 424.4, "Table 12 row ConvNeXt-XL 224"),
+                 ("convnext_xlarge", 384, 64, 147.4, "Table 12 row ConvNeXt-XL 384")],
+    },
     "timm RTX 4090 channels-last (AMP fp16, NHWC)": {
         "device": "RTX 4090", "dtype": "fp16", "tf32": None, "fused_attention": True, "source": TIMM_NHWC,
-        "recipe": TIMM_NHWC_RECIPE, "unit": "img/s", "channels_last": True, "rows": _timm_nhwc_rows},
+        "recipe": TIMM_NHWC_RECIPE, "unit": "img/s", "channels_last": True, "rows": _timm_rows(NHWC_4090)},
+    "timm RTX PRO 6000 Max-Q (AMP fp16, NCHW)": {
+        "device": "RTX PRO 6000 Max-Q", "dtype": "fp16", "tf32": None, "fused_attention": True,
+        "source": TIMM_PRO6000, "recipe": TIMM_PRO6000_RECIPE, "unit": "img/s", "channels_last": False,
+        "rows": _timm_rows(PRO6000)},
 }
 
 
@@ -123,8 +204,8 @@ def table_samples(name: str, counts: dict | None = None) -> list[dict]:
         out.append({"ops": in_memory_format([tuple(o) for o in counts[k]], table["channels_last"]),
                     "peaks": class_peaks(sheet.peak_flops, precisions),
                     "bandwidth": sheet.mem_bandwidth, "seconds": batch / rate, "imgs_per_s": rate,
-                    "batch_size": batch, "model": model, "group": model, "device": sheet.name,
-                    "source": f"{table['source']} line {line}"})
+                    "batch_size": batch, "img_size": size, "model": model, "group": model, "device": sheet.name,
+                    "source": f"{table['source']} " + (line if isinstance(line, str) else f"line {line}")})
     if changed:
         write_counts(counts, COUNTS)
     return out

@@ -78,3 +78,22 @@ def test_shipped_factors_name_their_tables_and_band_straddles_one():
     assert "huggingface/pytorch-image-models" in cal.source and "90cae8c" in cal.source
     assert cal.band[0] < 1 < cal.band[1]
     assert all(0 < v <= 1 for v in [*cal.compute_efficiency.values(), *cal.memory_efficiency.values()])
+
+
+def test_leave_device_and_family_out_fits_on_neither(monkeypatch):
+    # each (device, family) cell is predicted by a fit that saw no row of that device and no row of that family
+    from analysis import calibration_fit
+
+    seen = []
+
+    def fake_fit(train, steps):
+        seen.append({(s["device"], s["group"]) for s in train})
+        return Calibration({}, dict.fromkeys(KERNEL_CLASSES, 1.0), {"matmul": 0.0, "conv": 0.0, "conv_nhwc": 0.0}, 0.0)
+
+    monkeypatch.setattr(calibration_fit, "fit", fake_fit)
+    ops = [("elementwise", 0, 1e9, 1)]                 # 1 GB at 1 TB/s: 1 ms expected
+    samples = [{"ops": ops, "peaks": dict.fromkeys(KERNEL_CLASSES, 1e12), "bandwidth": 1e12, "seconds": 2e-3 * (i + 1),
+                "device": d, "group": g} for i, (d, g) in enumerate([("A", "x"), ("A", "y"), ("B", "x"), ("B", "y")])]
+    ratios = calibration_fit.held_out_both(samples, ("device", "group"), steps=1)
+    assert seen == [{("B", "y")}, {("B", "x")}, {("A", "y")}, {("A", "x")}]   # (A, x) left out: only (B, y) remains
+    assert ratios == pytest.approx([0.5, 0.25, 1 / 6, 0.125])                  # expected 1 ms over measured seconds

@@ -54,7 +54,7 @@ def test_band_is_the_calibrations_held_out_factors(vit_ti_rows):
         assert r["imgs_per_s_p10"] == pytest.approx(r["imgs_per_s"] * low, rel=1e-6)
         assert r["imgs_per_s_p90"] == pytest.approx(r["imgs_per_s"] * high, rel=1e-6)
         assert r["calibration_source"] == cal["source"]
-        assert ("family" in r["band_from"]) == (r["device"] == "RTX 4090")   # the only one with a fitted table
+        assert ("this device's table" in r["band_from"]) == (r["device"] == "RTX 4090")   # the only one fitted
         assert r["latency_ms"] == pytest.approx(r["batch_size"] / r["imgs_per_s"] * 1e3, rel=1e-6)
 
 

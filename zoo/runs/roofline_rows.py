@@ -111,11 +111,12 @@ def band_for(cal: Calibration, device: str, channels_last: bool) -> tuple[tuple[
             return (low, high), "leave one family out on this device's channels-last table"
         other = extra.get("band_other_device") or cal.band
         return ((min(low, other[0]), max(high, other[1])),
-                "the wider of the channels-last table's leave-one-family-out band and the leave-one-device-out band "
-                "(no channels-last table of this device was fitted)")
+                "the wider of the channels-last table's leave-one-family-out band and the "
+                "leave-one-device-and-family-out band (no channels-last table of this device was fitted)")
     if device in extra.get("calibrated_devices", ()) or not extra.get("band_other_device"):
         return cal.band, "leave one family out on this device's table"
-    return tuple(extra["band_other_device"]), "leave one device out (no published table of this device was fitted)"
+    return tuple(extra["band_other_device"]), ("leave one device and one family out (no published table of this "
+                                                "device was fitted)")
 
 
 def check_channels_last() -> None:
