@@ -2,6 +2,7 @@
 their band from the shipped calibration's factors, one count per (model, batch) reused across devices, --check
 noticing a changed row, the table from hand-made rows, the plots with and without rows."""
 import json
+import re
 from importlib import resources
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from zoo.report import gpu_predictions, predicted_gpu
 from zoo.runs.request import Request
 from zoo.report.build import Section
-from zoo.runs import roofline_rows
+from zoo.runs import predicted, roofline_rows
 
 # the five devices the report predicts for, as their datasheets name them (the V100 alias is the SXM2 part)
 DEVICE_NAMES = {"H100", "A100", "L4", "RTX 4090", "V100 SXM2"}
@@ -56,6 +57,18 @@ def test_band_is_the_calibrations_held_out_factors(vit_ti_rows):
         assert r["calibration_source"] == cal["source"]
         assert ("this device's table" in r["band_from"]) == (r["device"] == "RTX 4090")   # the only one fitted
         assert r["latency_ms"] == pytest.approx(r["batch_size"] / r["imgs_per_s"] * 1e3, rel=1e-6)
+
+
+def test_an_fp32_prediction_says_its_band_is_not_validated(vit_ti_rows):
+    """Every fitted table is AMP (calibration()["source"]), so an fp32 row's band and its table say so; AMP rows do not."""
+    fitted = re.findall(r"benchmark-\S+\.csv", calibration()["source"])
+    assert fitted and all("-amp-" in name for name in fitted)
+    rows, _ = vit_ti_rows
+    assert not any("NOT validated" in r["band_from"] for r in rows)        # bf16/fp16 rows
+    fp32 = roofline_rows.predict(Request("vit_ti16", 224, 8, "fp32"), "A100")
+    assert "NOT validated for fp32/TF32" in fp32["band_from"]
+    table = predicted.predicted_markdown([fp32])
+    assert "NOT validated for fp32/TF32" in table.split("| model |")[0]        # said above the table, not only in the row
 
 
 def test_one_count_per_model_batch_and_dtype_gives_predicts_numbers(vit_ti_rows):

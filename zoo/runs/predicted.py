@@ -10,6 +10,7 @@ from typing import Optional
 
 from analysis.batch_search import largest_batch_where, powers_of_two
 
+from .roofline_rows import FP32_CAVEAT
 from .roofline_rows import predict as predict_fields
 
 MAX_SWEEP_BATCH = 4096
@@ -120,7 +121,7 @@ def predicted_markdown(rows: list[dict]) -> str:
              + (", channels-last" if first.get("memory_format") == "channels_last" else "")
              + f". Expected img/s (mean over batches) calibrated on published measurements, band p10-p90 = "
              f"x{p10:.2f}-x{p90:.2f} (held-out error); roofline = datasheet bound. Calibration: "
-             f"{first['calibration_source']}", ""]
+             f"{first['calibration_source']}", *([FP32_CAVEAT.removeprefix("; ")] if first["dtype"] == "fp32" else []), ""]
     price = "price_per_hour_usd" in first
     head = ("| model | size (px) | batch | expected img/s (p10-p90) | expected ms / batch (mean) | roofline img/s | "
             "serving GiB / batch | fits |" + (" price (USD / h) | img per USD (expected) |" if price else ""))

@@ -102,6 +102,11 @@ def predict(request: Request, device: str, tf32=None, price_per_hour: float | No
     return predict_counted(gpu_forward(request, reparam=reparam), request, device, tf32, price_per_hour, channels_last)
 
 
+FP32_CAVEAT = ("; NOT validated for fp32/TF32: timm publishes no fp32 GPU table to fit, and on the fp32 and TF32 tables "
+               "kept aside the expectation was off by up to about 2x and this band covered far less than 80% "
+               "(docs/prediction.md)")
+
+
 def band_for(cal: Calibration, device: str, channels_last: bool) -> tuple[tuple[float, float], str]:
     """The held-out band a row on `device` carries, and what it is."""
     extra = cal.extra
@@ -143,6 +148,8 @@ def predict_counted(counted: dict, request: Request, device: str, tf32=None,
     seconds = expected_seconds(in_memory_format(counted["ops"], channels_last), peaks, sheet.mem_bandwidth, cal)
     rate = batch_size / seconds
     (low, high), band_from = band_for(cal, sheet.name, channels_last)
+    if dtype == "fp32":
+        band_from += FP32_CAVEAT
     h, w = request.img_size.hw
     row = {"predicted": True, "device": sheet.name, "model": model, "img_h": h, "img_w": w,
            "img_size": request.img_size.side, "batch_size": batch_size, "dtype": dtype, "features": request.features,
