@@ -191,7 +191,7 @@ def check_predict_options(args: argparse.Namespace) -> None:
 
         check_channels_last()
     for device in args.predict:
-        check_predict(device, args.dtype, args.tf32)
+        check_predict(device, args.dtype, args.tf32, train=args.metrics == ["train"])
     if args.price_per_hour is not None:
         args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
 
