@@ -150,3 +150,27 @@ def test_a_tpu_training_row_is_an_extrapolation_in_core_days(capsys, monkeypatch
                 base + ["--metrics", "train", "--epochs", "2", "--train-images", "100", "--gpus", "4"]):
         assert main(bad) == 2
         assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_predict_takes_a_whole_segmenter_or_detector(capsys):
+    """--predict with --segmenter / --detector times the whole model (issue 40, item 3): a row is labelled with its
+    task, and the whole model, which holds the backbone, takes longer than the backbone alone; its training step
+    too. --slide (counted, not timed) is refused in one line."""
+    from zoo.compare.cli import main
+
+    base = ["--models", "resnet50", "--resolutions", "64", "--batch-sizes", "1", "--predict", "V100", "--dtype",
+            "fp16", "--no-save", "--format", "json"]
+    rows = {}
+    for task, metrics in (([], "throughput"), ([], "train"), (["--segmenter", "upernet"], "throughput"),
+                          (["--segmenter", "upernet"], "train"), (["--detector", "maskrcnn"], "throughput")):
+        assert main(base + task + ["--metrics", metrics]) == 0
+        rows[tuple(task[1:]), metrics] = json.loads(capsys.readouterr().out)[0]
+    for task in ("upernet", "maskrcnn"):
+        whole, alone = rows[(task,), "throughput"], rows[(), "throughput"]
+        assert whole["task"] == task and "task" not in alone and whole["latency_ms"] > alone["latency_ms"]
+    trained = rows[("upernet",), "train"]
+    assert trained["task"] == "upernet" and trained["train_step_ms"] > rows[(), "train"]["train_step_ms"]
+    assert main(base[:-2] + ["--segmenter", "upernet"]) == 0
+    assert "| resnet50 + upernet | 64 |" in capsys.readouterr().out
+    assert main(base + ["--segmenter", "upernet", "--slide", "64,32", "--metrics", "cost"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

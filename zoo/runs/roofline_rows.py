@@ -169,6 +169,8 @@ def predict_counted(counted: dict, request: Request, device: str, tf32=None,
         row["imgs_per_usd"] = rate * 3600 / price_per_hour
     if counted.get("reparam"):
         row["reparam"] = counted["reparam"]
+    if request.detector or request.segmenter:
+        row["task"] = request.detector or request.segmenter
     return row
 
 

@@ -151,6 +151,8 @@ def train_rows(plan, args) -> list[dict]:
         h, w = request.img_size.hw
         row = {"predicted": True, "device": device, "model": request.model, "img_h": h, "img_w": w,
                "batch_size": request.batch_size, "dtype": request.dtype, **predict_train(request, device)}
+        if request.detector or request.segmenter:
+            row["task"] = request.detector or request.segmenter
         if args.epochs is not None:
             low, high = row["train_imgs_per_s_p10"] / row["train_imgs_per_s"], \
                 row["train_imgs_per_s_p90"] / row["train_imgs_per_s"]
@@ -173,6 +175,8 @@ def _trainable(request: Request) -> int:
 
 
 def train_markdown(rows: list[dict]) -> str:
+    from .predicted import model_label
+
     first = rows[0]
     tpu = first.get("train_device_kind") == "tpu"
     unit = "chip" if tpu else "GPU"
@@ -195,7 +199,7 @@ def train_markdown(rows: list[dict]) -> str:
         rule += "---:|"
     lines += [head, rule]
     for r in rows:
-        line = (f"| {r['model']} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | {r['train_imgs_per_s']:.4g} "
+        line = (f"| {model_label(r)} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | {r['train_imgs_per_s']:.4g} "
                 f"({r['train_imgs_per_s_p10']:.4g}-{r['train_imgs_per_s_p90']:.4g}) | {r['train_step_ms']:.4g} | "
                 f"{r['train_gpu_bytes'] / 1024 ** 3:.2f} | {_fits(r['train_fits_memory'])} |")
         if hours:
