@@ -170,6 +170,9 @@ def test_predict_takes_a_whole_segmenter_or_detector(capsys):
         assert whole["task"] == task and "task" not in alone and whole["latency_ms"] > alone["latency_ms"]
     trained = rows[("upernet",), "train"]
     assert trained["task"] == "upernet" and trained["train_step_ms"] > rows[(), "train"]["train_step_ms"]
+    from zoo.report.predicted_gpu import predicted_table          # a saved row, as the report shows it
+
+    assert "resnet50 + upernet" in predicted_table([{**rows[("upernet",), "throughput"], "saved_by": "zoo.compare"}])
     assert main(base[:-2] + ["--segmenter", "upernet"]) == 0
     assert "| resnet50 + upernet | 64 |" in capsys.readouterr().out
     assert main(base + ["--segmenter", "upernet", "--slide", "64,32", "--metrics", "cost"]) == 2
