@@ -26,8 +26,15 @@ the 14-epoch run is the paper's reference ViT-L/16; both readings are printed, a
 NB: the pre-training head (an MLP with one tanh hidden layer on 18k or 21k classes, section 3.1 and D.3) is
 counted as timm's 1000-class linear head: under 0.1% of the step's FLOPs. Adam with weight decay is counted as
 torch's AdamW (the same kernels). The batch per chip is not stated (nor the number of chips): --sweep shows
-what it changes. BiT-L and Noisy Student are not in the registry as trained (ResNet152x4 at 480 px, an
-EfficientNet-L2 at 800 px with a student-teacher loop) and are left out.
+what it changes.
+
+BiT-L, the paper's CNN baseline (9.9k core-days), from Kolesnikov et al., "Big Transfer (BiT)", arXiv:1912.11370v3
+section 3.1 and 3.3 (Upstream Pre-Training): ResNet152x4 (ResNet-v2, Group Normalization, Weight
+Standardization: timm's resnetv2_152x4_bit, the registry's bit_r152x4) on JFT-300M, SGD with momentum 0.9, 224 x
+224, 40 epochs, global batch 4096 "on a Cloud TPUv3-512, resulting in 8 images per chip" (4096 / 512: BiT counts
+the 512 cores; so 16 per chip of two cores, the batch counted here). JFT is taken at the ViT paper's 303M.
+Noisy Student (12.3k) is not in the registry as trained (an EfficientNet-L2 at 800 px in a student-teacher loop)
+and is left out.
 """
 from __future__ import annotations
 
@@ -40,24 +47,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 PAPER = "arXiv:2010.11929v2"
 JFT, I21K = 303_000_000, 14_000_000          # section 4.1: "303M", "14M" images
-# (model, pre-training data, its images, epochs (Table 3), Table 2's core-days, Table 6's exaFLOPs or None)
+# (model, pre-training data, its images, epochs (Table 3), Table 2's core-days, Table 6's exaFLOPs or None,
+# optimizer, the batch per chip the recipe states or None for --batch-per-chip)
 RECIPES = (
-    ("vit_h14", "JFT-300M", JFT, 14, 2500, 4262),
-    ("vit_l16", "JFT-300M", JFT, 14, 680, 1567),
-    ("vit_l16", "JFT-300M", JFT, 7, 680, 783),
-    ("vit_l16", "ImageNet-21k", I21K, 90, 230, None),
-    ("vit_l16", "ImageNet-21k", I21K, 30, 230, None),
+    ("vit_h14", "JFT-300M", JFT, 14, 2500, 4262, "adamw", None),
+    ("vit_l16", "JFT-300M", JFT, 14, 680, 1567, "adamw", None),
+    ("vit_l16", "JFT-300M", JFT, 7, 680, 783, "adamw", None),
+    ("vit_l16", "ImageNet-21k", I21K, 90, 230, None, "adamw", None),
+    ("vit_l16", "ImageNet-21k", I21K, 30, 230, None, "adamw", None),
+    ("bit_r152x4", "JFT-300M", JFT, 40, 9900, None, "sgd", 16),       # BiT section 3.3
 )
 DEVICE = "TPU v3"
 
 
 @functools.cache
-def step(model: str, batch: int) -> dict:
-    """The predicted training step of `model` at 224 px, bf16, AdamW, `batch` per chip, with its counted FLOPs."""
+def step(model: str, batch: int, optimizer: str = "adamw") -> dict:
+    """The predicted training step of `model` at 224 px, bf16, `batch` per chip, with its counted FLOPs."""
     from zoo.runs.request import Request
     from zoo.runs.train_predicted import predict_train, train_step_ops
 
-    request = Request(model, 224, batch, "bf16", train=True, optimizer="adamw")
+    request = Request(model, 224, batch, "bf16", train=True, optimizer=optimizer)
     row = predict_train(request, DEVICE)
     ops = train_step_ops(request, fused_attention=False)
     row["train_flops_per_image"] = sum(flops * n for _, flops, _, n in ops) / batch
@@ -76,31 +85,42 @@ def core_days(row: dict, images: int, epochs: int, batch: int) -> tuple[float, f
     return tuple(hours[f"train_device_hours{end}"] * cores / 24 for end in ("", "_fast", "_slow"))
 
 
-def recipes_table(batch: int) -> str:
-    lines = [f"| model | pre-training | epochs | images seen | counted train GFLOPs / image (Table 6) | "
-             f"img/s per chip (p10-p90) | predicted core-days (band) | paper core-days | predicted / paper |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for model, data, images, epochs, paper_days, exaflops in RECIPES:
-        row = step(model, batch)
-        days, fast, slow = core_days(row, images, epochs, batch)
+def recipes_table(batch: int) -> tuple[str, dict]:
+    """The table, and the expected core-days per (model, epochs) for the headline ratios."""
+    lines = [f"| model | pre-training | epochs | batch / chip | images seen | counted train GFLOPs / image "
+             f"(Table 6) | img/s per chip (p10-p90) | predicted core-days (band) | paper core-days | "
+             f"predicted / paper |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    found = {}
+    for model, data, images, epochs, paper_days, exaflops, optimizer, stated in RECIPES:
+        per_chip = stated or batch
+        row = step(model, per_chip, optimizer)
+        days, fast, slow = core_days(row, images, epochs, per_chip)
+        found[model, epochs] = days
         paper_flops = f" ({exaflops * 1e18 / (epochs * images) / 1e9:.1f})" if exaflops else ""
-        lines.append(f"| {model} | {data} | {epochs} | {epochs * images / 1e9:.3g}e9 | "
+        lines.append(f"| {model} | {data} | {epochs} | {per_chip} | {epochs * images / 1e9:.3g}e9 | "
                      f"{row['train_flops_per_image'] / 1e9:.1f}{paper_flops} | {row['train_imgs_per_s']:.1f} "
                      f"({row['train_imgs_per_s_p10']:.1f}-{row['train_imgs_per_s_p90']:.1f}) | {days:,.0f} "
                      f"({fast:,.0f}-{slow:,.0f}) | {paper_days:,} | **{days / paper_days:.2f}** |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", found
+
+
+def headline(found: dict) -> str:
+    """The paper's claim, ViT's pre-training compute as a fraction of BiT-L's, predicted and published."""
+    bit = found["bit_r152x4", 40]
+    return "\n".join(f"{model} ({data}, {epochs} ep) / BiT-L: predicted {found[model, epochs] / bit:.3f}, paper "
+                     f"{paper / 9900:.3f}" for model, data, _, epochs, paper, *_ in RECIPES[:2]) + "\n"
 
 
 def sweep_table(batches: list[int]) -> str:
     """predicted / paper against the batch per chip, for the three recipes Table 2 names (the 14- and 90-epoch
     readings)."""
     picked = [r for r in RECIPES if r[3] in (14, 90)]
-    lines = ["| batch per chip | " + " | ".join(f"{m} {d} {e} ep" for m, d, _, e, _, _ in picked) + " |",
+    lines = ["| batch per chip | " + " | ".join(f"{m} {d} {e} ep" for m, d, _, e, *_ in picked) + " |",
              "|---:|" + "---:|" * len(picked)]
     for batch in batches:
         cells = []
-        for model, _, images, epochs, paper_days, _ in picked:
-            days = core_days(step(model, batch), images, epochs, batch)[0]
+        for model, _, images, epochs, paper_days, _, optimizer, _ in picked:
+            days = core_days(step(model, batch, optimizer), images, epochs, batch)[0]
             cells.append(f"{days:,.0f} ({days / paper_days:.2f})")
         lines.append(f"| {batch} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -111,9 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-per-chip", type=int, default=32)
     parser.add_argument("--sweep", default="8,16,32,64,128", help="batches per chip for the second table ('' none)")
     args = parser.parse_args(argv)
-    print(f"PREDICTED on {DEVICE} (an extrapolation of the GPU-fitted factors), bf16, AdamW, 224 px, "
-          f"{args.batch_per_chip} images per chip; paper: {PAPER} Table 2\n")
-    print(recipes_table(args.batch_per_chip))
+    print(f"PREDICTED on {DEVICE} (an extrapolation of the GPU-fitted factors), bf16, 224 px, ViT with AdamW at "
+          f"{args.batch_per_chip} images per chip, BiT-L as its paper states; paper: {PAPER} Table 2\n")
+    table, found = recipes_table(args.batch_per_chip)
+    print(table)
+    print(headline(found))
     if args.sweep:
         print("\npredicted core-days (predicted / paper) against the batch per chip\n")
         print(sweep_table([int(b) for b in args.sweep.split(",")]))
