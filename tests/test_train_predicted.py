@@ -177,3 +177,15 @@ def test_predict_takes_a_whole_segmenter_or_detector(capsys):
     assert "| resnet50 + upernet | 64 |" in capsys.readouterr().out
     assert main(base + ["--segmenter", "upernet", "--slide", "64,32", "--metrics", "cost"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_training_steps_gemm_flops_are_the_vit_papers():
+    """The ViT paper's Table 6 (arXiv:2010.11929v2): ViT-B/32 pre-trained 7 epochs on JFT's 303M images (section
+    4.1) costs 55 exaFLOPs, 25.9 GFLOPs per image (+-0.9%: the table rounds to whole exaFLOPs). The step the TPU
+    prediction times (attention op by op) counts its GEMMs' FLOPs (forward and backward) to that."""
+    from zoo.runs.request import Request
+    from zoo.runs.train_predicted import train_step_ops
+
+    ops = train_step_ops(Request("vit_b32", 224, 1, "bf16", train=True, optimizer="adamw"), fused_attention=False)
+    gemm = sum(flops * n for c, flops, _, n in ops if c in ("matmul", "conv"))
+    assert gemm == pytest.approx(55e18 / (7 * 303e6), rel=0.02)
