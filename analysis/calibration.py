@@ -62,8 +62,10 @@ def op_precisions(dtype: str, has_tf32: bool, tf32: str | None = None) -> dict[s
 
 
 def class_peaks(peak_flops: dict[str, float], precisions: dict[str, str]) -> dict[str, float]:
-    """Peak FLOP/s per kernel class: a compute class at its library's precision, the rest at the fp32 vector peak."""
-    return {c: peak_flops[precisions[LIBRARY[c]]] if c in LIBRARY else peak_flops["fp32"] for c in KERNEL_CLASSES}
+    """Peak FLOP/s per kernel class: a compute class at its library's precision, the rest at the fp32 vector peak.
+    NB: a sheet without an fp32 figure (TPU v3 states bf16 only) times those classes by their bytes alone."""
+    vector = peak_flops.get("fp32", math.inf)
+    return {c: peak_flops[precisions[LIBRARY[c]]] if c in LIBRARY else vector for c in KERNEL_CLASSES}
 
 
 @dataclass(frozen=True)

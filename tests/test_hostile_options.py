@@ -15,7 +15,7 @@ from zoo.runs.tasks import Task, run_task
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("extra, named", [(["--detector", "maskrcnn"], "--detector"),
+@pytest.mark.parametrize("extra, named", [(["--segmenter", "upernet", "--slide", "512,341"], "--slide"),
                                           (["--metrics", "cost,train"], "--metrics train"),
                                           (["--backend", "onnxruntime"], "--backend onnxruntime")])
 def test_predict_refuses_what_it_does_not_model(extra, named):

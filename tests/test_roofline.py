@@ -44,7 +44,7 @@ def test_a_real_triad_runs_and_restores_threads():
 
 def test_datasheets_name_sources_and_dense_peaks():
     assert set(DEVICE_SHEETS) == {"H100", "H100 PCIe", "H200", "A100", "A100 40GB", "V100 SXM2", "V100 PCIe", "L4",
-                                  "L40S", "T4", "RTX 3090", "RTX 4090", "RTX 5090", "RTX PRO 6000 Max-Q"}
+                                  "L40S", "T4", "RTX 3090", "RTX 4090", "RTX 5090", "RTX PRO 6000 Max-Q", "TPU v3"}
     for sheet in DEVICE_SHEETS.values():
         assert sheet.sources and sheet.mem_bandwidth > 0 and all(v > 0 for v in sheet.peak_flops.values())
     # NVIDIA's H100 SXM datasheet: BF16 1,979 TFLOPS with sparsity -> dense half; A100: 312 dense, 2,039 GB/s

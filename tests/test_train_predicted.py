@@ -107,3 +107,85 @@ def test_select_on_predicted_training(capsys):
     assert "training memory" in json.loads(capsys.readouterr().out)["excluded"][0]["excluded"]
     assert main(base + ["--max-train-hours", "3"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_tpu_v3_chip_is_the_cloud_pages_and_states_no_fp32():
+    """cloud.google.com/tpu/docs/v3: two TensorCores per chip, 123 teraflops (bf16) per chip, HBM2 32 GiB at
+    900 GBps. No fp32 figure: the vector classes are timed by their bytes alone, and --dtype fp32 is refused."""
+    from analysis.calibration import class_peaks, op_precisions
+    from analysis.timing.devices import device_sheet, sheet_peak
+
+    tpu = device_sheet("tpuv3")
+    assert (tpu.name, tpu.kind, tpu.cores_per_chip) == ("TPU v3", "tpu", 2)
+    assert tpu.peak_flops == {"bf16": 123e12} and tpu.mem_bandwidth == 900e9 and tpu.memory_bytes == 32 * 1024 ** 3
+    peaks = class_peaks(tpu.peak_flops, op_precisions("bf16", False))
+    assert peaks["matmul"] == peaks["attention"] == 123e12 and peaks["norm"] == peaks["elementwise"] == math.inf
+    with pytest.raises(ValueError):
+        sheet_peak(tpu, "fp32")
+
+
+def test_a_tpu_training_row_is_an_extrapolation_in_core_days(capsys, monkeypatch):
+    """The ViT paper's unit (section 4.2): TPU v3 cores (2 per chip) x days, so core-days = chip-hours x 2 / 24.
+    XLA has no fused attention kernel: the step is counted with attention op by op. Whether it fits is left
+    open (XLA plans its own memory). Inference on a TPU, fp32 and --gpus without an interconnect exit 2."""
+    from zoo.compare.cli import main
+    from zoo.runs import train_predicted
+
+    asked = []
+    counted = train_predicted.train_step_ops
+    monkeypatch.setattr(train_predicted, "train_step_ops",
+                        lambda request, foreach=True, fused_attention=True:
+                        asked.append(fused_attention) or counted(request, foreach, fused_attention))
+    base = ["--models", "vit_ti16", "--resolutions", "64", "--batch-sizes", "4", "--predict", "TPU v3", "--dtype",
+            "bf16", "--no-save"]
+    assert main(base + ["--metrics", "train", "--epochs", "2", "--train-images", "100", "--format", "json"]) == 0
+    row = json.loads(capsys.readouterr().out)[0]
+    assert asked == [False] and row["train_attention"] == "op by op" and row["train_fits_memory"] is None
+    assert "EXTRAPOLATION" in row["train_band_from"] and row["train_steps"] == 50
+    for end in ("", "_fast", "_slow"):
+        assert row[f"train_core_days{end}"] == pytest.approx(row[f"train_device_hours{end}"] * 2 / 24)
+    assert main(base + ["--metrics", "train", "--epochs", "2", "--train-images", "100"]) == 0
+    assert "TPU core-days" in capsys.readouterr().out
+    for bad in (base, [*base[:-3], "fp32", "--metrics", "train"],
+                base + ["--metrics", "train", "--epochs", "2", "--train-images", "100", "--gpus", "4"]):
+        assert main(bad) == 2
+        assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_predict_takes_a_whole_segmenter_or_detector(capsys):
+    """--predict with --segmenter / --detector times the whole model (issue 40, item 3): a row is labelled with its
+    task, and the whole model, which holds the backbone, takes longer than the backbone alone; its training step
+    too. --slide (counted, not timed) is refused in one line."""
+    from zoo.compare.cli import main
+
+    base = ["--models", "resnet50", "--resolutions", "64", "--batch-sizes", "1", "--predict", "V100", "--dtype",
+            "fp16", "--no-save", "--format", "json"]
+    rows = {}
+    for task, metrics in (([], "throughput"), ([], "train"), (["--segmenter", "upernet"], "throughput"),
+                          (["--segmenter", "upernet"], "train"), (["--detector", "maskrcnn"], "throughput")):
+        assert main(base + task + ["--metrics", metrics]) == 0
+        rows[tuple(task[1:]), metrics] = json.loads(capsys.readouterr().out)[0]
+    for task in ("upernet", "maskrcnn"):
+        whole, alone = rows[(task,), "throughput"], rows[(), "throughput"]
+        assert whole["task"] == task and "task" not in alone and whole["latency_ms"] > alone["latency_ms"]
+    trained = rows[("upernet",), "train"]
+    assert trained["task"] == "upernet" and trained["train_step_ms"] > rows[(), "train"]["train_step_ms"]
+    from zoo.report.predicted_gpu import predicted_table          # a saved row, as the report shows it
+
+    assert "resnet50 + upernet" in predicted_table([{**rows[("upernet",), "throughput"], "saved_by": "zoo.compare"}])
+    assert main(base[:-2] + ["--segmenter", "upernet"]) == 0
+    assert "| resnet50 + upernet | 64 |" in capsys.readouterr().out
+    assert main(base + ["--segmenter", "upernet", "--slide", "64,32", "--metrics", "cost"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_training_steps_gemm_flops_are_the_vit_papers():
+    """The ViT paper's Table 6 (arXiv:2010.11929v2): ViT-B/32 pre-trained 7 epochs on JFT's 303M images (section
+    4.1) costs 55 exaFLOPs, 25.9 GFLOPs per image (+-0.9%: the table rounds to whole exaFLOPs). The step the TPU
+    prediction times (attention op by op) counts its GEMMs' FLOPs (forward and backward) to that."""
+    from zoo.runs.request import Request
+    from zoo.runs.train_predicted import train_step_ops
+
+    ops = train_step_ops(Request("vit_b32", 224, 1, "bf16", train=True, optimizer="adamw"), fused_attention=False)
+    gemm = sum(flops * n for c, flops, _, n in ops if c in ("matmul", "conv"))
+    assert gemm == pytest.approx(55e18 / (7 * 303e6), rel=0.02)

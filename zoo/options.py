@@ -18,7 +18,7 @@ BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 OPTIMIZERS = ("sgd", "adamw")       # whose fp32 state a training step's memory counts (zoo.runs.counted)
 DATASHEET_DEVICES = ("H100, 'H100 PCIe', H200, A100, 'A100 40GB', 'V100 SXM2', 'V100 PCIe', L4, L40S, T4, 'RTX 3090', "
-                     "'RTX 4090', 'RTX 5090', 'RTX PRO 6000 Max-Q'")
+                     "'RTX 4090', 'RTX 5090', 'RTX PRO 6000 Max-Q'; with --metrics train also 'TPU v3', a chip")
 REPARAM_FORMS = ("trained", "fused")   # --reparam: the form a re-parameterisable model is counted in
 # --price-per-hour: USD per device-hour. Below a tenth of a cent images per dollar stop meaning anything (issue 42:
 # 5e-324 printed Infinity); above a million no device is rented.

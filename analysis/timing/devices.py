@@ -9,6 +9,10 @@ GEMMs do, at half the FP16-accumulate rate: that rate is the one given. memory_b
 (the larger variant where a part comes in two sizes: V100 16/32 GB), for the --predict memory check.
 `derived` names each figure no cited page states as such, and the arithmetic it comes from (halving a "with
 sparsity" figure is stated by the datasheets themselves, so it is not listed).
+
+One entry is not a GPU: Google's TPU v3 chip (kind "tpu", two TensorCores per chip). Its sheet states a bf16
+peak only, so it has no fp32 column; it serves the training prediction alone (zoo.runs.train_predicted), where
+its figures are an extrapolation of the GPU-fitted factors (no TPU table is fitted).
 """
 from __future__ import annotations
 
@@ -24,8 +28,10 @@ class DeviceSheet:
     mem_bandwidth: float                  # bytes/s
     sources: tuple[str, ...] = field(default=())
     launch_seconds: float = 5e-6          # per-kernel launch cost the roofline adds (see analysis.roofline)
-    memory_bytes: float | None = None     # device memory (GB = 1e9 bytes, as datasheets state it)
+    memory_bytes: float | None = None     # device memory in the sheet's unit (GB = 1e9 bytes, GiB = 2^30)
     derived: tuple[str, ...] = field(default=())   # "column: the arithmetic" for figures no source states
+    kind: str = "gpu"                     # "gpu" or "tpu" (a TPU chip: only the training prediction takes it)
+    cores_per_chip: int = 1               # a TPU chip's TensorCores: TPU core-days = chip-days x this
 
 
 DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
@@ -134,11 +140,16 @@ DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
                 derived=("tf32 220.2, bf16 and fp16 440.4: the Max-Q's stated FP32 110.1 x 2 and x 4, the ratios "
                          "stated for the 600 W RTX PRO 6000 on the same die (251.9 / 125.95 = 2, 503.8 / 125.95 = "
                          "4); no page found states the Max-Q's tensor peaks",)),
+    DeviceSheet("TPU v3", {"bf16": 123 * T}, 900e9,
+                ("https://cloud.google.com/tpu/docs/v3 (System architecture: each v3 chip contains two TensorCores, "
+                 "each with two MXUs, a vector unit and a scalar unit; peak compute per chip 123 teraflops (bf16); "
+                 "HBM2 capacity and bandwidth 32 GiB, 900 GBps)",),
+                memory_bytes=32 * 2 ** 30, kind="tpu", cores_per_chip=2),
 )}
 
 
 ALIASES = {"A100 80GB": "A100", "V100": "V100 SXM2", "H100 SXM": "H100",
-           "RTX PRO 6000 Blackwell Max-Q": "RTX PRO 6000 Max-Q"}     # the usual part under a shorter name
+           "RTX PRO 6000 Blackwell Max-Q": "RTX PRO 6000 Max-Q", "TPUv3 chip": "TPU v3"}     # the usual part under a shorter name
 
 
 def device_sheet(name: str) -> DeviceSheet:

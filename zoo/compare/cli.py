@@ -164,14 +164,13 @@ def check_predict_options(args: argparse.Namespace) -> None:
     from ..runs.roofline_rows import check_predict
     from ..runs.train_predicted import check_train_predict
 
-    unmodelled = [name for name, given in (("--detector", args.detector is not None),
-                                           ("--segmenter", args.segmenter is not None),
+    unmodelled = [name for name, given in (("--slide (counted, not timed)", args.slide is not None),
                                            ("--metrics train with other metrics",
                                             "train" in args.metrics and args.metrics != ["train"]),
                                            ("--backend onnxruntime", "onnxruntime" in args.backends),
                                            ("--compile", args.compile is not None)) if given]
     if unmodelled:
-        raise UsageError(f"--predict: the estimate is the backbone's eager inference without torch.compile; it "
+        raise UsageError(f"--predict: the estimate is an eager forward or training step without torch.compile; it "
                          f"does not model {', '.join(unmodelled)} (drop {'them' if len(unmodelled) > 1 else 'it'})")
     ignored = [name for name, given in (("--device", args.device_asked != "auto"), ("--threads", args.threads),
                                         ("--quick", args.quick), ("--iters", args.iters),
@@ -191,7 +190,7 @@ def check_predict_options(args: argparse.Namespace) -> None:
 
         check_channels_last()
     for device in args.predict:
-        check_predict(device, args.dtype, args.tf32)
+        check_predict(device, args.dtype, args.tf32, train=args.metrics == ["train"])
     if args.price_per_hour is not None:
         args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
 

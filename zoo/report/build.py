@@ -10,7 +10,7 @@ from pathlib import Path
 from ..models.pretraining import PRETRAINING
 from ..console.markdown import markdown_text
 from ..runs.safe_io import kind_of, strict_dumps, strict_loads, write_atomic
-from . import page_plots, plots, predicted_gpu, roofline, style, summary, tables
+from . import page_plots, plots, predicted_gpu, roofline, style, summary, tables, tpu_compute
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
@@ -24,7 +24,7 @@ from .views import answer_views
 
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "detection.md",
                   "accuracy.md", "textbook.md", "detectors.md", "segmentation.md",
-                  "not_measured.md", "choosing.md", "roofline.md", "predicted_gpu.md")
+                  "not_measured.md", "choosing.md", "roofline.md", "predicted_gpu.md", "tpu_pretraining.md")
 PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
               "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png",
               "roofline_vs_measured.png", "eager_vs_onnxruntime.png", "task_accuracy_vs_gflops.png",
@@ -241,6 +241,10 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                     _unless_empty(data.predicted, "predicted GPU rows (run `python -m zoo.report "
                                                                   "--refresh`)"),
                                     footnotes=predicted_gpu.sources(data.predicted)),
+        "tpu_pretraining.md": Section(tpu_compute.HEADING, tpu_compute.INTRO, tpu_compute.tpu_table(data.tpu),
+                                      [f"no usable TPU rows: {data.tpu_problem}"] if data.tpu_problem else
+                                      _unless_empty(data.tpu, "TPU pre-training rows (run `python -m zoo.report "
+                                                              "--refresh`)")),
     }
 
 

@@ -29,6 +29,7 @@ from ..runs.store import ResultStore, latest
 from ..runs.tasks import Task
 from ..runs.user_cache import disabled
 from .gpu_predictions import predicted_models, stale_predictions, write_predictions
+from .tpu_compute import stale_tpu, write_tpu
 from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES, build_reports
 from .html import without_images
 
@@ -115,6 +116,7 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
                 progress(f"{task.model} {task.img_size}")
         write_answers(out_dir)     # zoo.select's answers to the worked questions, which the report renders
         write_predictions(out_dir, predicted_models(tasks))   # predicted GPU rows (rewritten whole)
+        write_tpu(out_dir)         # the seeds' pre-training compute on TPU v3 (predicted, rewritten whole)
     return written
 
 
@@ -144,7 +146,7 @@ def stale_rows(out_dir: str | Path = ".", progress=None) -> list[str]:
                                 "fresh count")
             if progress:
                 progress(f"{task.model} {task.img_size}")
-        problems += stale_predictions(out_dir, predicted_models(tasks))
+        problems += stale_predictions(out_dir, predicted_models(tasks)) + stale_tpu(out_dir)
     return problems
 
 

@@ -12,6 +12,7 @@ from analysis.timing.devices import device_sheet
 
 from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
+from ..runs.predicted import model_label
 from . import style
 from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
 from .plots import Plotted, _empty, _rounded, accuracy_vs   # first: it puts matplotlib on the Agg backend
@@ -69,7 +70,7 @@ def predicted_table(rows: list[dict]) -> str:
     for r in rows:
         fits = "yes" if r["fits_memory"] else f"NO: over {r['device_memory_bytes'] / 1e9:g} GB"
         where = [r.get("img_size") or f"{r.get('img_h')}x{r.get('img_w')}", r.get("saved_by") or "zoo.report"]
-        cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", r["model"],
+        cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", model_label(r),
                       *(where[:1] if saved else []), r["batch_size"], r["dtype"],
                       plain(r["imgs_per_s"]), f"{plain(r['imgs_per_s_p10'])}\u2013{plain(r['imgs_per_s_p90'])}",
                       plain(r["roofline_imgs_per_s"]), plain(r["latency_ms"], 3), f"{r['serve_bytes'] / GIB:.2f}",

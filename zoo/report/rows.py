@@ -10,6 +10,7 @@ from ..models.registry import natural_key
 from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
 from .gpu_predictions import read_predictions
+from .tpu_compute import read_tpu
 
 
 @dataclass
@@ -30,6 +31,8 @@ class ReportRows:
     detection_cost: list = field(default_factory=list)    # latest measured rows at H x W sizes, of feature
     detection_timed: list = field(default_factory=list)   # extractors or of detectors (the detection section)
     predicted: list = field(default_factory=list)         # results/predicted.jsonl: predicted GPU rows, never timed
+    tpu: list = field(default_factory=list)               # results/tpu_pretraining.json: predicted TPU v3 rows
+    tpu_problem: str | None = None                        # why that file cannot be used
     predicted_problem: str | None = None                  # why that file cannot be used (it is then not shown)
 
     @property
@@ -91,6 +94,7 @@ def load(results_dir: str | Path) -> ReportRows:
             if key not in cost or r["settings"].get("train") or not cost[key]["settings"].get("train"):
                 cost[key] = r
     predicted, predicted_problem = read_predictions(results_dir)
+    tpu, tpu_problem = read_tpu(results_dir)
     select_answer, select_problem = read_select_answer(results_dir)
     runs: dict[tuple, list[float]] = {}
     for r in timed_rows:
@@ -108,7 +112,7 @@ def load(results_dir: str | Path) -> ReportRows:
                                           if r["settings"].get("segmenter") and is_measured(r)], "cost"),
                       detection_cost=_filled([r for r in latest(every_cost) if detection_row(r)], "cost"),
                       detection_timed=_filled([r for r in latest(every_timed) if detection_row(r)], "throughput"),
-                      predicted=predicted, predicted_problem=predicted_problem,
+                      predicted=predicted, predicted_problem=predicted_problem, tpu=tpu, tpu_problem=tpu_problem,
                       select_answer=select_answer, select_answer_problem=select_problem,
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
                       - sum(1 for r in every_cost if task_head(r)))

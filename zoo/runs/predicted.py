@@ -58,6 +58,7 @@ class PredictedRow:
     sweep_note: Optional[str] = None               # --batch-sizes sweep
     sweep_latency_target_ms: Optional[float] = None
     reparam: Optional[str] = None                  # the form counted where a model has two (zoo.runs.roofline_rows)
+    task: Optional[str] = None                     # --detector / --segmenter: the whole model on this backbone
 
     @classmethod
     def of(cls, fields: dict) -> PredictedRow:
@@ -105,6 +106,11 @@ def sweep(request, device: str, target_ms: float, price_per_hour: float | None =
                                         **options), target_ms).to_json()
 
 
+def model_label(row: dict) -> str:
+    """The backbone, and the detector or segmenter around it when the row is of the whole model."""
+    return f"{row['model']} + {row['task']}" if row.get("task") else row["model"]
+
+
 def predicted_markdown(rows: list[dict]) -> str:
     """A table of predicted rows, headed so it cannot be taken for measurements."""
     from ..console.markdown import plain
@@ -130,7 +136,7 @@ def predicted_markdown(rows: list[dict]) -> str:
         size = r["img_size"] or f"{r['img_h']}x{r['img_w']}"
         fits = "yes" if r["fits_memory"] else "NO: exceeds device memory"
         batch = f"{r['batch_size']}" + (" (misses the target)" if r.get("sweep_note") else "")
-        line = (f"| {r['model']} | {size} | {batch} | {plain(r['imgs_per_s'])} ({plain(r['imgs_per_s_p10'])}-"
+        line = (f"| {model_label(r)} | {size} | {batch} | {plain(r['imgs_per_s'])} ({plain(r['imgs_per_s_p10'])}-"
                 f"{plain(r['imgs_per_s_p90'])}) | {plain(r['latency_ms'], 3)} | {plain(r['roofline_imgs_per_s'])} | "
                 f"{r['serve_bytes'] / GIB:.2f} | {fits} |")
         lines.append(line + (f" {r['price_per_hour_usd']:g} | {plain(r['imgs_per_usd'])} |" if price else ""))

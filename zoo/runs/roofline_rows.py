@@ -169,16 +169,23 @@ def predict_counted(counted: dict, request: Request, device: str, tf32=None,
         row["imgs_per_usd"] = rate * 3600 / price_per_hour
     if counted.get("reparam"):
         row["reparam"] = counted["reparam"]
+    if request.detector or request.segmenter:
+        row["task"] = request.detector or request.segmenter
     return row
 
 
-def check_predict(device: str, dtype: str, tf32: str | None = None) -> None:
+def check_predict(device: str, dtype: str, tf32: str | None = None, train: bool = False) -> None:
     """--predict: a device with a datasheet, a tensor-core path for the dtype, and --tf32 only with fp32
-    (UsageError, exit 2)."""
+    (UsageError, exit 2). A TPU takes the training prediction only (train=True): the inference calibration
+    models CUDA's kernels (fused SDPA, cuDNN), which a TPU does not run."""
     try:
-        sheet_peak(device_sheet(device), dtype)
+        sheet = device_sheet(device)
+        sheet_peak(sheet, dtype)
     except ValueError as e:
         raise UsageError(f"--predict: {e}") from None
+    if sheet.kind == "tpu" and not train:
+        raise UsageError(f"--predict: {sheet.name} is a TPU: only its training step is predicted (--metrics train), "
+                         f"not inference")
     if tf32 is not None:
         if tf32 not in ("on", "off"):
             raise UsageError(f"--tf32: {tf32!r}; on or off")

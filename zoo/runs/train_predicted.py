@@ -8,6 +8,12 @@ CUDA's fused SDPA and its backward kernel, the task's loss (cross-entropy), the 
 the optimizer really stepped on meta: torch.optim's zero_grad() and step(), per parameter (for-loop) or over
 all of them at once (foreach, torch 2.x's default on CUDA). Each kernel is timed with the calibration fitted on
 timm's published training benchmark (benchmarks/fit_train_calibration.py: zoo/models/data/gpu_train_calibration.json).
+
+A TPU chip (TPU v3) is an EXTRAPOLATION: no published TPU table exists to fit, so its step is the same counted
+step timed by the GPU-fitted factors on the chip's datasheet roofline (bf16 peak, HBM bandwidth), with attention
+written op by op (XLA computes it as einsums and a softmax; it has no fused attention kernel) and the GPU table's
+band. Not modelled: XLA's fusion of elementwise chains into their neighbours (fewer bytes than PyTorch's eager
+kernels move), its own memory planning (whether the step fits is left open) and the input pipeline.
 """
 from __future__ import annotations
 
@@ -80,20 +86,25 @@ def predict_train(request: Request, device: str, foreach: bool = True) -> dict:
     from .gpu_memory import gpu_train_bytes
 
     sheet, cal = device_sheet(device), train_calibration()
-    seconds = step_seconds(train_step_ops(request, foreach), device, request.dtype, cal)
+    tpu = sheet.kind == "tpu"
+    seconds = step_seconds(train_step_ops(request, foreach, fused_attention=not tpu), device, request.dtype, cal)
     rate = request.batch_size / seconds
     measured_here = sheet.name in cal.extra.get("calibrated_devices", ())
     low, high = cal.band if measured_here or not cal.extra.get("band_other_device") else cal.extra["band_other_device"]
     memory = gpu_train_bytes(request.replace(optimizer=request.optimizer or "sgd"), foreach=foreach)
+    band_from = (cal.extra.get("band_from", "") if measured_here else
+                 "leave one family out on the one fitted table; this device was not measured, and one table cannot "
+                 "give the wider band across devices")
+    if tpu:
+        band_from = ("EXTRAPOLATION to a TPU: the GPU-fitted factors on the chip's datasheet roofline, attention op by "
+                     "op, XLA's fusion not modelled; the band is the GPU table's " + band_from.split(";")[0])
+    fits = None if tpu else sheet.memory_bytes is None or memory["train_bytes"] <= sheet.memory_bytes
     return {"train_imgs_per_s": rate, "train_imgs_per_s_p10": rate * low, "train_imgs_per_s_p90": rate * high,
             "train_step_ms": seconds * 1e3, "train_optimizer": memory["optimizer"],
             "train_optimizer_impl": "foreach" if foreach else "for-loop",
+            "train_device_kind": sheet.kind, "train_attention": "op by op" if tpu else "fused SDPA",
             "train_gpu_bytes": memory["train_bytes"], "device_memory_bytes": sheet.memory_bytes,
-            "train_fits_memory": sheet.memory_bytes is None or memory["train_bytes"] <= sheet.memory_bytes,
-            "train_band_from": cal.extra.get("band_from", "") if measured_here else
-                               "leave one family out on the one fitted table; this device was not measured, and "
-                               "one table cannot give the wider band across devices",
-            "train_calibration_source": cal.source}
+            "train_fits_memory": fits, "train_band_from": band_from, "train_calibration_source": cal.source}
 
 
 def check_train_predict(args) -> None:
@@ -140,6 +151,8 @@ def train_rows(plan, args) -> list[dict]:
         h, w = request.img_size.hw
         row = {"predicted": True, "device": device, "model": request.model, "img_h": h, "img_w": w,
                "batch_size": request.batch_size, "dtype": request.dtype, **predict_train(request, device)}
+        if request.detector or request.segmenter:
+            row["task"] = request.detector or request.segmenter
         if args.epochs is not None:
             low, high = row["train_imgs_per_s_p10"] / row["train_imgs_per_s"], \
                 row["train_imgs_per_s_p90"] / row["train_imgs_per_s"]
@@ -147,6 +160,10 @@ def train_rows(plan, args) -> list[dict]:
             row.update(schedule(row["train_step_ms"] / 1e3, (low, high), request.batch_size, args.epochs,
                                 args.train_images, args.gpus, allreduce_seconds(grad_bytes, args.gpus, device),
                                 price))
+            sheet = device_sheet(device)
+            if sheet.kind == "tpu":                      # the unit TPU papers report: cores x days
+                row.update({f"train_core_days{end}": row[f"train_device_hours{end}"] * sheet.cores_per_chip / 24
+                            for end in ("", "_fast", "_slow")})
         rows.append(row)
     return rows
 
@@ -158,40 +175,54 @@ def _trainable(request: Request) -> int:
 
 
 def train_markdown(rows: list[dict]) -> str:
+    from .predicted import model_label
+
     first = rows[0]
+    tpu = first.get("train_device_kind") == "tpu"
+    unit = "chip" if tpu else "GPU"
     lines = [f"PREDICTED, not measured: a training step on {first['device']} ({first['dtype']}"
              + (" autocast" if first["dtype"] != "fp32" else "") + f", {first['train_optimizer']}, "
              f"{first['train_optimizer_impl']}), forward + backward + optimizer step, expected img/s with its "
              f"p10-p90 band ({first['train_band_from']}). Calibration: {first['train_calibration_source']}", ""]
     hours = "train_steps" in first
     price = "train_usd" in first
-    head = "| model | size (px) | batch / GPU | train img/s (p10-p90) | ms / step | train GiB | fits |"
+    head = f"| model | size (px) | batch / {unit} | train img/s (p10-p90) | ms / step | train GiB | fits |"
     rule = "|---|---|---:|---:|---:|---:|---|"
     if hours:
-        head += " steps | all-reduce ms | wall hours (band) | GPU-hours (band) |"
+        head += f" steps | all-reduce ms | wall hours (band) | {unit}-hours (band) |"
         rule += "---:|---:|---:|---:|"
+    if "train_core_days" in first:
+        head += " TPU core-days (band) |"
+        rule += "---:|"
     if price:
         head += " USD (band) |"
         rule += "---:|"
     lines += [head, rule]
     for r in rows:
-        line = (f"| {r['model']} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | {r['train_imgs_per_s']:.4g} "
+        line = (f"| {model_label(r)} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | {r['train_imgs_per_s']:.4g} "
                 f"({r['train_imgs_per_s_p10']:.4g}-{r['train_imgs_per_s_p90']:.4g}) | {r['train_step_ms']:.4g} | "
-                f"{r['train_gpu_bytes'] / 1024 ** 3:.2f} | {'yes' if r['train_fits_memory'] else 'NO'} |")
+                f"{r['train_gpu_bytes'] / 1024 ** 3:.2f} | {_fits(r['train_fits_memory'])} |")
         if hours:
             line += (f" {r['train_steps']:,} | {r['train_allreduce_ms']:.3g} | {r['train_wall_hours']:.4g} "
                      f"({r['train_wall_hours_fast']:.4g}-{r['train_wall_hours_slow']:.4g}) | "
                      f"{r['train_device_hours']:.4g} ({r['train_device_hours_fast']:.4g}-"
                      f"{r['train_device_hours_slow']:.4g}) |")
+        if "train_core_days" in r:
+            line += f" {r['train_core_days']:.4g} ({r['train_core_days_fast']:.4g}-{r['train_core_days_slow']:.4g}) |"
         if price:
             line += f" {r['train_usd']:,.0f} ({r['train_usd_fast']:,.0f}-{r['train_usd_slow']:,.0f}) |"
         lines.append(line)
     if hours:
-        lines += ["", f"{first['gpus']} GPUs, global batch {first['train_global_batch']}; the all-reduce (ring, "
+        lines += ["", f"{first['gpus']} {unit}{'s' if first['gpus'] > 1 else ''}, global batch {first['train_global_batch']}; the all-reduce (ring, "
                       "2(K-1)/K x fp32 gradient bytes at the link's per-direction datasheet bandwidth) is added to "
                       "each step, not overlapped with the backward (overlapped, the wall hours would be "
                       + ", ".join(f"{r['train_wall_hours_overlapped']:.4g}" for r in rows) + ")"]
     return "\n".join(lines) + "\n"
+
+
+def _fits(fits: bool | None) -> str:
+    """'yes', 'NO', or '-' where it is not modelled (a TPU: XLA plans its own memory)."""
+    return "-" if fits is None else "yes" if fits else "NO"
 
 
 def print_train_predictions(plan, args) -> int:

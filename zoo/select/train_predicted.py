@@ -38,8 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def screen(row: dict, max_hours: float | None) -> str | None:
-    """The first constraint the predicted row breaks, or None."""
-    if not row["train_fits_memory"]:
+    """The first constraint the predicted row breaks, or None (memory unmodelled, None on a TPU, breaks none)."""
+    if row["train_fits_memory"] is False:
         return (f"training memory {row['train_gpu_bytes'] / GIB:.1f} GiB at batch {row['batch_size']} per GPU > "
                 f"the device's {row['device_memory_bytes'] / 1e9:g} GB")
     if max_hours is not None and row["train_wall_hours"] > max_hours:
@@ -63,7 +63,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.batch_size = positive_int(args.batch_size, "batch-size", 1 << 16)
     check_dtype(args.dtype)
     check_train_predict(args)                       # epochs, train images, gpus (and their interconnect)
-    check_predict(args.predict, args.dtype)
+    check_predict(args.predict, args.dtype, train=True)
     if args.max_train_hours is not None:
         if args.epochs is None:
             raise UsageError("--max-train-hours needs --epochs and --train-images")
