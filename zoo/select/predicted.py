@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     elif "per_device" in result:
-        from ..compare.predict import decision_markdown
+        from ..runs.predicted import decision_markdown
 
         for one in result["per_device"].values():
             sys.stdout.write(render(one["shortlist"], one["excluded"], args.rank) + "\n")
@@ -92,7 +92,7 @@ def answer(asked: Predicted) -> dict:
     checked before anything is counted."""
     import contextlib
 
-    from ..compare.predict import saved
+    from ..runs.predicted import saved
     from ..runs.data_dir import out_or_default
     from ..runs.plan import check_out_dir
     from ..runs.store import ResultStore
