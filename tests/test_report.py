@@ -7,7 +7,8 @@ import pytest
 from page_probe import CHROMIUM, probe_page
 
 from zoo.select import answers
-from zoo.report import build_reports, check, refresh
+from zoo.reference import check, refresh
+from zoo.report import build_reports
 from zoo.report import deterministic
 from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
 from zoo.runs.store import ResultStore

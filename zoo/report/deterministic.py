@@ -7,9 +7,9 @@ whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's 
 Mask R-CNN with detectron2's ViTDet heads at 1024), each with the published AP of its recipe, and every
 segmenter with a published ADE20K row at its test scale (whole and slide) and its training crop. Beside them the predicted GPU rows of the
 classifiers among them (zoo.report.gpu_predictions: results/predicted.jsonl, counted on meta, shipped calibration).
-`check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
-file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
-PNG bytes aside) and each PNG's presence.
+`stale_rows` recounts them (never from the user cache; on the machine's cores) and `stale_reports` rebuilds every
+report file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
+PNG bytes aside) and each PNG's presence. zoo.reference adds zoo.select's worked answers to both.
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from pathlib import Path
 
 from analysis.size import Size
 
-from ..select.answers import stale_answers, write_answers
 from ..models.accuracy import accuracy_entries
 from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models
@@ -101,8 +100,10 @@ def _measured(row: dict) -> dict:
     return {k: row.get(k) for k in MEASURED}
 
 
-def refresh(out_dir: str | Path = ".", progress=None) -> int:
-    """Append the deterministic rows that results/ lacks or holds with other numbers; returns how many."""
+def refresh(out_dir: str | Path = ".", progress=None, beside=None) -> int:
+    """Append the deterministic rows that results/ lacks or holds with other numbers, and rewrite the predicted
+    rows; returns how many rows were appended. beside(out_dir), if given, writes under the same lock (zoo.reference:
+    zoo.select's worked answers)."""
     store = ResultStore(out_dir)
     with store.locked():
         have = {_key(r): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
@@ -114,16 +115,11 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
                 written += 1
             if progress:
                 progress(f"{task.model} {task.img_size}")
-        write_answers(out_dir)     # zoo.select's answers to the worked questions, which the report renders
+        if beside:
+            beside(out_dir)
         write_predictions(out_dir, predicted_models(tasks))   # predicted GPU rows (rewritten whole)
         write_tpu(out_dir)         # the seeds' pre-training compute on TPU v3 (predicted, rewritten whole)
     return written
-
-
-def check(out_dir: str | Path = ".", progress=None) -> list[str]:
-    """Problems found: a deterministic row missing or different from a fresh count, a stale prediction or
-    worked answer, or a stale report file."""
-    return stale_rows(out_dir, progress) + stale_answers(out_dir) + stale_reports(out_dir)
 
 
 def stale_rows(out_dir: str | Path = ".", progress=None) -> list[str]:

@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..select.answers import load_answers, read_select_answer
+from ..answers.stored import load_answers, read_select_answer
 from ..console.markdown import machine_name
 from ..models.registry import natural_key
 from ..runs.schema import fields_of, is_measured, measurement_key

@@ -97,7 +97,7 @@ def at_batch(row: dict) -> str:
 
 
 def counted_reason(row: dict, q) -> str | None:
-    from .table import num
+    from ..answers.text import num
 
     checks = [("max_params", row["params_m"], "params {v} M > {lim} M"),
               ("max_gmacs", row["gmacs"], "{v} GMACs > {lim}"),

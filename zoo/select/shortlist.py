@@ -20,7 +20,7 @@ from ..runs.plan import (FROZEN_NEEDS_A_BACKBONE, MAX_BATCH, MAX_ITERS, MAX_SECO
 from ..options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
 from ..options import SELECT_FORMATS as FORMATS
 from ..runs.tasks import one_line
-from .table import num  # noqa: F401 - the callers' number format
+from ..answers.text import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
                    _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen, timing_key)

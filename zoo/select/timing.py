@@ -62,7 +62,7 @@ def task_for(row: dict, q):
 def decide(row: dict, q, load: float | None = None) -> tuple[str, str, dict]:
     """("fits" | "over" | "within noise", the text saying why, the evidence) of a timed row; `load`: the load
     average sampled around its timing (None: not timed now, or unknown)."""
-    from .table import num
+    from ..answers.text import num
 
     stat, point = q.latency_stat, q.allow_noisy
     if row.get(f"latency_ms_{stat}") is None:
