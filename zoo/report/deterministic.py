@@ -92,8 +92,9 @@ def _key(row: dict) -> tuple:
 
 
 def _task_key(task: Task) -> tuple:
-    return _key({"model": task.model, "img_h": task.img_size.height, "img_w": task.img_size.width,
-                 "batch_size": task.batch_size, "settings": task.settings})
+    request = task.request
+    return _key({"model": request.model, "img_h": request.img_size.height, "img_w": request.img_size.width,
+                 "batch_size": request.batch_size, "settings": task.settings})
 
 
 def _measured(row: dict) -> dict:
@@ -114,7 +115,7 @@ def refresh(out_dir: str | Path = ".", progress=None, beside=None) -> int:
                 store.append(row)
                 written += 1
             if progress:
-                progress(f"{task.model} {task.img_size}")
+                progress(f"{task.request.model} {task.request.img_size}")
         if beside:
             beside(out_dir)
         write_predictions(out_dir, predicted_models(tasks))   # predicted GPU rows (rewritten whole)
@@ -131,17 +132,17 @@ def stale_rows(out_dir: str | Path = ".", progress=None) -> list[str]:
     with disabled():    # a fresh count, never the user cache's (the workers are told so too)
         for task, fresh in zip(tasks, count_rows(tasks)):
             if "failed" in fresh:
-                problems.append(f"{task.model} at {task.img_size}: counting failed: {fresh['failed']}")
+                problems.append(f"{task.request.model} at {task.request.img_size}: counting failed: {fresh['failed']}")
                 continue
             old = committed.get(_task_key(task))
             if old is None:
-                problems.append(f"results/cost.jsonl lacks {task.model} at {task.img_size}")
+                problems.append(f"results/cost.jsonl lacks {task.request.model} at {task.request.img_size}")
             elif _measured(old) != _measured(fresh):
                 fields = [k for k in MEASURED if old.get(k) != fresh.get(k)]
-                problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a "
-                                "fresh count")
+                problems.append(f"{task.request.model} at {task.request.img_size}: committed {', '.join(fields)} "
+                                "differ from a fresh count")
             if progress:
-                progress(f"{task.model} {task.img_size}")
+                progress(f"{task.request.model} {task.request.img_size}")
         problems += stale_predictions(out_dir, predicted_models(tasks)) + stale_tpu(out_dir)
     return problems
 

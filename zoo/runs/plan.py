@@ -19,7 +19,7 @@ from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
 from ..models.spec import cannot_take
 from .safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
 from .request import Request
-from .tasks import Task, skipped_row
+from .tasks import Task, Timing, skipped_row
 
 METRICS = ("cost", "memory", "throughput", "train")
 DEFAULT_METRICS = ("cost", "memory", "throughput")
@@ -323,9 +323,9 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
                     tasks.append(Task.of("cost", request.replace(train="train" in metrics, optimizer=optimizer),
                                          padded_from=padded_from, slide=slide))
                 if "throughput" in metrics:
-                    tasks += [Task.of("throughput", request, backend=backend, padded_from=padded_from, **timing)
+                    tasks += [Task.of("throughput", request, Timing(backend=backend, **timing), padded_from=padded_from)
                               for backend in backends]
                 if "throughput" in metrics and "train" in metrics:
-                    tasks.append(Task.of("throughput", request.replace(train=True), padded_from=padded_from,
-                                         **timing))
+                    tasks.append(Task.of("throughput", request.replace(train=True), Timing(**timing),
+                                         padded_from=padded_from))
     return Plan(tasks, skipped)

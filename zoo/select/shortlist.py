@@ -96,6 +96,14 @@ class Query:
                        frozen_stages=self.frozen_stages, detector=detector, segmenter=self.segmenter, optimizer=self.optimizer if self.train else None)
 
     @property
+    def timing(self):
+        """How this query's survivors are timed (zoo.runs.tasks.Timing)."""
+        from ..runs.tasks import Timing
+
+        return Timing(device=self.device, threads=self.threads, quick=self.quick, channels_last=self.channels_last,
+                      compile=self.compile, backend=self.backend, iters=self.iters, min_seconds=self.min_seconds)
+
+    @property
     def measured(self) -> bool:
         return (self.max_latency_ms is not None or self.min_imgs_per_s is not None
                 or self.rank in ("latency", "imgs_per_s"))
