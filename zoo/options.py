@@ -1,7 +1,7 @@
 """The words and options zoo.compare and zoo.select share, defined once: output formats, timing backends, compile
 modes, optimizers, the one parser of --pretraining and of --weights (zoo.models.accuracy's, as the Python API takes
 them too), every option both commands take (`add_options`), with the same name, help and default, and the
-cross-option rules both apply (`check_heads`, `check_timing`)."""
+cross-option rules both apply (`check_heads`, `check_timing`) and the one Timing each builds (`timing_of`)."""
 from __future__ import annotations
 
 import argparse
@@ -207,3 +207,17 @@ def check_timing(timing, backends, dtype: str, train: bool) -> None:
         why = backend_named(name).unsupported(setting)
         if why:
             raise UsageError(f"--backend {name}: the backend {why}")
+
+
+def timing_of(asked, backends, dtype: str, train: bool, local: bool = True):
+    """The Timing both commands time with, from a Timing of the options as typed: its compile mode and backends
+    checked (check_timing), the device resolved (zoo.runs.plan.check_device; with Ray, local=False, "auto"
+    stays for the workers), threads, iters and min-seconds parsed. A UsageError (one line) before any work."""
+    from .runs.plan import MAX_ITERS, check_device, check_threads, positive_int, positive_number
+
+    check_timing(asked, backends, dtype, train)
+    return asked.replace(device=check_device(asked.device, local=local),
+                         threads=check_threads(None if asked.threads is None else str(asked.threads)),
+                         iters=None if asked.iters is None else positive_int(str(asked.iters), "iters", MAX_ITERS),
+                         min_seconds=None if asked.min_seconds is None else positive_number(asked.min_seconds,
+                                                                                            "min-seconds"))

@@ -19,7 +19,7 @@ import sys
 
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS,  # noqa: F401 - zoo.compare
-                       add_options, check_heads, check_timing, pretraining_option, weights_option)  # names them
+                       add_options, check_heads, timing_of, pretraining_option, weights_option)  # names them
 from ..console.signals import Terminated, terminate_as_interrupt
 from ..models.detectors import DETECTOR_NAMES
 from ..models.segmenters.specs import SEGMENTERS
@@ -28,10 +28,9 @@ from ..runs.store import StoreWriteError
 from ..runs.tasks import Timing
 from ..runs.data_dir import out_or_default
 from ..runs.user_cache import disabled
-from ..runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
-                        check_memory_override, check_out_dir, check_threads, choice, frozen_stages_option,
-                        model_names, plan_tasks, positive_int, positive_ints, positive_number, sizes, slide_option,
-                        split_list)
+from ..runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_dtype, check_memory_override,
+                         check_out_dir, choice, frozen_stages_option, model_names, plan_tasks, positive_int,
+                         positive_ints, positive_number, sizes, slide_option, split_list)
 
 log = logging.getLogger("zoo.compare")
 
@@ -90,14 +89,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.sweep:
         args.latency_target_ms = positive_number(args.latency_target_ms, "latency-target-ms")
     args.pad_to = None if args.pad_to is None else positive_int(args.pad_to, "pad-to", MAX_SIDE)
-    args.iters = None if args.iters is None else positive_int(args.iters, "iters", MAX_ITERS)
-    args.min_seconds = None if args.min_seconds is None else positive_number(args.min_seconds, "min-seconds")
     args.backends = list(dict.fromkeys(split_list(args.backend, "backend")))      # checked with the timing
     if args.metrics is None:
         args.metrics = ",".join(m for m in DEFAULT_METRICS if not (args.slide and m == "throughput"))
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.slide = slide_option(args.slide, args.segmenter, args.metrics)
-    args.threads = check_threads(args.threads)
     check_memory_override()
     if args.frozen_stages is not None:
         args.frozen_stages = frozen_stages_option(args.frozen_stages)
@@ -115,14 +111,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_dtype(args.dtype)
     choice(args.executor, EXECUTORS, "executor")
     args.device_asked = args.device
-    args.device = check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address: only used with --executor ray")
     if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
         raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
-    args.timing = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
-                         compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)   # per backend: plan_tasks
-    check_timing(args.timing, args.backends, args.dtype, "train" in args.metrics)
+    asked = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
+                   compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)    # per backend: plan_tasks
+    args.timing = timing_of(asked, args.backends, args.dtype, "train" in args.metrics,
+                            local=args.executor != "ray")      # with Ray the GPUs are the workers'
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if args.predict is None:

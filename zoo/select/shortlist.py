@@ -14,11 +14,11 @@ from ..models.accuracy import pretraining_groups as checkpoint_groups
 from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
 from ..runs.data_dir import out_or_default
-from ..runs.plan import (MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, NO_STAGES, check_device,
-                        check_dtype, check_memory_override, check_out_dir, check_threads, choice, finite_number,
-                        frozen_stages_option, model_names, no_stages, one_size, pad_size, positive_int, positive_number)
+from ..runs.plan import (MAX_BATCH, MAX_SECONDS, MAX_SIDE, NO_STAGES, check_dtype, check_memory_override, check_out_dir,
+                         choice, finite_number, frozen_stages_option, model_names, no_stages, one_size, pad_size,
+                         positive_int, positive_number)
 from ..options import BACKENDS, COMPILE_MODES  # noqa: F401 - zoo.select names them
-from ..options import OPTIMIZERS, check_heads, check_timing, pretraining_option, weights_option
+from ..options import OPTIMIZERS, check_heads, pretraining_option, timing_of, weights_option
 from ..options import SELECT_FORMATS as FORMATS
 from ..runs.tasks import one_line
 from ..answers.text import num  # noqa: F401 - the callers' number format
@@ -192,13 +192,9 @@ def check_query(query: Query) -> Query:
     choice(q.latency_stat, LATENCY_STATS, "latency-stat")
     choice(q.optimizer, OPTIMIZERS, "optimizer")
     check_dtype(q.dtype)
-    check_timing(q.timing, [q.backend], q.dtype, q.train)
-    q.device = check_device(q.device)
-    if q.threads is not None:
-        q.threads = check_threads(str(q.threads))
+    timing = timing_of(q.timing, [q.backend], q.dtype, q.train)
+    q.device, q.threads, q.iters, q.min_seconds = timing.device, timing.threads, timing.iters, timing.min_seconds
     check_memory_override()
-    q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
-    q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     q.budget_s = positive_number(q.budget_s, "budget-s")
     if q.predict is not None:          # select() and zoo.select.predicted answer --predict, never this path
         raise UsageError("--predict: answered by zoo.select.predicted (select(..., predict=DEVICE))")
