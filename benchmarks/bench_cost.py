@@ -26,7 +26,7 @@ def _records(job: tuple[str, tuple[int, ...], bool]) -> list[dict]:
     out = []
     for size in sizes:
         start = time.perf_counter()
-        row = run_task(Task("cost", name, Size(size, size), train=train))
+        row = run_task(Task.named("cost", name, Size(size, size), train=train))
         row["seconds"] = time.perf_counter() - start
         out.append(row)
     return out

@@ -93,7 +93,7 @@ def kept_peaks(_session_probes, isolated_user_cache):
     peak, bandwidth = _session_probes
     cache = UserCache(NAMESPACE)
     for threads in (None, 1):
-        task = Task("throughput", "deit_ti", 224, device="cpu", threads=threads)
+        task = Task.named("throughput", "deit_ti", 224, device="cpu", threads=threads)
         cache.put({"peak_key": peak_key(task)}, peak)
         cache.put({"bandwidth_key": bandwidth_key(task)}, bandwidth)
     return peak, bandwidth

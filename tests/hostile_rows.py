@@ -77,7 +77,7 @@ def rows(draw, kind: str | None = None, anchor: dict | None = None) -> dict:
         row = {"schema": schema.SCHEMA_VERSION, "kind": kind, "model": draw(st.sampled_from(MODELS)), "img_h": h,
                "img_w": w, "img_size": h if h == w else None,
                "batch_size": draw(st.sampled_from([1, 2, 1 << 20])), "settings": draw(_settings(kind)),
-               "software": draw(st.sampled_from([base_row(Task("cost", "deit_ti", 224))["software"], {}]))}
+               "software": draw(st.sampled_from([base_row(Task.named("cost", "deit_ti", 224))["software"], {}]))}
     for name, field in fields.items():
         if name in row or name in ("skipped", "failed"):
             continue
@@ -92,6 +92,6 @@ def rows(draw, kind: str | None = None, anchor: dict | None = None) -> dict:
 
 def anchor(task: Task) -> dict:
     """The identity of the row that running `task` here would give (its --resume key)."""
-    env = machine(task.device) if task.kind == "throughput" else {}
+    env = machine(task.timing.device) if task.kind == "throughput" else {}
     return {**base_row(task), "env": env}
 

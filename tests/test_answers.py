@@ -5,7 +5,8 @@ import json
 import pytest
 
 import zoo.select.answers
-from zoo.select.answers import load_answers, stale_answers, write_answers
+from zoo.answers.stored import load_answers
+from zoo.select.answers import stale_answers, write_answers
 
 SMALL = [("Under 5 GMACs at 224 px", {"models": "deit_ti,vit_b16", "resolution": "224", "max_gmacs": "5"})]
 

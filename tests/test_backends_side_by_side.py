@@ -8,14 +8,14 @@ from zoo.runs.tasks import Task, base_row, count
 
 
 def timed(backend: str, imgs_per_s: float, iters: int = 200, noisy: bool = False) -> dict:
-    task = Task("throughput", "deit_ti", 224, 1, backend=backend, threads=1)
+    task = Task.named("throughput", "deit_ti", 224, 1, backend=backend, threads=1)
     return {**base_row(task), "family": "deit", "imgs_per_s": imgs_per_s, "latency_ms_p50": 1e3 / imgs_per_s,
             "latency_ms_p99": 2e3 / imgs_per_s, "iters": iters, "cv": 0.5 if noisy else 0.01,
             "foreign_cpu_share": 0.3 if noisy else 0.0, "noisy": noisy, "backend": backend}
 
 
 def test_eager_and_onnxruntime_are_two_records_with_their_ratio():
-    cost = {**base_row(Task("cost", "deit_ti", 224)), "family": "deit", **count("deit_ti", Size(224, 224), train=False)}
+    cost = {**base_row(Task.named("cost", "deit_ti", 224)), "family": "deit", **count("deit_ti", Size(224, 224), train=False)}
     records = merge([cost, timed("eager", 10.0), timed("onnxruntime", 25.0, iters=3, noisy=True)])
     by_backend = {r["backend"]: r for r in records}
     assert set(by_backend) == {"eager", "onnxruntime"}
@@ -41,7 +41,7 @@ def test_the_detection_section_shows_feature_rows_at_800x1344(tmp_path):
 
     store = ResultStore(tmp_path)
     with store.locked():
-        store.append(run_task(Task("cost", "convnext_t", (800, 1344), 2, train=True, features=True)))
+        store.append(run_task(Task.named("cost", "convnext_t", (800, 1344), 2, train=True, features=True)))
         store.append({**timed("eager", 2.0), "model": "convnext_t", "img_h": 800, "img_w": 1344, "img_size": None,
                       "batch_size": 2, "settings": {**timed("eager", 2.0)["settings"], "features": True}})
     build_reports(tmp_path, tmp_path / "reports")
@@ -75,7 +75,7 @@ def test_a_peak_probed_under_load_is_not_kept(tmp_path, monkeypatch):
     from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
 
     probes = fake_probes(monkeypatch, [(1e9, 0.9), (2e9, 0.0), (1.5e9, 0.9)])
-    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=2)
+    task = Task.named("throughput", "vit_ti16", 224, device="cpu", threads=2)
     loaded = PeakCache(tmp_path).get(task)
     assert loaded["peak_flops"] == 1e9 and loaded["peak_probe"] == "probed under load (others' CPU 90%), not kept"
     kept = json.loads((tmp_path / PEAKS_FILE).read_text())      # the bandwidth is kept; the loaded peak is not
@@ -93,7 +93,7 @@ def test_a_peak_probed_under_load_is_not_written_with_another_kept_one(tmp_path,
     from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
 
     fake_probes(monkeypatch, [(1e9, 0.9), (2e9, 0.0)])       # one thread count under load, then another quiet
-    loaded, quiet = (Task("throughput", "vit_ti16", 224, device="cpu", threads=t) for t in (2, 1))
+    loaded, quiet = (Task.named("throughput", "vit_ti16", 224, device="cpu", threads=t) for t in (2, 1))
     cache = PeakCache(tmp_path)
     assert cache.get(loaded)["peak_probe"].startswith("probed under load")
     assert cache.get(quiet)["peak_probe"] == "probed now, kept"
@@ -104,11 +104,11 @@ def test_a_peak_probed_under_load_is_not_written_with_another_kept_one(tmp_path,
 def test_iters_and_min_seconds_set_the_protocol_and_stay_out_of_old_keys():
     from analysis.timing.latency import DEFAULT_PROTOCOL, QUICK_PROTOCOL
 
-    assert "iters" not in Task("throughput", "deit_ti", 224).settings      # rows timed before keep their key
-    task = Task("throughput", "deit_ti", 224, quick=True, iters=100, min_seconds=0.5)
-    assert (task.protocol.min_iters, task.protocol.min_seconds, task.protocol.warmup) == (100, 0.5,
-                                                                                         QUICK_PROTOCOL.warmup)
-    assert task.settings["iters"] == 100 and Task("throughput", "deit_ti", 224).protocol == DEFAULT_PROTOCOL
+    assert "iters" not in Task.named("throughput", "deit_ti", 224).settings      # rows timed before keep their key
+    task = Task.named("throughput", "deit_ti", 224, quick=True, iters=100, min_seconds=0.5)
+    protocol = task.timing.protocol
+    assert (protocol.min_iters, protocol.min_seconds, protocol.warmup) == (100, 0.5, QUICK_PROTOCOL.warmup)
+    assert task.settings["iters"] == 100 and Task.named("throughput", "deit_ti", 224).timing.protocol == DEFAULT_PROTOCOL
 
 
 def test_compare_plans_each_backend_interleaved():
@@ -118,7 +118,7 @@ def test_compare_plans_each_backend_interleaved():
     args = parse(["--models", "deit_ti,resnet50", "--metrics", "throughput", "--backend", "eager,onnxruntime",
                   "--no-save"])
     tasks = plan_tasks(args.models, None, [1], args.metrics, backends=args.backends).tasks
-    assert [(t.model, t.backend) for t in tasks] == [("deit_ti", "eager"), ("deit_ti", "onnxruntime"),
+    assert [(t.request.model, t.timing.backend) for t in tasks] == [("deit_ti", "eager"), ("deit_ti", "onnxruntime"),
                                                      ("resnet50", "eager"), ("resnet50", "onnxruntime")]
     assert main(["--models", "deit_ti", "--backend", "eager,tensorrt", "--no-save"]) == 2
 
@@ -140,7 +140,7 @@ def test_the_console_table_never_cuts_a_map_shape():
 
     from zoo.compare.display import to_rich
 
-    row = {**base_row(Task("cost", "resnet50", (800, 1344), features=True)), "family": "resnet",
+    row = {**base_row(Task.named("cost", "resnet50", (800, 1344), features=True)), "family": "resnet",
            **count("resnet50", Size(800, 1344), train=False, features=True)}
     console = Console(width=160, record=True, file=open("/dev/null", "w"))    # zoo.compare prints at >= 160
     console.print(to_rich(merge([row])))

@@ -97,7 +97,7 @@ import sys
 import zoo.runs.tasks as tasks
 real = tasks._cost
 def sometimes_broken(task):
-    if task.model in sys.argv[1].split(","):
+    if task.request.model in sys.argv[1].split(","):
         raise RuntimeError("injected failure\\n  frame 1 (C++)\\n  frame 2 (C++)")
     return real(task)
 tasks._cost = sometimes_broken
@@ -135,7 +135,7 @@ import time
 import zoo.runs.tasks as tasks
 real = tasks._cost
 def hangs(task):
-    if task.model == sys.argv[1]:
+    if task.request.model == sys.argv[1]:
         time.sleep(3600)        # never done: the rows after it wait for it (the pool hands rows back in order)
     return real(task)
 tasks._cost = hangs
@@ -221,13 +221,13 @@ def _real_rows() -> list[dict]:
     picked = [r for r in rows if r["model"] in ("vit_b16", "resnet50", "swin_t", "deit_ti", "vit_h14", "effnet_l2")]
     from zoo.runs.tasks import Task, base_row
 
-    timed = [{**base_row(Task("throughput", m, Size.of(s), b, d)), "family": "x", "imgs_per_s": 10.0 * b / s,
+    timed = [{**base_row(Task.named("throughput", m, Size.of(s), b, d)), "family": "x", "imgs_per_s": 10.0 * b / s,
               "latency_ms_p50": 100.0 * s / 224, "cv": 0.5 if b == 4 else 0.01, "noisy": b == 4, "threads": 2,
               "ran_batch_size": b, "env": {"cpu_model": cpu, "gpu_name": None}}
              for m in ("vit_b16", "resnet50") for s in (224, 384) for b in (1, 4) for d in ("fp32", "bf16")
              for cpu in ("CPU A", "CPU B")]
     unknown = {**picked[0], "model": "gone_from_the_registry"}
-    failed = {**base_row(Task("throughput", "swin_t", Size.of(224))), "failed": "MemoryError: out of memory at batch 1"}
+    failed = {**base_row(Task.named("throughput", "swin_t", Size.of(224))), "failed": "MemoryError: out of memory at batch 1"}
     return picked + timed + [unknown, failed]
 
 

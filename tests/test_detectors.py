@@ -210,7 +210,7 @@ def test_a_tiny_vitdet_detector_runs_on_cpu():
 ])
 def test_a_detector_name_means_the_backbones_own_recipe(model, asked, counted):
     plan = plan_tasks([model], [Size(1024, 1024)], [1], ["cost"], detector=asked)
-    assert [t.detector for t in plan.tasks] == [counted]
+    assert [t.request.detector for t in plan.tasks] == [counted]
 
 
 def test_frozen_stages_minus_one_freezes_nothing_as_in_mmdetection():

@@ -36,7 +36,7 @@ def test_available_memory_is_the_least_of_meminfo_cgroup_and_the_override(monkey
 CHILD = """
 import json, resource, sys
 from zoo.runs.tasks import Task, run_task
-timed = lambda b: run_task(Task("throughput", "deit_ti", 224, b, device="cpu", quick=True, iters=1, threads=1), macs=1,
+timed = lambda b: run_task(Task.named("throughput", "deit_ti", 224, b, device="cpu", quick=True, iters=1, threads=1), macs=1,
                            peak={"peak_flops": 1e9, "peak_kernel": "mm_test"})
 timed(1)
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -8,7 +8,8 @@ import pytest
 from cli import call_main
 
 import zoo.select.answers
-from zoo.select.answers import ANSWERS_FILE, read_answers, stale_answers, write_answers
+from zoo.answers.stored import ANSWERS_FILE, read_answers
+from zoo.select.answers import stale_answers, write_answers
 
 SMALL = [("Under 5 GMACs at 224 px", {"models": "deit_ti,vit_b16", "resolution": "224", "max_gmacs": "5"})]
 CRAFTED = {"deep": "[" * 100_000 + "]" * 100_000, "a list of numbers": "[1, 2]",

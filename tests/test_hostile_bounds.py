@@ -21,7 +21,7 @@ VIT_B16_ATTN_MACS_65536 = 2 * 12 * (2**24) ** 2 * 768
 @given(model=st.sampled_from(["vit_b16", "resnet50"]), side=st.sampled_from([224, MAX_SIDE]),
        batch=st.sampled_from([1, MAX_BATCH]), train=st.booleans())
 def test_every_corner_of_the_input_bounds_is_a_valid_row(model, side, batch, train):
-    row = validate(run_task(Task("cost", model, side, batch_size=batch, train=train)))
+    row = validate(run_task(Task.named("cost", model, side, batch_size=batch, train=train)))
     assert row["failed"] is None if "failed" in row else True
     if row.get("skipped"):
         assert "int64" in row["skipped"] and "\n" not in row["skipped"]
@@ -32,9 +32,9 @@ def test_every_corner_of_the_input_bounds_is_a_valid_row(model, side, batch, tra
 
 def test_the_corner_past_int64_is_refused_with_its_field_and_the_one_within_is_counted():
     assert VIT_B16_ATTN_MACS_65536 < MAX_COUNT < 3 * VIT_B16_ATTN_MACS_65536
-    inference = run_task(Task("cost", "vit_b16", MAX_SIDE))
+    inference = run_task(Task.named("cost", "vit_b16", MAX_SIDE))
     assert inference["macs"] >= VIT_B16_ATTN_MACS_65536 and inference.get("skipped") is None
-    train = run_task(Task("cost", "vit_b16", MAX_SIDE, batch_size=MAX_BATCH, train=True))
+    train = run_task(Task.named("cost", "vit_b16", MAX_SIDE, batch_size=MAX_BATCH, train=True))
     assert train["skipped"].startswith("train_macs") and train.get("macs") is None
 
 

@@ -45,7 +45,7 @@ def _plant(path, edit):
 
 
 def test_a_planted_count_with_a_recomputed_checksum_is_recounted(recounts):
-    task = Task("cost", "deit_ti", 224)
+    task = Task.named("cost", "deit_ti", 224)
     assert run_task(task)["macs"] == DEIT_TI_MACS_224 and recounts == ["deit_ti"]
     _plant(_entry_path(), lambda entry: entry["value"].update(macs=1))
     assert run_task(task)["macs"] == DEIT_TI_MACS_224 and recounts == ["deit_ti"] * 2
@@ -56,7 +56,7 @@ def test_a_cached_value_never_sets_the_rows_identity(recounts):
     key = count_cache.count_key(Request("deit_ti", 224))
     fresh = counted_module.count("deit_ti", 224, train=False)
     UserCache("count").put(key, {**json.loads(json.dumps(fresh)), "model": "vit_h14", "img_h": 14})
-    row = run_task(Task("cost", "deit_ti", 224))
+    row = run_task(Task.named("cost", "deit_ti", 224))
     assert (row["model"], row["img_h"], row["macs"]) == ("deit_ti", 224, DEIT_TI_MACS_224) and len(recounts) == 2
 
 
@@ -65,12 +65,12 @@ def test_a_bad_value_is_dropped_and_recounted_not_a_crash(recounts, bad):
     key = count_cache.count_key(Request("deit_ti", 224))
     fresh = json.loads(json.dumps(counted_module.count("deit_ti", 224, train=False)))
     UserCache("count").put(key, {**fresh, **bad} if isinstance(bad, dict) else bad)
-    assert run_task(Task("cost", "deit_ti", 224))["macs"] == DEIT_TI_MACS_224 and len(recounts) == 2
+    assert run_task(Task.named("cost", "deit_ti", 224))["macs"] == DEIT_TI_MACS_224 and len(recounts) == 2
     assert UserCache("count").get(key) == fresh                      # the bad entry replaced by the recount
 
 
 def test_a_shared_group_or_world_writable_cache_folder_is_not_read(recounts, isolated_user_cache, caplog):
-    task = Task("cost", "deit_ti", 224)
+    task = Task.named("cost", "deit_ti", 224)
     run_task(task)
     for folder in (isolated_user_cache, isolated_user_cache / "count"):
         folder.chmod(0o777)
@@ -83,7 +83,7 @@ def test_a_shared_group_or_world_writable_cache_folder_is_not_read(recounts, iso
 
 @needs_root
 def test_entries_and_folders_of_another_user_are_not_read(recounts, isolated_user_cache):
-    task = Task("cost", "deit_ti", 224)
+    task = Task.named("cost", "deit_ti", 224)
     run_task(task)
     entry = _entry_path()
     for path in (entry, entry.parent, isolated_user_cache / SECRET_FILE):
@@ -94,18 +94,18 @@ def test_entries_and_folders_of_another_user_are_not_read(recounts, isolated_use
 
 
 def test_a_symlinked_namespace_folder_is_neither_read_nor_written_through(recounts, isolated_user_cache, tmp_path):
-    task = Task("cost", "deit_ti", 224)
+    task = Task.named("cost", "deit_ti", 224)
     run_task(task)
     shutil.move(isolated_user_cache / "count", tmp_path / "elsewhere")
     (isolated_user_cache / "count").symlink_to(tmp_path / "elsewhere")
     before = sorted(p.name for p in (tmp_path / "elsewhere").iterdir())
-    assert run_task(Task("cost", "deit_ti", 224))["macs"] == DEIT_TI_MACS_224 and len(recounts) == 2
-    assert run_task(Task("cost", "deit_ti", 224, batch_size=2))["batch_size"] == 2
+    assert run_task(Task.named("cost", "deit_ti", 224))["macs"] == DEIT_TI_MACS_224 and len(recounts) == 2
+    assert run_task(Task.named("cost", "deit_ti", 224, batch_size=2))["batch_size"] == 2
     assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == before      # nothing written through it
 
 
 def test_the_secret_is_private_and_a_readable_one_is_replaced(recounts, isolated_user_cache):
-    task = Task("cost", "deit_ti", 224)
+    task = Task.named("cost", "deit_ti", 224)
     run_task(task)
     secret = isolated_user_cache / SECRET_FILE
     assert secret.stat().st_mode & 0o777 == 0o600
@@ -124,7 +124,7 @@ def _fake_probe(value):
 def test_a_planted_peak_is_replaced_by_reprobe_and_an_invalid_one_probed_again(tmp_path, monkeypatch, planted):
     monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda device, threads=None: {"mem_bandwidth": 1e10})
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", _fake_probe(2e9))
-    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    task = Task.named("throughput", "vit_ti16", 224, device="cpu", threads=1)
     UserCache("peak").put({"peak_key": peak_key(task)}, {"peak_flops": planted, "peak_kernel": "mm_planted"})
     got = PeakCache(tmp_path / "a").get(task)
     valid = isinstance(planted, float) and 0 < planted <= MAX_COUNT
@@ -136,7 +136,7 @@ def test_a_planted_peak_is_replaced_by_reprobe_and_an_invalid_one_probed_again(t
 def test_a_planted_peak_in_the_results_folder_beyond_the_row_bound_is_probed_again(tmp_path, monkeypatch):
     monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda device, threads=None: {"mem_bandwidth": 1e10})
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", _fake_probe(3e9))
-    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    task = Task.named("throughput", "vit_ti16", 224, device="cpu", threads=1)
     tmp_path.joinpath("peaks.json").write_text(json.dumps({peak_key(task): {"peak_flops": 5e19, "peak_kernel": "x"}}))
     assert PeakCache(tmp_path).get(task)["peak_flops"] == 3e9
 

@@ -199,7 +199,7 @@ def test_crafted_lines_are_skipped_and_named_by_every_reader(tmp_path):
 def test_a_damaged_peak_entry_is_dropped_and_probed_again(tmp_path, monkeypatch, damaged):
     from zoo.runs import peaks
 
-    task = Task("throughput", "deit_ti", 224, device="cpu", threads=1)
+    task = Task.named("throughput", "deit_ti", 224, device="cpu", threads=1)
     text = json.dumps({peaks.peak_key(task): damaged}).replace("Infinity", "1e400")
     (tmp_path / peaks.PEAKS_FILE).write_text(text)
     probed = {"peak_flops": 2e11, "peak_kernel": "mm_2048"}
@@ -220,7 +220,7 @@ def test_a_symlinked_peak_cache_is_replaced_not_followed(tmp_path, monkeypatch):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / peaks.PEAKS_FILE).symlink_to(target)
     monkeypatch.setattr(peaks, "measure_peak_flops", lambda *a, **k: {"peak_flops": 1e9, "peak_kernel": "mm_8"})
-    peaks.PeakCache(tmp_path / "results").get(Task("throughput", "deit_ti", 224, device="cpu", threads=1))
+    peaks.PeakCache(tmp_path / "results").get(Task.named("throughput", "deit_ti", 224, device="cpu", threads=1))
     assert target.read_text() == "precious\n" and not (tmp_path / "results" / peaks.PEAKS_FILE).is_symlink()
 
 

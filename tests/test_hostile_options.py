@@ -37,7 +37,7 @@ def test_the_memory_override_is_checked_by_name(monkeypatch, tmp_path, value, mo
 def test_batch_1_past_the_available_memory_is_refused_naming_need_and_limit(monkeypatch):
     """convnext_t at 2048 px: its counted batch-1 peak alone is far past 256 MiB; before, it ran anyway."""
     monkeypatch.setenv(host_memory.OVERRIDE_ENV, str(256 << 20))
-    row = run_task(Task("throughput", "convnext_t", 2048, device="cpu", quick=True, iters=1, threads=1), macs=1,
+    row = run_task(Task.named("throughput", "convnext_t", 2048, device="cpu", quick=True, iters=1, threads=1), macs=1,
                    peak={"peak_flops": 1e9, "peak_kernel": "mm_test"})
     assert row["failed"].startswith("MemoryError: host memory: batch 1 needs"), row["failed"]
     assert "256 MiB available" in row["failed"] and "\n" not in row["failed"]

@@ -23,8 +23,8 @@ if os.environ.get("GATE_DIR"):
 
     def gated(task):
         with open(os.path.join(gate, "started"), "a") as f:
-            f.write(f"{task.model} {os.getpid()}\\n")
-        while task.model != os.environ["GATE_FIRST"] and not os.path.exists(os.path.join(gate, "release")):
+            f.write(f"{task.request.model} {os.getpid()}\\n")
+        while task.request.model != os.environ["GATE_FIRST"] and not os.path.exists(os.path.join(gate, "release")):
             time.sleep(0.05)
         return real_cost(task)
 

@@ -88,6 +88,28 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+COMMANDS = ("zoo.compare", "zoo.select", "zoo.report")
+# the modules above the commands, which may compose them: `python -m zoo` (zoo.compare) and the committed
+# reference data's refresh and check (zoo.select's worked answers beside zoo.report's files)
+COMPOSERS = ("zoo.__main__", "zoo.reference")
+
+
+def command_of(module: str) -> str | None:
+    return next((c for c in COMMANDS if module == c or module.startswith(c + ".")), None)
+
+
+def test_the_commands_stand_side_by_side():
+    """compare, select and report import none of each other; what they share lives below them, and nothing
+    below them imports a command."""
+    graph = import_graph()
+    across = {m: sorted(t for t in targets if command_of(t) not in (None, command_of(m)))
+              for m, targets in graph.items() if command_of(m)}
+    assert {m: t for m, t in across.items() if t} == {}
+    below = {m: sorted(t for t in targets if command_of(t))
+             for m, targets in graph.items() if not command_of(m) and m not in COMPOSERS}
+    assert {m: t for m, t in below.items() if t} == {}
+
+
 def test_no_import_rings():
     graph = import_graph()
     # a package's __init__ re-exports its children; only a child importing its parent back is a ring

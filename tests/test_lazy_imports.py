@@ -96,10 +96,10 @@ def test_a_count_the_user_cache_holds_is_read_without_importing_torch():
     from analysis.count.closed_form import ViTShape, vit_macs
     from zoo.runs.tasks import Task, run_task
 
-    assert run_task(Task("cost", "vit_ti16", 224, train=False))["macs"]        # counted here, into the user cache
+    assert run_task(Task.named("cost", "vit_ti16", 224, train=False))["macs"]        # counted here, into the user cache
     code = ("import sys\nimport zoo.runs.scheduler, zoo.runs.peaks  # noqa\nfrom zoo.runs.tasks import Task, run_task\n"
             "from analysis.timing.fingerprint import torch_version\n"
-            "row = run_task(Task('cost', 'vit_ti16', 224, train=False))\n"
+            "row = run_task(Task.named('cost', 'vit_ti16', 224, train=False))\n"
             f"print(row['macs'], torch_version(), sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ},
                          check=True).stdout.strip().split(maxsplit=2)

@@ -2,6 +2,9 @@
 import ast
 from pathlib import Path
 
+import pytest
+from cli import call_main
+
 import zoo.compare
 import zoo.options
 import zoo.select
@@ -124,3 +127,21 @@ def test_select_takes_frozen_stages_as_compare_does():
     assert done.returncode == 0, done.stderr
     (excluded,) = json.loads(done.stdout)["excluded"]
     assert excluded["reason"].startswith("--frozen-stages: has blocks, not stages")
+
+
+SHARED_RULES = [  # (options, the one line both commands refuse them with: zoo.options.check_heads / check_timing)
+    (["--segmenter", "upernet", "--detector", "maskrcnn"], "--detector and --segmenter: one task head at a time"),
+    (["--segmenter", "upernet", "--features"], "drop --features"),
+    (["--frozen-stages", "1"], "--frozen-stages: applies to the backbone as detectors use it"),
+    (["--backend", "onnxruntime", "--compile", "default"], "--backend onnxruntime: the backend "),
+    (["--compile", "fastest"], "--compile: "),
+]
+
+
+@pytest.mark.parametrize("options,line", SHARED_RULES, ids=[" ".join(o) for o, _ in SHARED_RULES])
+def test_both_commands_refuse_a_shared_rule_with_the_same_line(options, line):
+    compare = call_main("zoo.compare", "--models", "resnet50", "--metrics", "cost,throughput", *options, "--no-save")
+    select = call_main("zoo.select", "--models", "resnet50", *options, "--no-save")
+    said = [r.stderr.strip().splitlines()[-1].partition("error: ")[2] for r in (compare, select)]
+    assert (compare.returncode, select.returncode) == (2, 2) and line in said[0], said
+    assert said[0] == said[1]

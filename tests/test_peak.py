@@ -55,7 +55,7 @@ def test_peak_is_probed_once_per_machine_and_kept_in_results(tmp_path, monkeypat
         return {"peak_flops": next(probes), "peak_kernel": "mm_fake", "probe_flops": {}}
 
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
-    task = Task("throughput", "vit_ti16", Size.of(224), device="cpu", threads=1)
+    task = Task.named("throughput", "vit_ti16", Size.of(224), device="cpu", threads=1)
     first = PeakCache(tmp_path).get(task)
     again = PeakCache(tmp_path).get(task)                       # a second run: read from results/peaks.json
     assert first["peak_flops"] == again["peak_flops"] == 1e9 and len(calls) == 1
@@ -63,7 +63,7 @@ def test_peak_is_probed_once_per_machine_and_kept_in_results(tmp_path, monkeypat
     assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 3e9      # re-probed: the new probe kept
     assert PeakCache(tmp_path, reprobe=True).get(task)["peak_flops"] == 2e9      # a lower probe replaces it too
     assert PeakCache(tmp_path).get(task)["peak_flops"] == 2e9 and len(calls) == 3  # in the folder and the user cache
-    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", Size.of(224), dtype="bf16", device="cpu",
+    assert PeakCache(tmp_path).get(Task.named("throughput", "vit_ti16", Size.of(224), dtype="bf16", device="cpu",
                                         threads=1))["peak_flops"] is not None   # another dtype: its own probe
     assert len(calls) == 4
 
@@ -72,7 +72,7 @@ def test_a_damaged_cache_is_probed_again(tmp_path, monkeypatch):
     (tmp_path / PEAKS_FILE).write_text("{not json")
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops",
                         lambda device, dtype, threads=None: {"peak_flops": 5.0, "peak_kernel": "mm_fake"})
-    assert PeakCache(tmp_path).get(Task("throughput", "vit_ti16", Size.of(224), device="cpu"))["peak_flops"] == 5.0
+    assert PeakCache(tmp_path).get(Task.named("throughput", "vit_ti16", Size.of(224), device="cpu"))["peak_flops"] == 5.0
     assert json.loads((tmp_path / PEAKS_FILE).read_text())     # the damaged file is replaced
 
 
@@ -115,8 +115,8 @@ def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
 
 
 def test_a_16_bit_peak_cached_before_the_fast_gemm_check_is_probed_again(tmp_path, monkeypatch):
-    fp16 = Task("throughput", "vit_ti16", Size.of(224), dtype="fp16", device="cpu", threads=1)
-    fp32 = Task("throughput", "vit_ti16", Size.of(224), device="cpu", threads=1)
+    fp16 = Task.named("throughput", "vit_ti16", Size.of(224), dtype="fp16", device="cpu", threads=1)
+    fp32 = Task.named("throughput", "vit_ti16", Size.of(224), device="cpu", threads=1)
     from zoo.runs.peaks import peak_key
     old = {"peak_flops": 5e9, "peak_kernel": "mm_2048", "probe_flops": {}}      # no fast_gemm: an older archzoo
     (tmp_path / PEAKS_FILE).write_text(json.dumps({peak_key(fp16): old, peak_key(fp32): old}))

@@ -121,7 +121,7 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
     after = results.read_text()
     assert after.startswith(before_kill)               # every finished row is still there, byte for byte
     finished = [json.loads(line) for line in after.splitlines()]   # and every row is whole
-    planned = {(t.model, t.img_size.side) for t in plan_tasks(list_models(), [Size(224, 224)], [1], ["cost"]).tasks}
+    planned = {(t.request.model, t.request.img_size.side) for t in plan_tasks(list_models(), [Size(224, 224)], [1], ["cost"]).tasks}
     assert len(before_kill.splitlines()) < len(finished) == len(planned)   # the kill came mid-sweep
     assert {(r["model"], r["img_size"]) for r in finished} == planned      # one row per task
     for row in finished:  # measured (maybe after a retry elsewhere), or failed with every attempt's error
@@ -138,8 +138,8 @@ from zoo.runs.ray_executor import run_ray
 from zoo.runs.scheduler import schedule
 from zoo.runs.tasks import Task
 rows = []
-run_ray(schedule([Task("throughput", "vit_ti16", Size(224, 224), device="cuda"),
-                  Task("cost", "no_such_model", Size(224, 224))]), rows.append, address=sys.argv[1], max_retries=1)
+run_ray(schedule([Task.named("throughput", "vit_ti16", Size(224, 224), device="cuda"),
+                  Task.named("cost", "no_such_model", Size(224, 224))]), rows.append, address=sys.argv[1], max_retries=1)
 print(json.dumps(rows))
 """
 

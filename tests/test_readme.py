@@ -36,9 +36,9 @@ def test_the_front_page_holds_the_commands_ci_runs():
 
 
 def test_the_worked_questions_show_zoo_selects_real_output(committed):
-    from zoo.select.answers import load_answers
+    from zoo.answers.stored import load_answers
     from zoo.report.choosing import choosing_markdown
 
     assert block("choosing", DOCS / "select-reference.md") == choosing_markdown(load_answers(committed), compact=True), \
-        "regenerate docs/select-reference.md's block: python -c 'from zoo.select.answers import load_answers; from " \
+        "regenerate docs/select-reference.md's block: python -c 'from zoo.answers.stored import load_answers; from " \
         "zoo.report.choosing import choosing_markdown; print(choosing_markdown(load_answers(\".\"), True))'"

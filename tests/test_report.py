@@ -7,20 +7,21 @@ import pytest
 from page_probe import CHROMIUM, probe_page
 
 from zoo.select import answers
-from zoo.report import build_reports, check, refresh
+from zoo.reference import check, refresh
+from zoo.report import build_reports
 from zoo.report import deterministic
 from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
 from zoo.runs.store import ResultStore
 from zoo.runs.tasks import Task, base_row
 from analysis.size import Size
 
-SMALL_SET = [Task("cost", m, Size.of(s), 1, "fp32", train=True)
+SMALL_SET = [Task.named("cost", m, Size.of(s), 1, "fp32", train=True)
              for m, s in (("vit_ti16", 224), ("vit_ti16", 384), ("resnet50", 224), ("swin_t", 224))]
 SMALL_QUESTIONS = [("Under 5 GMACs", {"models": "deit_ti,vit_b16", "max_gmacs": "5"})]
 
 
 def timed_row(model="vit_ti16", img_size=224, cpu="Test CPU", imgs=50.0, noisy=False, **extra):
-    return {**base_row(Task("throughput", model, Size.of(img_size))), "family": "vit", "imgs_per_s": imgs,
+    return {**base_row(Task.named("throughput", model, Size.of(img_size))), "family": "vit", "imgs_per_s": imgs,
             "latency_ms_p50": 1000 / imgs, "latency_ms_p90": 21.0, "latency_ms_p99": 22.0, "cv": 0.05, "mfu": 0.2,
             "peak_flops": 2e11, "threads": 2, "ran_batch_size": 1, "noisy": noisy,
             "env": {"cpu_model": cpu, "gpu_name": None}, **extra}
@@ -53,7 +54,7 @@ def small_results(small_results_once, tmp_path, monkeypatch):
 def test_reports_are_written_from_results(small_results):
     from zoo.runs.tasks import run_task
 
-    ResultStore(small_results).append(run_task(Task("cost", "vit_ti16", Size.of(224))))  # a later run without train
+    ResultStore(small_results).append(run_task(Task.named("cost", "vit_ti16", Size.of(224))))  # a later run without train
     written = build_reports(small_results)
     names = {p.name for p in written}
     assert set(MARKDOWN_FILES) | set(PLOT_FILES) | {HTML_FILE, PLOT_DATA_FILE} <= names
@@ -90,7 +91,7 @@ def test_h_by_w_cost_rows_are_in_the_cost_table_under_their_label(tmp_path):
     """zoo.compare --resolutions 800x1344 --metrics cost,memory, then zoo.report: the rows are in the cost table."""
     from zoo.runs.tasks import run_task
 
-    rows = [run_task(Task("cost", m, Size(64, 96))) for m in ("vit_ti16", "resnet50")]
+    rows = [run_task(Task.named("cost", m, Size(64, 96))) for m in ("vit_ti16", "resnet50")]
     for row in rows:
         ResultStore(tmp_path).append(row)
     build_reports(tmp_path, pictures=False)     # tables only
@@ -192,6 +193,6 @@ def test_the_deterministic_rows_cover_the_sizes_timm_publishes_checkpoints_at():
 
     published = sorted(int(m[1]) for name in timm.list_models("vit_tiny_patch16_*")
                        if (m := re.fullmatch(r"vit_tiny_patch16_(\d+)", name)))
-    tasks = [t for t in deterministic.deterministic_tasks() if t.model == "vit_ti16" and t.kind == "cost"]
-    assert sorted(t.img_size.hw for t in tasks) == [(s, s) for s in published] == [(224, 224), (384, 384)]
-    assert all(t.train and t.detector is None and t.segmenter is None for t in tasks)
+    tasks = [t for t in deterministic.deterministic_tasks() if t.request.model == "vit_ti16" and t.kind == "cost"]
+    assert sorted(t.request.img_size.hw for t in tasks) == [(s, s) for s in published] == [(224, 224), (384, 384)]
+    assert all(t.request.train and t.request.detector is None and t.request.segmenter is None for t in tasks)

@@ -90,19 +90,19 @@ def test_bandwidth_is_probed_once_per_machine_whatever_the_dtype(tmp_path, monke
                         lambda device, dtype, threads=None: {"peak_flops": 1e9, "peak_kernel": "mm_fake"})
     monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth",
                         lambda device, threads=None: calls.append(device) or {"mem_bandwidth": 5e9})
-    fp32 = PeakCache(tmp_path).get(Task("throughput", "vit_ti16", 224, device="cpu", threads=1))
-    bf16 = PeakCache(tmp_path).get(Task("throughput", "vit_ti16", 224, dtype="bf16", device="cpu", threads=1))
+    fp32 = PeakCache(tmp_path).get(Task.named("throughput", "vit_ti16", 224, device="cpu", threads=1))
+    bf16 = PeakCache(tmp_path).get(Task.named("throughput", "vit_ti16", 224, dtype="bf16", device="cpu", threads=1))
     assert fp32["mem_bandwidth"] == bf16["mem_bandwidth"] == 5e9 and calls == ["cpu"]
     assert any(k.startswith("bandwidth | ") for k in json.loads((tmp_path / PEAKS_FILE).read_text()))
 
 
 def test_timed_rows_get_the_roofline_of_the_batch_that_ran():
     peak = {"peak_flops": 1e11, "mem_bandwidth": 1e10}
-    task = Task("throughput", "vit_ti16", 224, batch_size=4, device="cpu")
+    task = Task.named("throughput", "vit_ti16", 224, batch_size=4, device="cpu")
     fields = measured_roofline(task, {"ran_batch_size": 2}, peak)
     assert fields["roofline_ms"] == pytest.approx(roofline(traffic_ops(Request("vit_ti16", 224, 2)), 1e11, 1e10)["roofline_ms"])
     assert fields["roofline_launch_share"] == 0.0 and fields["mem_bandwidth"] == 1e10      # CPU: no launch cost
-    assert measured_roofline(Task("throughput", "vit_ti16", 224, train=True), {}, peak) == {}
+    assert measured_roofline(Task.named("throughput", "vit_ti16", 224, train=True), {}, peak) == {}
     assert measured_roofline(task, {}, {"peak_flops": 1e11}) == {}                        # no bandwidth, no estimate
 
 
@@ -157,8 +157,8 @@ def test_a_timed_detector_row_gets_the_whole_detectors_roofline():
     from zoo.runs.tasks import Task, run_task
 
     size = Size(800, 1280)
-    whole = run_task(Task("cost", "resnet50", size, detector="maskrcnn", train=False))
+    whole = run_task(Task.named("cost", "resnet50", size, detector="maskrcnn", train=False))
     assert whole["backbone_macs"] < 0.5 * whole["macs"]              # so a backbone-only roofline falls short
-    task = Task("throughput", "resnet50", size, detector="maskrcnn")
+    task = Task.named("throughput", "resnet50", size, detector="maskrcnn")
     fields = measured_roofline(task, {"ran_batch_size": 1}, {"peak_flops": 1e11, "mem_bandwidth": 1e10})
     assert fields["roofline_ms"] >= 2 * whole["macs"] / 1e11 * 1e3

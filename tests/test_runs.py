@@ -16,12 +16,12 @@ MIB = 2**20
 
 
 def test_a_task_survives_json_as_it_was():
-    task = Task("throughput", "vit_ti16", Size(800, 1344), 2, "bf16", threads=1)
+    task = Task.named("throughput", "vit_ti16", Size(800, 1344), 2, "bf16", threads=1)
     assert Task.from_json(json.loads(json.dumps(task.to_json()))) == task
 
 
 def test_local_and_subprocess_executors_give_the_same_rows():
-    tasks = [Task("cost", "vit_ti16", Size.of(64)), Task("cost", "resnet50", Size.of(64))]
+    tasks = [Task.named("cost", "vit_ti16", Size.of(64)), Task.named("cost", "resnet50", Size.of(64))]
     local, isolated = [], []
     run_local(schedule(tasks), local.append)
     run_subprocesses(schedule(tasks), isolated.append)
@@ -32,13 +32,13 @@ def test_local_and_subprocess_executors_give_the_same_rows():
 
 
 def test_a_process_that_dies_is_a_failed_row_in_the_one_format():
-    row = run_isolated(Task("cost", "vit_ti16", Size.of(64)), timeout_s=0.01)     # killed before it can answer
+    row = run_isolated(Task.named("cost", "vit_ti16", Size.of(64)), timeout_s=0.01)     # killed before it can answer
     assert row["failed"].startswith("TimeoutError: ") and validate(row) is row
     assert {"schema", "kind", "model", "img_h", "img_w", "batch_size", "settings", "software"} <= set(row)
 
 
 def test_an_unknown_model_inside_a_task_is_a_failed_row_not_a_crash():
-    row = run_isolated(Task("cost", "no_such_model", Size.of(64)))
+    row = run_isolated(Task.named("cost", "no_such_model", Size.of(64)))
     assert row["failed"].startswith("ChildProcessError: ") and "UnknownModelError" in row["failed"]
 
 
@@ -84,8 +84,8 @@ def test_one_request_is_what_is_counted_keyed_and_planned():
     assert counted(adamw)["train_serve_bytes"] - counted(adamw.replace(optimizer=None))["train_serve_bytes"] == \
         4 * 5_717_416
     task = Task.of("cost", adamw, padded_from="223")
-    assert task.request == adamw and task.optimizer == "adamw" and task.padded_from == "223"
-    assert Task("throughput", "deit_ti", 224, batch_size=8).request.per_image == Request("deit_ti", 224)
+    assert task.request == adamw and task.request.optimizer == "adamw" and task.padded_from == "223"
+    assert Task.named("throughput", "deit_ti", 224, batch_size=8).request.per_image == Request("deit_ti", 224)
 
 
 def test_serve_bytes_of_fp32_rows_cover_four_bytes_per_parameter(tmp_path):
@@ -141,7 +141,7 @@ def test_throughput_and_train_plan_a_timed_inference_and_a_timed_training_step()
     timed inference task and one timed training task, same model, size and batch."""
     from zoo.runs.plan import plan_tasks
     tasks = plan_tasks(["vit_ti16"], [Size(224, 224)], [1], ["throughput", "train"]).tasks
-    assert [(t.kind, t.train, t.model, t.img_size, t.batch_size) for t in tasks] == [
+    assert [(t.kind, t.request.train, t.request.model, t.request.img_size, t.request.batch_size) for t in tasks] == [
         ("cost", True, "vit_ti16", Size(224, 224), 1), ("throughput", False, "vit_ti16", Size(224, 224), 1),
         ("throughput", True, "vit_ti16", Size(224, 224), 1)]
 
@@ -162,3 +162,41 @@ def test_cost_and_a_timed_row_build_the_model_twice_in_every_process(tmp_path, k
     assert json.loads(done.stdout)[0].get("roofline_ms")                 # the roofline was estimated
     builds = [line.split()[1:] for line in log.read_text().splitlines()]
     assert sorted(builds) == [["cpu", "deit_ti", "64", "b1"], ["meta", "deit_ti", "64", "b1"]]
+
+
+def test_a_task_holds_its_request_and_timing_and_restates_neither():
+    import dataclasses
+
+    from zoo.runs.request import Request
+    from zoo.runs.tasks import Timing
+
+    own = {f.name for f in dataclasses.fields(Task)}
+    assert own.isdisjoint(f.name for f in dataclasses.fields(Request))
+    assert own.isdisjoint(f.name for f in dataclasses.fields(Timing))
+    task = Task.named("throughput", "deit_ti", 224, 8, device="cpu", quick=True, padded_from="223")
+    assert task.request == Request("deit_ti", Size(224, 224), 8) and task.timing == Timing(device="cpu", quick=True)
+    assert Task.named("throughput", "deit_ti", 224).timing == Timing() and Task.named("cost", "deit_ti", 224).timing is None
+    with pytest.raises(ValueError, match="never timed"):
+        Task("cost", Request("deit_ti", 224), Timing())
+    with pytest.raises(TypeError, match="no field"):
+        Task.named("cost", "deit_ti", 224, devise="cpu")
+    assert Task.from_json(json.loads(json.dumps(task.to_json()))) == task      # what a subprocess worker is sent
+
+
+def test_every_committed_rows_settings_are_what_its_task_gives():
+    """The settings (and so the --resume key) come from the fields' metadata: each kind of row committed by
+    earlier code, rebuilt as a Task from its own fields, gives exactly the settings it holds."""
+    from committed import committed_text
+
+    seen = {}
+    for name in ("cost", "throughput"):
+        for line in committed_text(f"results/{name}.jsonl").splitlines():
+            row = json.loads(line)
+            seen.setdefault((row["kind"], tuple(sorted(row["settings"].items()))), row)
+    assert len({kind for kind, _ in seen}) == 2 and len(seen) >= 4
+    for row in seen.values():
+        fields = dict(row["settings"])
+        if "slide" in fields:
+            fields["slide"] = tuple(int(side) for side in fields["slide"].split(","))
+        task = Task.named(row["kind"], row["model"], Size(row["img_h"], row["img_w"]), row["batch_size"], **fields)
+        assert task.settings == row["settings"], row["settings"]

@@ -99,7 +99,7 @@ def test_windows_cover_the_image_and_the_last_is_flush_with_the_edge(height, wid
 def test_slide_counts_its_windows_at_the_window_size():
     """128 x 512 in windows of 128 every 85 px: 1 x 6 windows (the ADE20K 512,341 test scaled by 1/4), so the
     slide MACs are exactly 6 x the whole segmenter's MACs at 128 x 128, counted on its own."""
-    row = run_task(Task("cost", "convnext_t", (128, 512), segmenter="upernet", slide=(128, 85)))
+    row = run_task(Task.named("cost", "convnext_t", (128, 512), segmenter="upernet", slide=(128, 85)))
     window = count("convnext_t", 128, train=False, segmenter="upernet")["macs"]
     assert row["slide_windows"] == [1, 6] and row["slide_window_macs"] == window
     assert row["slide_macs"] == 6 * window and row["settings"]["slide"] == "128,85"
@@ -129,8 +129,8 @@ def test_the_report_shows_whole_and_slide_inference_and_training_at_the_crop():
     batch 2; the report's one line for it reads each from its own row."""
     from zoo.report.segmentation import segmenter_table
 
-    inference = run_task(Task("cost", "convnext_t", (128, 512), segmenter="upernet", slide=(128, 85)))
-    trained = run_task(Task("cost", "convnext_t", 128, 2, train=True, segmenter="upernet"))
+    inference = run_task(Task.named("cost", "convnext_t", (128, 512), segmenter="upernet", slide=(128, 85)))
+    trained = run_task(Task.named("cost", "convnext_t", 128, 2, train=True, segmenter="upernet"))
     table, sources = segmenter_table([trained, inference])
     line, = [line for line in table.splitlines() if line.startswith("| convnext_t |") and "128x512" in line]
     assert f"| 6 of 128/85, {inference['slide_macs'] / 1e9:.1f} |" in line
@@ -143,10 +143,10 @@ def test_the_deterministic_rows_count_each_recipe_at_its_test_scale_and_crop():
     crop, 2/3 crop (ConvNeXt's 512/341, 640/426), training at the crop with the recipe's images per GPU."""
     from zoo.report.deterministic import segmenter_tasks
 
-    tasks = {(t.model, t.train): t for t in segmenter_tasks()}
-    assert (tasks["convnext_l", False].img_size.hw, tasks["convnext_l", False].slide) == ((640, 2560), (640, 426))
-    assert (tasks["convnext_t", True].img_size.hw, tasks["convnext_t", True].batch_size) == ((512, 512), 2)
-    assert (tasks["resnet50", True].batch_size, tasks["vit_b16", False].slide) == (4, (512, 341))
+    tasks = {(t.request.model, t.request.train): t for t in segmenter_tasks()}
+    assert (tasks["convnext_l", False].request.img_size.hw, tasks["convnext_l", False].slide) == ((640, 2560), (640, 426))
+    assert (tasks["convnext_t", True].request.img_size.hw, tasks["convnext_t", True].request.batch_size) == ((512, 512), 2)
+    assert (tasks["resnet50", True].request.batch_size, tasks["vit_b16", False].slide) == (4, (512, 341))
     assert "deit_s" in {m for m, _ in tasks} and "swin_l" not in {m for m, _ in tasks}
 
 

@@ -162,8 +162,8 @@ def test_the_count_key_and_the_row_settings_tell_segmenters_apart():
 
     plain = Request("resnet50", 224)
     assert count_cache.count_key(plain.replace(segmenter="upernet")) != count_cache.count_key(plain)
-    assert Task("cost", "resnet50", 224, segmenter="upernet").settings["segmenter"] == "upernet"
-    assert "segmenter" not in Task("cost", "resnet50", 224).settings       # earlier rows keep their key
+    assert Task.named("cost", "resnet50", 224, segmenter="upernet").settings["segmenter"] == "upernet"
+    assert "segmenter" not in Task.named("cost", "resnet50", 224).settings       # earlier rows keep their key
 
 
 def test_the_report_table_puts_each_count_beside_its_recipe_and_lists_every_other_published_row():
@@ -171,7 +171,7 @@ def test_the_report_table_puts_each_count_beside_its_recipe_and_lists_every_othe
     from zoo.report.segmentation import segmenter_table
     from zoo.runs.tasks import Task, run_task
 
-    row = run_task(Task("cost", "convnext_t", 512, segmenter="upernet"))
+    row = run_task(Task.named("cost", "convnext_t", 512, segmenter="upernet"))
     assert not in_tables(row)                        # not a classifier: its own section
     table, sources = segmenter_table([row])
     lines = table.splitlines()[2:]

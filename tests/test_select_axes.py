@@ -15,12 +15,12 @@ def test_no_function_of_select_takes_more_than_ten_parameters():
 
     import zoo.select.answers
     import zoo.select
-    import zoo.select.table
+    import zoo.answers.text
     import zoo.select.shortlist
     import zoo.select.cost
     import zoo.select.timing
 
-    for module in (zoo.select, zoo.select.shortlist, zoo.select.cost, zoo.select.timing, zoo.select.table,
+    for module in (zoo.select, zoo.select.shortlist, zoo.select.cost, zoo.select.timing, zoo.answers.text,
                    zoo.select.answers):
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             if fn.__module__ == module.__name__:
@@ -104,12 +104,12 @@ def fake_timing(monkeypatch, latency_ms: dict, noisy: set) -> dict:
     handed = {}
 
     def measure(task, macs, peak):
-        handed[task.model] = macs
-        cv, share = (0.6, 0.4) if task.model in noisy else (0.01, 0.0)
-        p50 = latency_ms[task.model]
+        handed[task.request.model] = macs
+        cv, share = (0.6, 0.4) if task.request.model in noisy else (0.01, 0.0)
+        p50 = latency_ms[task.request.model]
         return {"mode": "inference", "latency_ms_p50": p50, "latency_ms_p99": p50, "imgs_per_s": 1e3 / p50,
-                "ran_batch_size": 1, "cv": cv, "foreign_cpu_share": share, "noisy": task.model in noisy, "iters": 10,
-                "backend": task.backend, "env": machine(task.device)}
+                "ran_batch_size": 1, "cv": cv, "foreign_cpu_share": share, "noisy": task.request.model in noisy, "iters": 10,
+                "backend": task.timing.backend, "env": machine(task.timing.device)}
 
     monkeypatch.setattr(zoo.runs.timed, "measure_timed", measure)
     monkeypatch.setattr(zoo.runs.peaks.PeakCache, "get", lambda self, task: {})

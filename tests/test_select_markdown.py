@@ -4,7 +4,7 @@ rich uses): no tag of theirs reaches the HTML."""
 from markdown_it import MarkdownIt
 
 from zoo.report.choosing import choosing_markdown
-from zoo.select.table import render
+from zoo.answers.text import render
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

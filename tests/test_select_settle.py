@@ -33,23 +33,23 @@ class FakeTimer:
         self.peak_row, self.interrupt_at, self.others = peak or {}, interrupt_at, others
 
     def run(self, task, macs, peak):
-        if task.model == self.interrupt_at:
+        if task.request.model == self.interrupt_at:
             raise self.interrupt
-        self.timed.append(task.model)
-        rng = random.Random(f"{self.seed}-{task.model}")
-        steps_ms = [self.true_ms[task.model] * math.exp(rng.gauss(0, self.spread)) for _ in range(self.steps)]
+        self.timed.append(task.request.model)
+        rng = random.Random(f"{self.seed}-{task.request.model}")
+        steps_ms = [self.true_ms[task.request.model] * math.exp(rng.gauss(0, self.spread)) for _ in range(self.steps)]
         self.now += sum(steps_ms) / 1e3 + self.overhead_s
         stats = latency_stats([s / 1e3 for s in steps_ms])
         from zoo.models.registry import get_spec
         from zoo.runs.schema import validate
         from zoo.runs.tasks import base_row, machine
 
-        return validate({**base_row(task), "family": get_spec(task.model).family, "mode": "inference",
+        return validate({**base_row(task), "family": get_spec(task.request.model).family, "mode": "inference",
                          "latency_ms_p50": stats["latency_ms_p50"], "latency_ms_p99": stats["latency_ms_p99"],
                          "imgs_per_s": 1e3 / stats["latency_ms_mean"], "ran_batch_size": 1, "cv": stats["cv"],
                          "foreign_cpu_share": self.others, "noisy": self.others > 0.15, "iters": self.steps,
                          "latencies_ms": steps_ms,
-                         "env": machine(task.device)})
+                         "env": machine(task.timing.device)})
 
     def timing(self) -> Timing:
         return Timing(run=self.run, peak=lambda task: self.peak_row, clock=lambda: self.now, caches=lambda: None)

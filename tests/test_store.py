@@ -15,7 +15,7 @@ from analysis.size import Size
 
 
 def row(model, img_size=224, **extra):
-    return {**base_row(Task("cost", model, Size.of(img_size))), "env": {}, "params": 10, "macs": 1, "act_peak_bytes": 4,
+    return {**base_row(Task.named("cost", model, Size.of(img_size))), "env": {}, "params": 10, "macs": 1, "act_peak_bytes": 4,
             **extra}
 
 
@@ -68,7 +68,7 @@ def test_a_complete_last_row_without_its_newline_is_kept(tmp_path):
     (json.dumps({k: v for k, v in row("x").items() if k != "batch_size"}).encode(), "lacks batch_size"),
     (json.dumps({**row("x"), "macs": "many"}).encode(), "macs is str"),
     (json.dumps({**row("x"), "surprise": 1}).encode(), "unknown field"),
-    (json.dumps({**base_row(Task("throughput", "x", Size.of(224))), "imgs_per_s": 1.0, "latency_ms_p50": 1.0}).encode(),
+    (json.dumps({**base_row(Task.named("throughput", "x", Size.of(224))), "imgs_per_s": 1.0, "latency_ms_p50": 1.0}).encode(),
      "in the cost file"),
 ])
 def test_bad_lines_are_skipped_counted_and_named(tmp_path, bad, reason):
@@ -104,9 +104,9 @@ def test_resume_skips_measured_rows_and_retries_failed_and_skipped_ones(tmp_path
 
     store = ResultStore(tmp_path)
     store.append(row("a"))
-    store.append({**base_row(Task("cost", "b", Size.of(224))), "failed": "RuntimeError: boom"})
-    store.append({**base_row(Task("cost", "c", Size.of(224))), "skipped": "rule"})
-    tasks = [Task("cost", m, Size.of(224)) for m in "abc"] + [Task("throughput", "a", Size.of(224))]
+    store.append({**base_row(Task.named("cost", "b", Size.of(224))), "failed": "RuntimeError: boom"})
+    store.append({**base_row(Task.named("cost", "c", Size.of(224))), "skipped": "rule"})
+    tasks = [Task.named("cost", m, Size.of(224)) for m in "abc"] + [Task.named("throughput", "a", Size.of(224))]
     plan = schedule(tasks, store.rows())
     assert plan.reused == [row("a")] and plan.cost == tasks[1:3] and plan.timed == tasks[3:]
     assert plan.macs_for(tasks[3]) == row("a")["macs"]          # the stored count is handed to the timing
@@ -116,20 +116,20 @@ def test_a_schedule_reuses_only_what_reuse_allows_and_takes_an_earlier_schedules
     from zoo.runs.scheduler import schedule
     from zoo.runs.tasks import machine
 
-    timed = [Task("throughput", m, Size.of(224)) for m in "ab"]
+    timed = [Task.named("throughput", m, Size.of(224)) for m in "ab"]
     stored = [{**base_row(t), "env": machine("cpu"), "noisy": m == "a", "imgs_per_s": 1.0, "latency_ms_p50": 1.0}
               for t, m in zip(timed, "ab")]
     plan = schedule(timed, stored, reuse=lambda r: not r["noisy"])         # zoo.select: a noisy row is timed again
     assert plan.timed == timed[:1] and plan.answered == {timed[1]: stored[1]}
     assert schedule(timed, stored).timed == []
-    counts = schedule([Task("cost", "a", Size.of(224))], [row("a", macs=7)])
+    counts = schedule([Task.named("cost", "a", Size.of(224))], [row("a", macs=7)])
     assert schedule(timed, counted=counts).macs_for(timed[0]) == 7           # counted first, then planned the timing
 
 
 def test_task_key_matches_the_key_of_the_row_it_produces():
     from zoo.runs.tasks import run_task
 
-    task = Task("cost", "vit_ti16", Size.of(224))
+    task = Task.named("cost", "vit_ti16", Size.of(224))
     assert task_key(task) == row_key(run_task(task))
 
 
@@ -164,7 +164,7 @@ def test_a_full_disk_leaves_no_partial_row(tmp_path, monkeypatch):
 
 
 def test_latest_replaces_the_same_measurement_on_the_same_machine():
-    timed = lambda cpu, imgs: {**base_row(Task("throughput", "m", Size.of(224))), "env": {"cpu_model": cpu, "gpu_name": None},
+    timed = lambda cpu, imgs: {**base_row(Task.named("throughput", "m", Size.of(224))), "env": {"cpu_model": cpu, "gpu_name": None},
                                "imgs_per_s": imgs, "latency_ms_p50": 1.0}
     kept = latest([timed("A", 1.0), timed("B", 2.0), timed("A", 3.0)])
     assert sorted((r["env"]["cpu_model"], r["imgs_per_s"]) for r in kept) == [("A", 3.0), ("B", 2.0)]

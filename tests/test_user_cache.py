@@ -134,7 +134,7 @@ def test_the_source_hash_changes_with_any_source_file(tmp_path, monkeypatch):
 
 
 def test_cost_rows_through_the_cache_equal_fresh_ones(counts):
-    task = Task("cost", "vit_ti16", 224, train=True)
+    task = Task.named("cost", "vit_ti16", 224, train=True)
     with disabled():
         fresh = run_task(task)
     cold, warm = run_task(task), run_task(task)
@@ -145,7 +145,7 @@ def test_cost_rows_through_the_cache_equal_fresh_ones(counts):
 def test_counting_on_a_pool_keeps_the_order_and_the_numbers(monkeypatch):
     monkeypatch.setattr(parallel, "available_cores", lambda: 2)
     assert list(parallel.map_ordered(abs, [-3, 1, -2, 5])) == [3, 1, 2, 5]
-    tasks = [Task("cost", m, 224, train=False) for m in ("deit_ti", "vit_ti16", "resnet50")]
+    tasks = [Task.named("cost", m, 224, train=False) for m in ("deit_ti", "vit_ti16", "resnet50")]
     with disabled():
         serial = [run_task(t) for t in tasks]
         pooled = list(parallel.count_rows(tasks))
@@ -160,7 +160,7 @@ def test_the_gemm_peak_is_shared_by_every_folder_and_copied_into_each(tmp_path, 
         return {"peak_flops": 2e9, "peak_kernel": "mm_fake", "probe_flops": {"mm_fake": 2e9}}
 
     monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
-    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    task = Task.named("throughput", "vit_ti16", 224, device="cpu", threads=1)
     first = PeakCache(tmp_path / "a" / "results").get(task)
     second = PeakCache(tmp_path / "b" / "results").get(task)     # a new folder: the user cache's peak
     assert first["peak_flops"] == second["peak_flops"] == 2e9 and calls == ["fp32"]
@@ -185,7 +185,7 @@ def test_the_memory_bandwidth_is_shared_by_every_folder_and_a_probe_under_load_i
                         lambda device, dtype, threads=None: {"peak_flops": 1e9, "peak_kernel": "mm_fake"})
     monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth",
                         lambda device, threads=None: calls.append(device) or probes[len(calls) - 1])
-    task = Task("throughput", "vit_ti16", 224, device="cpu", threads=1)
+    task = Task.named("throughput", "vit_ti16", 224, device="cpu", threads=1)
     assert PeakCache(tmp_path / "a" / "results").get(task)["mem_bandwidth"] == 9e9     # used for its own run
     assert not any(k.startswith("bandwidth | ")
                    for k in json.loads((tmp_path / "a" / "results" / PEAKS_FILE).read_text()))

@@ -1,6 +1,7 @@
 """The words and options zoo.compare and zoo.select share, defined once: output formats, timing backends, compile
 modes, optimizers, the one parser of --pretraining and of --weights (zoo.models.accuracy's, as the Python API takes
-them too), and every option both commands take (`add_options`), with the same name, help and default."""
+them too), every option both commands take (`add_options`), with the same name, help and default, and the
+cross-option rules both apply (`check_heads`, `check_timing`) and the one Timing each builds (`timing_of`)."""
 from __future__ import annotations
 
 import argparse
@@ -166,3 +167,57 @@ def add_options(parser: argparse.ArgumentParser, *names: str, **changed: dict) -
 
 __all__ = ["BACKENDS", "COMPILE_MODES", "FORMATS", "OPTIMIZERS", "REPARAM_FORMS", "SELECT_FORMATS", "add_options",
            "predict_devices", "prices_per_hour", "pretraining_option", "weights_option"]
+
+
+FROZEN_NEEDS_A_BACKBONE = ("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "
+                           "or a segmenter (--segmenter)")
+
+
+def check_heads(features: bool, frozen_stages: int | None, detector: str | None, segmenter: str | None) -> None:
+    """The task heads' rules both commands share: one head at a time, a segmenter on the backbone's maps (not
+    a feature extractor), --frozen-stages only on a backbone that a head or --features uses."""
+    if detector and segmenter:
+        raise UsageError("--detector and --segmenter: one task head at a time")
+    if features and segmenter:
+        raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
+    if frozen_stages is not None and not (features or detector or segmenter):
+        raise UsageError(FROZEN_NEEDS_A_BACKBONE)
+
+
+def check_timing(timing, backends, dtype: str, train: bool) -> None:
+    """A Timing (zoo.runs.tasks) both commands time with: a known compile mode and backends, each backend able to
+    time these options (it says itself why not: analysis.timing.backends). Eager times every setting, so it
+    is not asked (the check would load torch)."""
+    from .runs.plan import choice
+
+    if timing.compile is not None:
+        choice(timing.compile, COMPILE_MODES, "compile")
+    for name in backends:
+        choice(name, BACKENDS, "backend")
+    others = [name for name in backends if name != "eager"]
+    if not others:
+        return
+    from analysis.timing.backends import TimingSetting
+    from analysis.timing.harness import backend_named
+
+    setting = TimingSetting(device=timing.device if timing.device != "auto" else "cpu", dtype=dtype,
+                            mode="train" if train else "inference", channels_last=timing.channels_last,
+                            compile=timing.compile)
+    for name in others:
+        why = backend_named(name).unsupported(setting)
+        if why:
+            raise UsageError(f"--backend {name}: the backend {why}")
+
+
+def timing_of(asked, backends, dtype: str, train: bool, local: bool = True):
+    """The Timing both commands time with, from a Timing of the options as typed: its compile mode and backends
+    checked (check_timing), the device resolved (zoo.runs.plan.check_device; with Ray, local=False, "auto"
+    stays for the workers), threads, iters and min-seconds parsed. A UsageError (one line) before any work."""
+    from .runs.plan import MAX_ITERS, check_device, check_threads, positive_int, positive_number
+
+    check_timing(asked, backends, dtype, train)
+    return asked.replace(device=check_device(asked.device, local=local),
+                         threads=check_threads(None if asked.threads is None else str(asked.threads)),
+                         iters=None if asked.iters is None else positive_int(str(asked.iters), "iters", MAX_ITERS),
+                         min_seconds=None if asked.min_seconds is None else positive_number(asked.min_seconds,
+                                                                                            "min-seconds"))

@@ -18,35 +18,21 @@ import shlex
 import sys
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS, add_options,
-                       pretraining_option, weights_option)
+from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS,  # noqa: F401 - zoo.compare
+                       add_options, check_heads, timing_of, pretraining_option, weights_option)  # names them
 from ..console.signals import Terminated, terminate_as_interrupt
 from ..models.detectors import DETECTOR_NAMES
 from ..models.segmenters.specs import SEGMENTERS
 from ..runs.executors import EXECUTORS
 from ..runs.store import StoreWriteError
+from ..runs.tasks import Timing
 from ..runs.data_dir import out_or_default
 from ..runs.user_cache import disabled
-from ..runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_ITERS, MAX_SIDE, METRICS, check_device, check_dtype,
-                        check_memory_override, check_out_dir, check_threads, choice, frozen_stages_option,
-                        model_names, plan_tasks, positive_int, positive_ints, positive_number, sizes, slide_option,
-                        split_list)
+from ..runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_dtype, check_memory_override,
+                         check_out_dir, choice, frozen_stages_option, model_names, plan_tasks, positive_int,
+                         positive_ints, positive_number, sizes, slide_option, split_list)
 
 log = logging.getLogger("zoo.compare")
-
-
-def check_backend(args) -> None:
-    """The backend says itself whether it can time these options (analysis.timing.backends)."""
-    from analysis.timing.backends import TimingSetting
-    from analysis.timing.harness import backend_named
-
-    setting = TimingSetting(device=args.device if args.device != "auto" else "cpu", dtype=args.dtype,
-                            mode="train" if "train" in args.metrics else "inference",
-                            channels_last=args.channels_last, compile=args.compile)
-    for name in args.backends:
-        why = backend_named(name).unsupported(setting)
-        if why:
-            raise UsageError(f"--backend {name}: the backend {why}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,17 +88,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError("--batch-sizes sweep and --latency-target-ms go together")
     if args.sweep:
         args.latency_target_ms = positive_number(args.latency_target_ms, "latency-target-ms")
-    if args.compile is not None:
-        choice(args.compile, COMPILE_MODES, "compile")
     args.pad_to = None if args.pad_to is None else positive_int(args.pad_to, "pad-to", MAX_SIDE)
-    args.iters = None if args.iters is None else positive_int(args.iters, "iters", MAX_ITERS)
-    args.min_seconds = None if args.min_seconds is None else positive_number(args.min_seconds, "min-seconds")
-    args.backends = list(dict.fromkeys(choice(b, BACKENDS, "backend") for b in split_list(args.backend, "backend")))
+    args.backends = list(dict.fromkeys(split_list(args.backend, "backend")))      # checked with the timing
     if args.metrics is None:
         args.metrics = ",".join(m for m in DEFAULT_METRICS if not (args.slide and m == "throughput"))
     args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
     args.slide = slide_option(args.slide, args.segmenter, args.metrics)
-    args.threads = check_threads(args.threads)
     check_memory_override()
     if args.frozen_stages is not None:
         args.frozen_stages = frozen_stages_option(args.frozen_stages)
@@ -124,17 +105,20 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         choice(args.detector, DETECTOR_NAMES, "detector")
     if args.segmenter is not None:
         choice(args.segmenter, tuple(SEGMENTERS), "segmenter")
+    check_heads(args.features, args.frozen_stages, args.detector, args.segmenter)
     choice(args.format, FORMATS, "format")
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
     check_dtype(args.dtype)
     choice(args.executor, EXECUTORS, "executor")
     args.device_asked = args.device
-    args.device = check_device(args.device, local=args.executor != "ray")  # with Ray the GPUs are the workers'
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address: only used with --executor ray")
     if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
         raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
-    check_backend(args)
+    asked = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
+                   compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)    # per backend: plan_tasks
+    args.timing = timing_of(asked, args.backends, args.dtype, "train" in args.metrics,
+                            local=args.executor != "ray")      # with Ray the GPUs are the workers'
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if args.predict is None:
@@ -266,9 +250,7 @@ def _main(argv: list[str] | None) -> int:
         plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
                           features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
                           segmenter=args.segmenter, optimizer=args.optimizer, slide=args.slide,
-                          device=args.device, threads=args.threads, quick=args.quick,
-                          channels_last=args.channels_last, compile=args.compile, backends=args.backends,
-                          pad_to=args.pad_to, iters=args.iters, min_seconds=args.min_seconds)
+                          timing=args.timing, backends=args.backends, pad_to=args.pad_to)
         if args.predict is not None and args.metrics == ["train"]:
             from ..runs.train_predicted import print_train_predictions
 

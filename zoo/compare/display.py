@@ -11,7 +11,7 @@ import csv
 import io
 import json
 
-from ..console.markdown import feature_maps, markdown_table, mfu_cell, mib
+from ..console.markdown import feature_maps, machine_name, markdown_table, mfu_cell, mib
 from ..models.accuracy import accuracy_fields, entry_fields  # noqa: F401 - accuracy_fields: imported from here by callers
 from ..models.segmenters.published import published_cells
 from ..runs.safe_io import strict_dumps
@@ -120,8 +120,6 @@ def task_checkpoint(record: dict) -> dict:
 
 def timed_on(record: dict) -> str:
     """Where a timed record ran: its device and the machine the reports name it by ("cpu: AMD EPYC (2 threads)")."""
-    from ..report.rows import machine_name
-
     device = (record.get("timing_settings") or {}).get("device") or record.get("device") or "?"
     return f"{device}: {machine_name(record)}"
 

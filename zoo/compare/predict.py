@@ -8,15 +8,10 @@ import contextlib
 import json
 import sys
 
-from .._version import __version__
 from ..errors import UsageError
+from ..runs.predicted import decision_markdown, saved
 
 SAVED_BY = "zoo.compare --predict"
-
-
-def saved(row: dict, by: str = SAVED_BY) -> dict:
-    """The row as results/predicted.jsonl keeps it: every predicted field, who saved it, archzoo's version."""
-    return {**row, "saved_by": by, "archzoo_version": __version__}
 
 
 def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
@@ -28,7 +23,7 @@ def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
     target = args.latency_target_ms if args.sweep else None
     with store.locked() if store else contextlib.nullcontext():
         rows = device_rows(plan.tasks, args.predict, Counts(args.reparam, args.tf32, args.channels_last), args.price_per_hour, target,
-                           on_row=(lambda row: store.append_predicted(saved(row))) if store else None)
+                           on_row=(lambda row: store.append_predicted(saved(row, SAVED_BY))) if store else None)
     return rows, decisions(rows, args.price_per_hour, same_batch=target is None)
 
 
@@ -63,32 +58,3 @@ def print_predictions(plan, args) -> int:
         print(f"zoo.compare: {len(rows)} predicted row(s) appended to {args.out / 'results' / 'predicted.jsonl'}",
               file=sys.stderr)
     return 0
-
-
-def decision_markdown(decided: list[dict], target_ms: float | None) -> str:
-    """The winner per model and size, headed so it cannot be taken for a measurement."""
-    from ..console.markdown import markdown_table, plain
-
-    usd = decided[0]["ranked_by"] == "imgs_per_usd"
-    what = "img per USD (expected)" if usd else "img/s (expected)"
-    where = (f"each device at its best batch within {target_ms:g} ms (expected, mean) per batch" if target_ms
-             else "each device at the same batch")
-    cells = []
-    for d in decided:
-        size = d["img_size"] or f"{d['img_h']}x{d['img_w']}"
-        if d["winner"] is None:
-            cells.append([d["model"], size, "none eligible", None, None, None, None, None, None, None])
-            continue
-        runner = d["runner_up"]
-        cells.append([d["model"], size, d["winner"], d["winner_batch_size"], plain(d["winner_value"]),
-                      runner, d.get("runner_up_batch_size"), plain(d["runner_up_value"]) if runner else None,
-                      f"{d['winner_over_runner_up']:.2f}" if runner else None,
-                      None if runner is None else "yes" if d["band_separates"] else "no: not decided"])
-    lines = ["", f"PREDICTED decision, not measured: per model and size the device with the most "
-                 f"{'images per dollar' if usd else 'images per second'}, {where}. 'band separates': the winner's "
-                 f"p10 is above the runner-up's p90 (otherwise the prediction does not decide between them).", "",
-             markdown_table(["model", "size (px)", "winner", "batch", what, "runner-up", "batch", what,
-                             "winner / runner-up", "band separates"], cells).rstrip("\n")]
-    lines += [f"not eligible: {d['model']} on {device}: {why}" for d in decided
-              for device, why in d["not_eligible"].items()]
-    return "\n".join(lines) + "\n"

@@ -1,5 +1,6 @@
 """The one markdown-table renderer, for the printed comparison and every report table, and the one formatter
-of each unit their cells show: memory in MiB, MFU, feature maps, plain significant figures."""
+of each unit their cells show: memory in MiB, MFU, feature maps, plain significant figures, the machine a row
+ran on."""
 from __future__ import annotations
 
 import math
@@ -62,3 +63,11 @@ def feature_maps(maps: list | None, img_h: int | None = None) -> str | None:
     if not maps:
         return None
     return " ".join(f"[{c},{h},{w}]" + ("" if img_h is None else f"/{img_h // h if h else '?'}") for c, h, w in maps)
+
+
+def machine_name(row: dict) -> str:
+    """The machine a timed row ran on, as every table names it: "GPU / CPU model (N threads)", or the CPU alone."""
+    env = row.get("env") or {}
+    gpu = env.get("gpu_name")
+    cpu = f"{env.get('cpu_model') or '?'} ({row.get('threads') or '?'} threads)"
+    return f"{gpu} / {cpu}" if gpu else cpu

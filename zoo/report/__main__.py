@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("always")
         try:
             if args.refresh or args.check:
-                from .deterministic import check, deterministic_tasks, refresh   # counts: torch loads only here
+                from ..reference import check, refresh        # counts: torch loads only here
+                from .deterministic import deterministic_tasks
 
                 with progress_tracker(total=len(deterministic_tasks()), description="counting") as advance:
                     if args.check:

@@ -3,13 +3,13 @@ stored in results/answers.json, rendered as zoo.select prints them; nothing is m
 from __future__ import annotations
 
 from ..console.markdown import markdown_inline
-from ..select.answers import ANSWERS_FILE, SELECT_ANSWER_FILE
-from ..select.table import render
+from ..answers.stored import ANSWERS_FILE, SELECT_ANSWER_FILE
+from ..answers.text import render
 
 
 def choosing_markdown(stored: list[dict] | None, compact: bool = False, measured: dict | None = None) -> str:
     """Each stored question, its command and zoo.select's markdown output (compact: without the excluded
-    list); `stored` is zoo.select.answers.load_answers' list; `measured`: the last measured answer zoo.select kept
+    list); `stored` is zoo.answers.stored.load_answers' list; `measured`: the last measured answer zoo.select kept
     beside its rows (results/select-answer.json), shown first."""
     parts = [f"### Your last measured zoo.select answer (results/{SELECT_ANSWER_FILE})\n\n{render(measured, 'markdown')}"] \
         if measured else []

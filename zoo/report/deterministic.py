@@ -7,9 +7,9 @@ whole detectors of the published detection tables at 800 x 1280 (and ViTDet-B's 
 Mask R-CNN with detectron2's ViTDet heads at 1024), each with the published AP of its recipe, and every
 segmenter with a published ADE20K row at its test scale (whole and slide) and its training crop. Beside them the predicted GPU rows of the
 classifiers among them (zoo.report.gpu_predictions: results/predicted.jsonl, counted on meta, shipped calibration).
-`check` recounts them (never from the user cache; on the machine's cores) and rebuilds every report
-file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
-PNG bytes aside) and each PNG's presence.
+`stale_rows` recounts them (never from the user cache; on the machine's cores) and `stale_reports` rebuilds every
+report file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
+PNG bytes aside) and each PNG's presence. zoo.reference adds zoo.select's worked answers to both.
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from pathlib import Path
 
 from analysis.size import Size
 
-from ..select.answers import stale_answers, write_answers
 from ..models.accuracy import accuracy_entries
 from ..models.detectors.published import PUBLISHED, PUBLISHED_SIZE
 from ..models.registry import get_spec, list_models
@@ -93,16 +92,19 @@ def _key(row: dict) -> tuple:
 
 
 def _task_key(task: Task) -> tuple:
-    return _key({"model": task.model, "img_h": task.img_size.height, "img_w": task.img_size.width,
-                 "batch_size": task.batch_size, "settings": task.settings})
+    request = task.request
+    return _key({"model": request.model, "img_h": request.img_size.height, "img_w": request.img_size.width,
+                 "batch_size": request.batch_size, "settings": task.settings})
 
 
 def _measured(row: dict) -> dict:
     return {k: row.get(k) for k in MEASURED}
 
 
-def refresh(out_dir: str | Path = ".", progress=None) -> int:
-    """Append the deterministic rows that results/ lacks or holds with other numbers; returns how many."""
+def refresh(out_dir: str | Path = ".", progress=None, beside=None) -> int:
+    """Append the deterministic rows that results/ lacks or holds with other numbers, and rewrite the predicted
+    rows; returns how many rows were appended. beside(out_dir), if given, writes under the same lock (zoo.reference:
+    zoo.select's worked answers)."""
     store = ResultStore(out_dir)
     with store.locked():
         have = {_key(r): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
@@ -113,17 +115,12 @@ def refresh(out_dir: str | Path = ".", progress=None) -> int:
                 store.append(row)
                 written += 1
             if progress:
-                progress(f"{task.model} {task.img_size}")
-        write_answers(out_dir)     # zoo.select's answers to the worked questions, which the report renders
+                progress(f"{task.request.model} {task.request.img_size}")
+        if beside:
+            beside(out_dir)
         write_predictions(out_dir, predicted_models(tasks))   # predicted GPU rows (rewritten whole)
         write_tpu(out_dir)         # the seeds' pre-training compute on TPU v3 (predicted, rewritten whole)
     return written
-
-
-def check(out_dir: str | Path = ".", progress=None) -> list[str]:
-    """Problems found: a deterministic row missing or different from a fresh count, a stale prediction or
-    worked answer, or a stale report file."""
-    return stale_rows(out_dir, progress) + stale_answers(out_dir) + stale_reports(out_dir)
 
 
 def stale_rows(out_dir: str | Path = ".", progress=None) -> list[str]:
@@ -135,17 +132,17 @@ def stale_rows(out_dir: str | Path = ".", progress=None) -> list[str]:
     with disabled():    # a fresh count, never the user cache's (the workers are told so too)
         for task, fresh in zip(tasks, count_rows(tasks)):
             if "failed" in fresh:
-                problems.append(f"{task.model} at {task.img_size}: counting failed: {fresh['failed']}")
+                problems.append(f"{task.request.model} at {task.request.img_size}: counting failed: {fresh['failed']}")
                 continue
             old = committed.get(_task_key(task))
             if old is None:
-                problems.append(f"results/cost.jsonl lacks {task.model} at {task.img_size}")
+                problems.append(f"results/cost.jsonl lacks {task.request.model} at {task.request.img_size}")
             elif _measured(old) != _measured(fresh):
                 fields = [k for k in MEASURED if old.get(k) != fresh.get(k)]
-                problems.append(f"{task.model} at {task.img_size}: committed {', '.join(fields)} differ from a "
-                                "fresh count")
+                problems.append(f"{task.request.model} at {task.request.img_size}: committed {', '.join(fields)} "
+                                "differ from a fresh count")
             if progress:
-                progress(f"{task.model} {task.img_size}")
+                progress(f"{task.request.model} {task.request.img_size}")
         problems += stale_predictions(out_dir, predicted_models(tasks)) + stale_tpu(out_dir)
     return problems
 

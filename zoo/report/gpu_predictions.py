@@ -41,8 +41,9 @@ def predicted_models(tasks) -> list[str]:
     from ..models.accuracy import accuracy_entries
 
     square = Size(SIZE, SIZE)
-    found = [t.model for t in tasks if t.img_size == square and not t.detector and not t.segmenter
-             and accuracy_entries(t.model)]
+    requests = [t.request for t in tasks]
+    found = [r.model for r in requests if r.img_size == square and not r.detector and not r.segmenter
+             and accuracy_entries(r.model)]
     return list(dict.fromkeys(found))
 
 

@@ -5,7 +5,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..select.answers import load_answers, read_select_answer
+from ..answers.stored import load_answers, read_select_answer
+from ..console.markdown import machine_name
 from ..models.registry import natural_key
 from ..runs.schema import fields_of, is_measured, measurement_key
 from ..runs.store import BadLine, ResultStore, latest
@@ -116,13 +117,6 @@ def load(results_dir: str | Path) -> ReportRows:
                       select_answer=select_answer, select_answer_problem=select_problem,
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
                       - sum(1 for r in every_cost if task_head(r)))
-
-
-def machine_name(row: dict) -> str:
-    env = row.get("env") or {}
-    gpu = env.get("gpu_name")
-    cpu = f"{env.get('cpu_model') or '?'} ({row.get('threads') or '?'} threads)"
-    return f"{gpu} / {cpu}" if gpu else cpu
 
 
 def setting_name(row: dict) -> str:

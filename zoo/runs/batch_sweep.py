@@ -6,7 +6,6 @@ then); an interrupted sweep keeps the models finished before it.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional
 
 from analysis.timing.batch_sweep import sweep_batches
@@ -19,8 +18,10 @@ from .tasks import OnRow, Task, run_task
 
 def run_sweeps(plan: Schedule, on_row: OnRow, peaks: Optional[PeakCache], latency_target_ms: float) -> None:
     def sweep(task: Task, macs: Optional[int], peak: Optional[dict]) -> list[dict]:
-        points = sweep_batches(lambda batch: run_task(dataclasses.replace(task, batch_size=batch), macs, peak),
-                               latency_target_ms)
+        def at(batch: int) -> dict:
+            return run_task(task.replace(request=task.request.replace(batch_size=batch)), macs, peak)
+
+        points = sweep_batches(at, latency_target_ms)
         return [ThroughputRow(**{**point, "latency_target_ms": latency_target_ms}).to_json() for point in points]
 
     def on_result(result) -> None:   # a cost row, or a timed task's points

@@ -75,7 +75,7 @@ def device_rows(tasks, devices: list[str], counts: Counts, prices: dict[str, flo
         price = prices[device] if prices else None
         for task in tasks:
             request = task.request
-            key = (device, task.model, request.img_size, None if target_ms is not None else request.batch_size)
+            key = (device, task.request.model, request.img_size, None if target_ms is not None else request.batch_size)
             if key in seen:
                 continue
             seen.add(key)

@@ -14,21 +14,21 @@ from analysis.vocab import DTYPES, resolve_device
 
 def fit_to_host(task) -> tuple[int, list[int], str | None]:
     """(batch to run, batches halved away, why) for a timed task; GPU and ONNX Runtime tasks unchanged."""
-    if task.backend != "eager" or resolve_device(task.device).type != "cpu":
-        return task.batch_size, [], None
+    if task.timing.backend != "eager" or resolve_device(task.timing.device).type != "cpu":
+        return task.request.batch_size, [], None
     available = available_bytes()
     if available is None:
-        return task.batch_size, [], None
+        return task.request.batch_size, [], None
     unit = task.request.replace(batch_size=1)      # one count per measured module and setting, whatever the batch
     one = _counted(unit, 1)
-    two = _counted(unit, 2) if task.batch_size > 1 else one
-    h, w = task.img_size.hw
+    two = _counted(unit, 2) if task.request.batch_size > 1 else one
+    h, w = task.request.img_size.hw
     itemsize = DTYPES["fp32"].itemsize       # timing keeps fp32 weights and input (autocast inside)
 
     def need_at(batch: int) -> int:
         return max(one, one + (batch - 1) * (two - one)) + batch * 3 * h * w * itemsize
 
-    batch, halved, why = halve_to_fit(task.batch_size, need_at, available)
+    batch, halved, why = halve_to_fit(task.request.batch_size, need_at, available)
     if need_at(batch) > HEADROOM * available:      # batch 1 too: refused, not left to the kernel's OOM killer
         raise MemoryError(f"{need_text(batch, need_at(batch), available)}; not run")
     return batch, halved, why

@@ -169,5 +169,5 @@ def _import_counting(tasks: Sequence) -> None:
     from ..models.registry import get_spec
 
     importlib.import_module("analysis.count.cost")
-    if any(get_spec(t.model).source != "scratch" for t in tasks):
+    if any(get_spec(t.request.model).source != "scratch" for t in tasks):
         importlib.import_module("timm")

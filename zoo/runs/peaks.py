@@ -30,11 +30,11 @@ NAMESPACE = "peak"
 
 
 def peak_key(task: Task) -> str:
-    device = resolve_device(task.device).type
-    threads = task.threads or (available_cores() if device == "cpu" else 1)
+    device = resolve_device(task.timing.device).type
+    threads = task.timing.threads or (available_cores() if device == "cpu" else 1)
     found = machine(device)
     return " | ".join([found["cpu_model"] or "?", found["gpu_name"] or "-", torch_version(), device,
-                       task.dtype, f"{threads} threads"])
+                       task.request.dtype, f"{threads} threads"])
 
 
 def _number(value, low: float, high: float) -> bool:
@@ -74,7 +74,8 @@ METRIC = {"peak": "peak_flops", "bandwidth": "mem_bandwidth"}     # what "higher
 def _under_load(probe: dict, task: Task, share_field: str) -> bool:
     from .timed import is_noisy
 
-    return resolve_device(task.device).type == "cpu" and is_noisy(0.0, probe.get(share_field), task.threads)
+    timing = task.timing
+    return resolve_device(timing.device).type == "cpu" and is_noisy(0.0, probe.get(share_field), timing.threads)
 
 
 def usable_peak(entry) -> bool:
@@ -123,17 +124,19 @@ class PeakCache:
     def get(self, task: Task) -> dict:
         """The peak, with `peak_probe` saying where it came from. A probe that others' CPU disturbed (the noise
         rule of timed rows) is used for this run only, never kept, and a kept one of that kind is probed again."""
-        device = resolve_device(task.device)
+        device = resolve_device(task.timing.device)
         # also probed again: a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%)
         key, peak = self._kept_or_probed("peak", peak_key(task), task, usable_peak,
-                                         lambda: measure_peak_flops(str(device), task.dtype, task.threads),
-                                         accept=lambda p: "fast_gemm" in p or task.dtype == "fp32")
+                                         lambda: measure_peak_flops(str(device), task.request.dtype,
+                                                                    task.timing.threads),
+                                         accept=lambda p: "fast_gemm" in p or task.request.dtype == "fp32")
         return {**peak, **self.bandwidth(task), "peak_probe": self.labels.get(key, "kept from a quiet probe")}
 
     def bandwidth(self, task: Task) -> dict:
         """measure_bandwidth's dict for bandwidth_key(task), kept like the GEMM peak."""
         return self._kept_or_probed("bandwidth", bandwidth_key(task), task, usable_bandwidth,
-                                    lambda: measure_bandwidth(str(resolve_device(task.device)), task.threads))[1]
+                                    lambda: measure_bandwidth(str(resolve_device(task.timing.device)),
+                                                              task.timing.threads))[1]
 
     def _kept_or_probed(self, kind: str, key: str, task: Task, usable, probe,
                         accept=lambda p: True) -> tuple[str, dict]:

@@ -19,7 +19,7 @@ from ..models.registry import TIMM_PREFIX, create_model, get_spec, list_models
 from ..models.spec import cannot_take
 from .safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
 from .request import Request
-from .tasks import Task, skipped_row
+from .tasks import Task, Timing, skipped_row
 
 METRICS = ("cost", "memory", "throughput", "train")
 DEFAULT_METRICS = ("cost", "memory", "throughput")
@@ -29,10 +29,6 @@ MAX_SIDE = 65_536
 MAX_BATCH = 1 << 20
 MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
 MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound against typos like --iters
-
-FROZEN_NEEDS_A_BACKBONE = ("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "
-                           "or a segmenter (--segmenter)")
-
 
 def split_list(text: str, what: str) -> list[str]:
     items = [t.strip() for t in text.split(",")]
@@ -256,13 +252,7 @@ def no_stages(model: str) -> bool:
 def check_stages(models: list[str], frozen_stages: int | None, detector: str | None, features: bool,
                  segmenter: str | None = None) -> None:
     """--frozen-stages and --detector need backbones with stages (maps at strides 4-32); --segmenter takes a
-    plain ViT too (through its MultiLevelNeck)."""
-    if detector and segmenter:
-        raise UsageError("--detector and --segmenter: one task head at a time")
-    if features and segmenter:
-        raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
-    if frozen_stages is not None and not (features or detector or segmenter):
-        raise UsageError(FROZEN_NEEDS_A_BACKBONE)
+    plain ViT too (through its MultiLevelNeck). The options' own rules (one head, ...) are zoo.options.check_heads'."""
     for model in models:
         spec = get_spec(model)
         if model.startswith(TIMM_PREFIX):
@@ -277,22 +267,23 @@ def check_stages(models: list[str], frozen_stages: int | None, detector: str | N
 
 
 def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: list[int], metrics: list[str],
-               dtype: str = "fp32", backends: tuple[str, ...] = ("eager",), pad_to: int | None = None,
+               backends: tuple[str, ...] = ("eager",), pad_to: int | None = None, timing: Timing | None = None,
                **fields) -> Plan:
     """Tasks for every model x size x batch, each size checked against each model's rule here, once: a size
     no model takes is a UsageError, one some cannot take a skipped row for them. `fields`: what the model is
-    built as (features, frozen_stages, detector: every task) and the Task fields of timed tasks (device,
-    threads, quick, channels_last, compile, iters, min_seconds); each timed task once per backend, one after
-    the other (interleaved, so the backends see the same machine). pad_to: each size is padded up to a
+    built as (dtype, features, frozen_stages, detector, segmenter: every task; optimizer, slide: cost tasks); `timing`:
+    how timed tasks are timed (Timing() when None), each once per backend, one after the other (interleaved,
+    so the backends see the same machine). pad_to: each size is padded up to a
     multiple of it first, and its tasks record the size asked for (padded_from)."""
+    dtype = fields.pop("dtype", "fp32")
     built = {"features": fields.pop("features", False), "frozen_stages": fields.pop("frozen_stages", None),
              "detector": fields.pop("detector", None), "segmenter": fields.pop("segmenter", None)}
     check_stages(models, built["frozen_stages"], built["detector"], built["features"], built["segmenter"])
     optimizer = fields.pop("optimizer", None)     # a cost task's (training memory); timing steps are SGD's
     slide = fields.pop("slide", None)             # a cost task's: mmseg's slide test, counted beside the whole image
-    timing = fields
-    if "backend" in timing:        # one backend, as Task names it
-        backends = (timing.pop("backend"),)
+    if fields:
+        raise TypeError(f"plan_tasks: no option {', '.join(sorted(fields))}")
+    timing = timing or Timing()
     asked = {pad_size(s, pad_to): s.label for s in resolutions or [] if pad_size(s, pad_to) != s}
     resolutions = list(dict.fromkeys(pad_size(s, pad_to) for s in resolutions)) if resolutions else resolutions
     accepts = {(m, s): get_spec(m).rule.accepts(s) for m in models for s in resolutions or [get_spec(m).native]}
@@ -323,9 +314,9 @@ def plan_tasks(models: list[str], resolutions: list[Size] | None, batch_sizes: l
                     tasks.append(Task.of("cost", request.replace(train="train" in metrics, optimizer=optimizer),
                                          padded_from=padded_from, slide=slide))
                 if "throughput" in metrics:
-                    tasks += [Task.of("throughput", request, backend=backend, padded_from=padded_from, **timing)
+                    tasks += [Task.of("throughput", request, timing.replace(backend=backend), padded_from=padded_from)
                               for backend in backends]
                 if "throughput" in metrics and "train" in metrics:
-                    tasks.append(Task.of("throughput", request.replace(train=True), padded_from=padded_from,
-                                         **timing))
+                    tasks.append(Task.of("throughput", request.replace(train=True), timing.replace(backend="eager"),
+                                         padded_from=padded_from))
     return Plan(tasks, skipped)

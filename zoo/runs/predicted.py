@@ -1,6 +1,7 @@
 """The predicted row (PredictedRow), the best batch under a latency target, and the tables zoo.compare and
 zoo.select print of them: per planned batch or at the best batch, each marked when its serving memory exceeds the
-device's, with images per dollar at a price the user gives; two devices' break-even price ratio. zoo.compare's
+device's, with images per dollar at a price the user gives; two devices' break-even price ratio and the winner per
+model and size (decision_markdown); the row as results/predicted.jsonl keeps it (saved). zoo.compare's
 output and saving: zoo.compare.predict; several devices: zoo.runs.decision."""
 from __future__ import annotations
 
@@ -111,6 +112,14 @@ def model_label(row: dict) -> str:
     return f"{row['model']} + {row['task']}" if row.get("task") else row["model"]
 
 
+def saved(row: dict, by: str) -> dict:
+    """The row as results/predicted.jsonl keeps it: every predicted field, who saved it (the command), archzoo's
+    version."""
+    from .._version import __version__
+
+    return {**row, "saved_by": by, "archzoo_version": __version__}
+
+
 def predicted_markdown(rows: list[dict]) -> str:
     """A table of predicted rows, headed so it cannot be taken for measurements."""
     from ..console.markdown import plain
@@ -178,4 +187,33 @@ def break_even_markdown(rows: list[dict]) -> str:
     for r in rows:
         lines.append(f"| {r['model']} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | "
                      f"{r['break_even_price_ratio']:.2f} | {r['break_even_low']:.2f}-{r['break_even_high']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def decision_markdown(decided: list[dict], target_ms: float | None) -> str:
+    """The winner per model and size, headed so it cannot be taken for a measurement."""
+    from ..console.markdown import markdown_table, plain
+
+    usd = decided[0]["ranked_by"] == "imgs_per_usd"
+    what = "img per USD (expected)" if usd else "img/s (expected)"
+    where = (f"each device at its best batch within {target_ms:g} ms (expected, mean) per batch" if target_ms
+             else "each device at the same batch")
+    cells = []
+    for d in decided:
+        size = d["img_size"] or f"{d['img_h']}x{d['img_w']}"
+        if d["winner"] is None:
+            cells.append([d["model"], size, "none eligible", None, None, None, None, None, None, None])
+            continue
+        runner = d["runner_up"]
+        cells.append([d["model"], size, d["winner"], d["winner_batch_size"], plain(d["winner_value"]),
+                      runner, d.get("runner_up_batch_size"), plain(d["runner_up_value"]) if runner else None,
+                      f"{d['winner_over_runner_up']:.2f}" if runner else None,
+                      None if runner is None else "yes" if d["band_separates"] else "no: not decided"])
+    lines = ["", f"PREDICTED decision, not measured: per model and size the device with the most "
+                 f"{'images per dollar' if usd else 'images per second'}, {where}. 'band separates': the winner's "
+                 f"p10 is above the runner-up's p90 (otherwise the prediction does not decide between them).", "",
+             markdown_table(["model", "size (px)", "winner", "batch", what, "runner-up", "batch", what,
+                             "winner / runner-up", "band separates"], cells).rstrip("\n")]
+    lines += [f"not eligible: {d['model']} on {device}: {why}" for d in decided
+              for device, why in d["not_eligible"].items()]
     return "\n".join(lines) + "\n"

@@ -156,7 +156,7 @@ def given_up_row(task: Task, errors: list[str], detail: str = "") -> dict:
     from ..models.registry import get_spec
 
     try:
-        family = get_spec(task.model).family
+        family = get_spec(task.request.model).family
     except ZooError:  # e.g. a timm: name this driver cannot resolve; the row must still be written
         family = None
     row = failed_row(task, errors[-1], family, detail or None)
@@ -260,7 +260,7 @@ class _Sweep:
                     pass
 
     def uses_gpu(self, task: Task) -> bool:
-        return task.device.startswith("cuda") or (task.device == "auto" and self.has_gpus)
+        return task.timing.device.startswith("cuda") or (task.timing.device == "auto" and self.has_gpus)
 
     def submit(self, task: Task, node: tuple[str, float] | None = None) -> None:
         macs = self.plan.macs_for(task) if task.kind == "throughput" else None

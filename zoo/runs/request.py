@@ -3,16 +3,32 @@ extractor, whole detector or segmenter, stages frozen), inference or a training 
 its memory counts). Made once (zoo.runs.plan, zoo.select's Query, the report's deterministic tasks) and handed
 down as is: the count cache's key, the count, the timed row's MACs, the roofline and the GPU memory all read it.
 
-A Task (zoo.runs.tasks) is a Request plus how it is measured (kind, device, backend, timing protocol):
-`task.request` is its Request, `Task.of(kind, request, ...)` the Task of one.
+A Task (zoo.runs.tasks) holds a Request beside how it is measured (its kind, and a timed task's Timing):
+`task.request` is its Request, `Task.of(kind, request, timing)` the Task of one.
 """
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from analysis.size import Size
+
+
+def setting(default, when: str = "always"):
+    """A field that is one of a row's settings (zoo.runs.tasks.Task.settings): "always", or "when set" (only
+    when not None, so rows written before the field existed keep their keys)."""
+    return field(default=default, metadata={"setting": when})
+
+
+def setting_fields(holder) -> dict:
+    """The fields of a Request, Timing or Task marked `setting`, by name, in their order."""
+    out = {}
+    for f in dataclasses.fields(holder):
+        when, value = f.metadata.get("setting"), getattr(holder, f.name)
+        if when == "always" or (when == "when set" and value is not None):
+            out[f.name] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -20,13 +36,15 @@ class Request:
     model: str
     img_size: Size                        # 224 and (800, 1344) are taken as the Size they mean
     batch_size: int = 1
-    dtype: str = "fp32"
-    train: bool = False                   # also count the training step (its MACs, activation peak, memory)
-    features: bool = False                # the backbone as a feature extractor (no pooling, no head)
-    frozen_stages: Optional[int] = None   # no gradients for the stem and stages 1..K (features / detector / segmenter)
-    detector: Optional[str] = None        # the whole detector (zoo.models.detectors) on this backbone
-    segmenter: Optional[str] = None       # the whole segmenter (zoo.models.segmenters) on this backbone
-    optimizer: Optional[str] = None       # with train: whose state the training memory counts (None: SGD)
+    dtype: str = setting("fp32")
+    train: bool = setting(False)          # also count the training step (its MACs, activation peak, memory)
+    features: bool = setting(False)       # the backbone as a feature extractor (no pooling, no head)
+    frozen_stages: Optional[int] = setting(None, "when set")   # no gradients for the stem and stages 1..K
+                                                              # (features / detector / segmenter)
+    detector: Optional[str] = setting(None, "when set")    # the whole detector (zoo.models.detectors) on this backbone
+    segmenter: Optional[str] = setting(None, "when set")   # the whole segmenter (zoo.models.segmenters) on it
+    optimizer: Optional[str] = setting(None, "when set")   # with train: whose state the training memory counts
+                                                          # (None: SGD)
 
     def __post_init__(self):
         object.__setattr__(self, "img_size", Size.of(self.img_size))

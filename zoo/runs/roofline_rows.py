@@ -64,10 +64,10 @@ def measured_roofline(task, record: dict, peak: dict | None) -> dict:
     """Roofline fields of a timed eager inference row (`task`: a zoo.runs.tasks.Task) from this machine's
     peak and bandwidth (in `peak`, zoo.runs.peaks); none for training steps, ONNX Runtime, or a peak
     without a bandwidth."""
-    if not peak or "mem_bandwidth" not in peak or task.train or task.backend != "eager":
+    if not peak or "mem_bandwidth" not in peak or task.request.train or task.timing.backend != "eager":
         return {}
-    batch = record.get("ran_batch_size") or task.batch_size
-    launch = GPU_LAUNCH_SECONDS if resolve_device(task.device).type == "cuda" else CPU_LAUNCH_SECONDS
+    batch = record.get("ran_batch_size") or task.request.batch_size
+    launch = GPU_LAUNCH_SECONDS if resolve_device(task.timing.device).type == "cuda" else CPU_LAUNCH_SECONDS
     from .counted import count_of      # the cost row's count when it is at this batch: no build
 
     estimate = roofline(count_of(task.request.replace(batch_size=batch)).ops, peak["peak_flops"],

@@ -4,6 +4,10 @@ Tasks are plain, picklable data, so any executor (in-process, a subprocess, a Ra
 them; `run_task` turns the model's name into a module (zoo.models), measures it (analysis) and
 returns one row of the schema (zoo.runs.schema), failures included. Every path that measures goes
 through here: the CLI, Ray, the benchmarks and the report's deterministic refresh.
+
+A Task composes, never restates: its kind, the Request it builds and counts (zoo.runs.request), and for a timed
+task the Timing that says how. The row's settings come from the fields' metadata (`setting`), as the row
+schema's keys do: "always" fields are in every row's settings, "when set" ones only when not None.
 """
 from __future__ import annotations
 
@@ -19,76 +23,26 @@ from .._version import __version__
 from ..models.registry import get_spec
 from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
 from .request import FIELDS as REQUEST_FIELDS
-from .request import Request
+from .request import Request, setting, setting_fields
 from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, TypedRow, beyond_int64, make_row, row_key
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
 
 
 @dataclass(frozen=True)
-class Task:
-    kind: str                 # "cost": params, MACs, attention, activation memory (meta); "throughput": timed
-    model: str
-    img_size: Size            # checked against the model's rule when planning
-    batch_size: int = 1
-    dtype: str = "fp32"
-    train: bool = False       # cost: also count the training step; throughput: time a training step
-    features: bool = False    # the backbone as a feature extractor (no pooling, no head)
-    device: str = "cpu"       # throughput only; cost always counts on "meta"
-    threads: Optional[int] = None
-    quick: bool = False       # throughput: short runs (QUICK_PROTOCOL)
-    channels_last: bool = False       # throughput: channels-last memory format
-    compile: Optional[str] = None     # throughput: a torch.compile mode ("default", "max-autotune", ...)
-    backend: str = "eager"            # throughput: eager PyTorch or onnxruntime
-    frozen_stages: Optional[int] = None   # no gradients for the stem and stages 1..K (features / detector)
-    detector: Optional[str] = None        # count the whole detector (zoo.models.detectors) on this backbone
-    segmenter: Optional[str] = None       # count the whole segmenter (zoo.models.segmenters) on this backbone
-    optimizer: Optional[str] = None       # cost with train: whose state the training memory counts (None: SGD)
-    iters: Optional[int] = None       # throughput: at least this many timed steps (else the protocol's)
-    padded_from: Optional[str] = None     # the size asked for, when --pad-to padded it up to img_size
-    min_seconds: Optional[float] = None   # throughput: at least this timed span (else the protocol's)
-    slide: Optional[tuple] = None         # cost of a segmenter: also mmseg's slide test, (crop, stride) px
+class Timing:
+    """How a throughput task is timed (never part of what is built or counted)."""
+    device: str = setting("cpu")             # "cpu", "cuda", "cuda:1" or "auto"
+    threads: Optional[int] = setting(None)   # torch's intra-op threads (None: the harness's choice)
+    quick: bool = setting(False)             # short runs (QUICK_PROTOCOL)
+    channels_last: bool = setting(False)     # channels-last memory format
+    compile: Optional[str] = setting(None)   # a torch.compile mode ("default", "max-autotune", ...)
+    backend: str = setting("eager")          # eager PyTorch or onnxruntime
+    iters: Optional[int] = setting(None, "when set")          # at least this many timed steps (else the protocol's)
+    min_seconds: Optional[float] = setting(None, "when set")  # at least this timed span (else the protocol's)
 
-    def __post_init__(self):  # a Task is public API: 224 and (800, 1344) are taken as the Size they mean
-        object.__setattr__(self, "img_size", Size.of(self.img_size))
-        if self.slide is not None:        # a list from JSON: a tuple, so the task stays hashable
-            object.__setattr__(self, "slide", tuple(self.slide))
-
-    @classmethod
-    def of(cls, kind: str, request: Request, **how) -> Task:
-        """The `kind` task measuring `request`; how: the other fields (device, backend, quick, ...)."""
-        return cls(kind, **{name: getattr(request, name) for name in REQUEST_FIELDS}, **how)
-
-    @property
-    def request(self) -> Request:
-        """What this task builds and counts (zoo.runs.request): its count, MACs and roofline read it."""
-        return Request(**{name: getattr(self, name) for name in REQUEST_FIELDS})
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)            # img_size: {"height": ..., "width": ...}
-
-    @classmethod
-    def from_json(cls, fields: dict) -> Task:
-        return cls(**{**fields, "img_size": Size(**fields["img_size"])})
-
-    @property
-    def settings(self) -> dict:
-        """What, besides model, resolution and batch, makes two rows comparable."""
-        fields = dataclasses.asdict(self)
-        for name in ("kind", "model", "img_size", "batch_size"):
-            fields.pop(name)
-        for name in ("frozen_stages", "detector", "segmenter", "optimizer"):   # absent when unset: earlier rows keep their keys
-            if fields[name] is None:
-                fields.pop(name)
-        if self.kind == "cost":
-            for name in ("device", "threads", "quick", "channels_last", "compile", "backend"):
-                fields.pop(name)
-        for name in ("iters", "min_seconds", "padded_from", "slide"):   # only when asked: earlier rows keep their key
-            if fields[name] is None:
-                fields.pop(name)
-            elif name == "slide":         # settings hold plain values: "CROP,STRIDE"
-                fields[name] = ",".join(map(str, fields[name]))
-        return fields
+    def replace(self, **changes) -> Timing:
+        return dataclasses.replace(self, **changes)
 
     @property
     def protocol(self):
@@ -96,6 +50,73 @@ class Task:
         protocol = QUICK_PROTOCOL if self.quick else DEFAULT_PROTOCOL
         asked = {k: v for k, v in (("min_iters", self.iters), ("min_seconds", self.min_seconds)) if v is not None}
         return dataclasses.replace(protocol, **asked)
+
+
+KINDS = ("cost", "throughput")
+TIMING_FIELDS = tuple(f.name for f in dataclasses.fields(Timing))
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: str                           # "cost": params, MACs, attention, activation memory (meta); "throughput": timed
+    request: Request                    # what is built and counted (and timed)
+    timing: Optional[Timing] = None     # throughput: how it is timed (Timing() when not given); cost: None
+    padded_from: Optional[str] = setting(None, "when set")   # the size asked for, when --pad-to padded it up
+    slide: Optional[tuple] = setting(None, "when set")       # cost of a segmenter: also mmseg's slide test, (crop, stride) px
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"a task's kind is one of {', '.join(KINDS)}, not {self.kind!r}")
+        if not isinstance(self.request, Request):
+            raise TypeError(f"a Task holds a Request, not {type(self.request).__name__} (Task.named builds one)")
+        if self.kind == "throughput" and self.timing is None:
+            object.__setattr__(self, "timing", Timing())
+        if self.kind == "cost" and self.timing is not None:
+            raise ValueError("a cost task is counted on meta, never timed: it takes no Timing")
+        if self.slide is not None:        # a list from JSON: a tuple, so the task stays hashable
+            object.__setattr__(self, "slide", tuple(self.slide))
+
+    @classmethod
+    def of(cls, kind: str, request: Request, timing: Timing | None = None, **task_fields) -> Task:
+        """The `kind` task measuring `request`, timed as `timing` (throughput); task_fields: padded_from, slide."""
+        return cls(kind, request, timing, **task_fields)
+
+    @classmethod
+    def named(cls, kind: str, *request_args, **fields) -> Task:
+        """A task from a Request's arguments and any fields of Request, Timing or Task by name, each given to the
+        one that holds it: Task.named("throughput", "deit_ti", 224, batch_size=8, device="cpu", quick=True)."""
+        unknown = set(fields) - set(REQUEST_FIELDS) - set(TIMING_FIELDS) - {"padded_from", "slide"}
+        if unknown:
+            raise TypeError(f"Task.named: no field {', '.join(sorted(unknown))}")
+        timing = {k: v for k, v in fields.items() if k in TIMING_FIELDS}
+        request = Request(*request_args, **{k: v for k, v in fields.items() if k in REQUEST_FIELDS})
+        own = {k: v for k, v in fields.items() if k in ("padded_from", "slide")}
+        return cls(kind, request, Timing(**timing) if timing or kind == "throughput" else None, **own)
+
+    def replace(self, **changes) -> Task:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)        # request.img_size: {"height": ..., "width": ...}
+
+    @classmethod
+    def from_json(cls, fields: dict) -> Task:
+        request = fields["request"]
+        timing = fields.get("timing")
+        return cls(fields["kind"], Request(**{**request, "img_size": Size(**request["img_size"])}),
+                   None if timing is None else Timing(**timing), fields.get("padded_from"), fields.get("slide"))
+
+    @property
+    def settings(self) -> dict:
+        """What, besides model, resolution and batch, makes two rows comparable: the fields marked `setting` in
+        the Request, the Timing (timed rows only) and the Task, "always" ones always, "when set" ones when not
+        None (so rows written before such a field existed keep their keys)."""
+        settings = setting_fields(self.request)
+        for holder in (self.timing, self):
+            settings.update(setting_fields(holder) if holder is not None else {})
+        if "slide" in settings:           # settings hold plain values: "CROP,STRIDE"
+            settings["slide"] = ",".join(map(str, settings["slide"]))
+        return settings
 
 
 def software() -> dict:
@@ -106,9 +127,10 @@ def software() -> dict:
 
 def base_row(task: Task) -> dict:
     """The fields every row of `task` has, whatever became of the measurement."""
-    size = task.img_size
-    return {"schema": SCHEMA_VERSION, "kind": task.kind, "model": task.model, "img_h": size.height,
-            "img_w": size.width, "img_size": size.side, "batch_size": task.batch_size, "settings": task.settings,
+    request = task.request
+    size = request.img_size
+    return {"schema": SCHEMA_VERSION, "kind": task.kind, "model": request.model, "img_h": size.height,
+            "img_w": size.width, "img_size": size.side, "batch_size": request.batch_size, "settings": task.settings,
             "software": software()}
 
 
@@ -124,7 +146,7 @@ def machine(device: str) -> dict:
 
 def task_key(task: Task) -> tuple:
     """The row_key that running `task` here would give, to skip it on --resume."""
-    env = machine(task.device) if task.kind == "throughput" else {}
+    env = machine(task.timing.device) if task.kind == "throughput" else {}
     return row_key({**base_row(task), "env": env})
 
 
@@ -149,8 +171,9 @@ def failed_row(task: Task, error: str, family: str | None = None, detail: str | 
 
 def skipped_row(task: Task) -> dict:
     """The row of a task whose size the model's rule refuses (a rule, not a failure)."""
-    spec = get_spec(task.model)
-    return task_row(task, family=spec.family, skipped=f"{task.model} {spec.rule.refusal(task.img_size)}").to_json()
+    request = task.request
+    spec = get_spec(request.model)
+    return task_row(task, family=spec.family, skipped=f"{request.model} {spec.rule.refusal(request.img_size)}").to_json()
 
 
 def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> dict:
@@ -159,7 +182,7 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
     macs: per-image MACs of the model at this size (timed rows' MFU; counted here when None).
     peak: a GEMM peak for this device, dtype and threads (zoo.runs.peaks); probed when None.
     """
-    spec = get_spec(task.model)
+    spec = get_spec(task.request.model)
     try:
         if task.kind == "cost":
             measured = _cost(task)
@@ -183,15 +206,16 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
 
 def _cost(task: Task) -> dict:
-    record = counted(task.request)       # with the training memory of the request's optimizer
-    if task.detector is not None:     # the published task figures: data, looked up fresh (never cached)
+    request = task.request
+    record = counted(request)       # with the training memory of the request's optimizer
+    if request.detector is not None:     # the published task figures: data, looked up fresh (never cached)
         from ..models.detectors.published import task_fields
 
-        record = {**record, **task_fields(task.model, task.detector)}
-    if task.segmenter is not None:
+        record = {**record, **task_fields(request.model, request.detector)}
+    if request.segmenter is not None:
         from ..models.segmenters.published import task_fields as segmenter_task_fields
 
-        record = {**record, **segmenter_task_fields(task.model, task.segmenter, task.img_size.hw)}
+        record = {**record, **segmenter_task_fields(request.model, request.segmenter, request.img_size.hw)}
     if task.slide is not None:
         record = {**record, **_slide_fields(task)}
     return record
@@ -203,7 +227,7 @@ def _slide_fields(task: Task) -> dict:
     from ..models.segmenters.slide import grid
 
     crop, stride = task.slide
-    height, width = task.img_size.hw
+    height, width = task.request.img_size.hw
     window = Size(min(crop, height), min(crop, width))
     grids = [grid(height, crop, stride), grid(width, crop, stride)]
     window_macs = counted(task.request.per_image.replace(img_size=window))["macs"]

@@ -44,8 +44,10 @@ def is_noisy(cv: float, foreign_cpu_share: float | None, threads: int | None, co
 
 def timing_setting(task) -> TimingSetting:
     """A zoo.runs.tasks.Task's timing options, as the harness takes them."""
-    return TimingSetting(device=task.device, dtype=task.dtype, mode="train" if task.train else "inference",
-                         threads=task.threads, channels_last=task.channels_last, compile=task.compile)
+    timing = task.timing
+    return TimingSetting(device=timing.device, dtype=task.request.dtype,
+                         mode="train" if task.request.train else "inference", threads=timing.threads,
+                         channels_last=timing.channels_last, compile=timing.compile)
 
 
 def import_onnxruntime() -> None:
@@ -63,28 +65,30 @@ def import_onnxruntime() -> None:
 def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     """The timed fields of a throughput Task's row (zoo.runs.tasks). macs: per image (counted here when None);
     peak: probed when None."""
-    macs = macs if macs is not None else counted(task.request.per_image)["macs"]
+    request, timing = task.request, task.timing
+    macs = macs if macs is not None else counted(request.per_image)["macs"]
     batch, halved, why = fit_to_host(task)     # CPU: halve up front what the host's memory cannot hold
     with TiledRandomInit():     # random weights at memory speed: timing needs their magnitudes, not their values
-        model = build(task.request, "cpu", "fp32")
-    if task.backend == "onnxruntime":
+        model = build(request, "cpu", "fp32")
+    if timing.backend == "onnxruntime":
         import_onnxruntime()
-    backend, setting = backend_named(task.backend), timing_setting(task)
+    backend, setting = backend_named(timing.backend), timing_setting(task)
     with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
         try:
-            result = time_model(model, backend, task.img_size, batch, setting, task.protocol)
+            result = time_model(model, backend, request.img_size, batch, setting, timing.protocol)
         finally:
-            keep_log(f"{task.model}-{task.img_size.label}-b{task.batch_size}-{task.backend}", library_log.getvalue())
+            keep_log(f"{request.model}-{request.img_size.label}-b{request.batch_size}-{timing.backend}",
+                     library_log.getvalue())
     if result.imgs_per_s is None:   # out of memory at every batch down to 1
         raise MemoryError(result.error)
     device = torch.device(result.device)
-    fields = record_halving(result.as_fields(), task.batch_size, halved, why)
-    fields["attn_path"] = attention_path_on(model, task.img_size, device, task.dtype) if backend.sees_dispatcher \
-        else None
-    peak = peak or measure_peak_flops(str(device), task.dtype, task.threads)
+    fields = record_halving(result.as_fields(), request.batch_size, halved, why)
+    fields["attn_path"] = attention_path_on(model, request.img_size, device, request.dtype) \
+        if backend.sees_dispatcher else None
+    peak = peak or measure_peak_flops(str(device), request.dtype, timing.threads)
     fields.update(mfu_fields(macs, result.imgs_per_s, peak, device, setting))
     fields.update(measured_roofline(task, fields, peak))
-    fields["noisy"] = is_noisy(result.cv, result.foreign_cpu_share, fields.get("threads", task.threads))
+    fields["noisy"] = is_noisy(result.cv, result.foreign_cpu_share, fields.get("threads", timing.threads))
     fields["peak_probe"] = peak.get("peak_probe") if fields.get("peak_flops") else None
     return fields
 

@@ -132,7 +132,7 @@ def lower_bound_ms(work: dict, peak: dict | None, device: str, caches: int | Non
 
 
 def bound_text(bound: float, budget: float, work: dict, peak: dict) -> str:
-    from .table import num
+    from ..answers.text import num
 
     rate = f"{peak['peak_flops'] / 1e9:.0f} GFLOP/s GEMM peak"
     if peak.get("peak_flops_source"):

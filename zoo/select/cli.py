@@ -37,7 +37,7 @@ from ..options import DATASHEET_DEVICES, add_options
 from ..runs.data_dir import out_or_default
 from ..runs.plan import check_out_dir, choice
 from ..runs.safe_io import strict_dumps
-from .table import render  # noqa: F401 - render: part of the API
+from ..answers.text import render  # noqa: F401 - render: part of the API
 from ..runs.user_cache import disabled
 from ..console.signals import exit_status, handles_sigterm, interrupted
 from .timing import PARTIAL_STATUS, BudgetSpent
@@ -104,7 +104,8 @@ def answer_questions(args: argparse.Namespace) -> int:
     """--answers: the worked questions answered into <out>/results/answers.json (atomically; not with --no-save)
     and printed in --format (json: the file's content; table: its path when written). Options are checked
     as in every other mode, before anything is counted or written."""
-    from .answers import answers_path, fresh_answers, write_answers
+    from ..answers.stored import answers_path
+    from .answers import fresh_answers, write_answers
     from ..runs.safe_io import refuse_unless_regular
     from .shortlist import check_query
 

@@ -26,7 +26,7 @@ def count_candidates(models: list[str], q):
     tasks = [cost_task(model, q, 1 if q.batch_size == "auto" else q.batch_size) for model in models]
     plan, rows = schedule(tasks), []
     run_in_order(plan, run_task, rows.append, pooled=True)
-    return plan, {task.model: row for task, row in zip(tasks, rows)}
+    return plan, {task.request.model: row for task, row in zip(tasks, rows)}
 
 
 def _count(model: str, q, batch: int) -> dict:
@@ -97,7 +97,7 @@ def at_batch(row: dict) -> str:
 
 
 def counted_reason(row: dict, q) -> str | None:
-    from .table import num
+    from ..answers.text import num
 
     checks = [("max_params", row["params_m"], "params {v} M > {lim} M"),
               ("max_gmacs", row["gmacs"], "{v} GMACs > {lim}"),

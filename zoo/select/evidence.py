@@ -89,7 +89,7 @@ def evidence(row: dict, stat: str, load: float | None = None) -> dict:
 
 def band_text(ev: dict) -> str:
     """'n=14, 95% band 71.0-80.2 ms' (+ the quiet lower edge when others used our cores)."""
-    from .table import num
+    from ..answers.text import num
 
     n = f"n={ev['n']}" if ev["n"] is not None else "n=?"
     text = f"{n}, band {num(ev['lo_ms'])}-{num(ev['hi_ms'])} ms"

@@ -16,6 +16,7 @@ from typing import Optional, Union
 
 from analysis.size import Size
 
+from ..answers.text import predicted_text
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import add_options
 from ..runs.plan import MAX_BATCH, check_dtype, choice, model_names, one_size, positive_int, positive_number
@@ -73,16 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     elif "per_device" in result:
-        from ..compare.predict import decision_markdown
+        from ..runs.predicted import decision_markdown
 
         for one in result["per_device"].values():
-            sys.stdout.write(render(one["shortlist"], one["excluded"], args.rank) + "\n")
+            sys.stdout.write(predicted_text(one["shortlist"], one["excluded"], args.rank) + "\n")
         if result["decisions"]:
             query = result["query"]
             sys.stdout.write(decision_markdown(result["decisions"],
                                                query["max_latency_ms"] if query["batch_size"] == "best" else None))
     else:
-        sys.stdout.write(render(result["shortlist"], result["excluded"], args.rank))
+        sys.stdout.write(predicted_text(result["shortlist"], result["excluded"], args.rank))
     return 0
 
 
@@ -92,7 +93,7 @@ def answer(asked: Predicted) -> dict:
     checked before anything is counted."""
     import contextlib
 
-    from ..compare.predict import saved
+    from ..runs.predicted import saved
     from ..runs.data_dir import out_or_default
     from ..runs.plan import check_out_dir
     from ..runs.store import ResultStore
@@ -223,15 +224,3 @@ def _top1(model: str, size) -> float | None:
     h, w = size.hw
     found = checkpoint_at(model, h) if h == w else None
     return float(found["top1"]) if found and found.get("top1") is not None else None
-
-
-def render(kept: list[dict], excluded: list[dict], rank: str) -> str:
-    from ..runs.predicted import predicted_markdown
-
-    lines = [f"ranked by predicted {rank}" if rank != "top1" else "ranked by published top-1", ""]
-    lines.append(predicted_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n")
-    if kept:
-        lines += ["top-1 (published, ImageNet-1k, timm's evaluation): "
-                  + ", ".join(f"{r['model']} {r['top1']:.1f}" for r in kept if r["top1"] is not None), ""]
-    lines += [f"excluded: {r['model']}: {r['excluded']}" for r in excluded]
-    return "\n".join(lines) + "\n"

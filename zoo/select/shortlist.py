@@ -14,13 +14,14 @@ from ..models.accuracy import pretraining_groups as checkpoint_groups
 from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
 from ..runs.data_dir import out_or_default
-from ..runs.plan import (FROZEN_NEEDS_A_BACKBONE, MAX_BATCH, MAX_ITERS, MAX_SECONDS, MAX_SIDE, NO_STAGES, check_device,
-                        check_dtype, check_memory_override, check_out_dir, check_threads, choice, finite_number,
-                        frozen_stages_option, model_names, no_stages, one_size, pad_size, positive_int, positive_number)
-from ..options import BACKENDS, COMPILE_MODES, OPTIMIZERS, pretraining_option, weights_option
+from ..runs.plan import (MAX_BATCH, MAX_SECONDS, MAX_SIDE, NO_STAGES, check_dtype, check_memory_override, check_out_dir,
+                         choice, finite_number, frozen_stages_option, model_names, no_stages, one_size, pad_size,
+                         positive_int, positive_number)
+from ..options import BACKENDS, COMPILE_MODES  # noqa: F401 - zoo.select names them
+from ..options import OPTIMIZERS, check_heads, pretraining_option, timing_of, weights_option
 from ..options import SELECT_FORMATS as FORMATS
 from ..runs.tasks import one_line
-from .table import num  # noqa: F401 - the callers' number format
+from ..answers.text import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
                    _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen, timing_key)
@@ -96,6 +97,14 @@ class Query:
                        frozen_stages=self.frozen_stages, detector=detector, segmenter=self.segmenter, optimizer=self.optimizer if self.train else None)
 
     @property
+    def timing(self):
+        """How this query's survivors are timed (zoo.runs.tasks.Timing)."""
+        from ..runs.tasks import Timing
+
+        return Timing(device=self.device, threads=self.threads, quick=self.quick, channels_last=self.channels_last,
+                      compile=self.compile, backend=self.backend, iters=self.iters, min_seconds=self.min_seconds)
+
+    @property
     def measured(self) -> bool:
         return (self.max_latency_ms is not None or self.min_imgs_per_s is not None
                 or self.rank in ("latency", "imgs_per_s"))
@@ -120,23 +129,6 @@ def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
             raise UsageError("--batch-size auto: needs --max-serve-mib (the largest batch whose serving memory fits)")
         return "auto"
     return positive_int(str(text), "batch-size", MAX_BATCH)
-
-
-def _check_backend(q: Query) -> None:
-    choice(q.backend, BACKENDS, "backend")
-    if q.compile is not None:
-        choice(q.compile, COMPILE_MODES, "compile")
-    if q.backend == "eager":        # eager times every setting (and the check would load torch)
-        return
-    from analysis.timing.backends import TimingSetting        # the backend states its restrictions, as for compare
-    from analysis.timing.harness import backend_named
-
-    setting = TimingSetting(device=q.device if q.device != "auto" else "cpu", dtype=q.dtype,
-                            mode="train" if q.train else "inference", channels_last=q.channels_last,
-                            compile=q.compile)
-    why = backend_named(q.backend).unsupported(setting)
-    if why:
-        raise UsageError(f"--backend {q.backend}: the backend {why}")
 
 
 def _check_detector(q: Query) -> None:
@@ -190,28 +182,19 @@ def check_query(query: Query) -> Query:
     choice(q.rank, RANKS, "rank")
     _check_detector(q)
     q.frozen_stages = None if q.frozen_stages is None else frozen_stages_option(str(q.frozen_stages))
-    if q.frozen_stages is not None and not (q.features or q.detector or q.segmenter):
-        raise UsageError(FROZEN_NEEDS_A_BACKBONE)
     if q.segmenter is not None:
         from ..models.segmenters.specs import SEGMENTERS
 
         choice(q.segmenter, tuple(SEGMENTERS), "segmenter")
-        if q.features:
-            raise UsageError("--segmenter counts the whole segmenter on the backbone's maps: drop --features")
+    check_heads(q.features, q.frozen_stages, q.detector, q.segmenter)
     if q.rank.startswith("miou") and q.segmenter is None:
         raise UsageError(f"--rank {q.rank}: a segmenter's published ADE20K mIoU; needs --segmenter")
-    if q.segmenter is not None and q.detector is not None:
-        raise UsageError("--detector and --segmenter: one task model at a time")
     choice(q.latency_stat, LATENCY_STATS, "latency-stat")
     choice(q.optimizer, OPTIMIZERS, "optimizer")
     check_dtype(q.dtype)
-    _check_backend(q)
-    q.device = check_device(q.device)
-    if q.threads is not None:
-        q.threads = check_threads(str(q.threads))
+    timing = timing_of(q.timing, [q.backend], q.dtype, q.train)
+    q.device, q.threads, q.iters, q.min_seconds = timing.device, timing.threads, timing.iters, timing.min_seconds
     check_memory_override()
-    q.iters = None if q.iters is None else positive_int(str(q.iters), "iters", MAX_ITERS)
-    q.min_seconds = None if q.min_seconds is None else positive_number(q.min_seconds, "min-seconds")
     q.budget_s = positive_number(q.budget_s, "budget-s")
     if q.predict is not None:          # select() and zoo.select.predicted answer --predict, never this path
         raise UsageError("--predict: answered by zoo.select.predicted (select(..., predict=DEVICE))")

@@ -54,15 +54,13 @@ def task_for(row: dict, q):
     from ..runs.tasks import Task
 
     request = q.request(row["model"], row["batch_size"]).replace(optimizer=None)    # a timed step is SGD's
-    return Task.of("throughput", request, device=q.device, threads=q.threads, quick=q.quick,
-                   channels_last=q.channels_last, compile=q.compile, backend=q.backend, iters=q.iters,
-                   min_seconds=q.min_seconds, padded_from=q.padded_from)
+    return Task.of("throughput", request, q.timing, padded_from=q.padded_from)
 
 
 def decide(row: dict, q, load: float | None = None) -> tuple[str, str, dict]:
     """("fits" | "over" | "within noise", the text saying why, the evidence) of a timed row; `load`: the load
     average sampled around its timing (None: not timed now, or unknown)."""
-    from .table import num
+    from ..answers.text import num
 
     stat, point = q.latency_stat, q.allow_noisy
     if row.get(f"latency_ms_{stat}") is None:
@@ -122,9 +120,9 @@ def _committed(task) -> dict:
     from ..runs.tasks import machine
     from .bound import committed_rates
 
-    if str(task.device) != "cpu":
+    if str(task.timing.device) != "cpu":
         return {}
-    return committed_rates(machine("cpu").get("cpu_model"), task.dtype, task.threads)
+    return committed_rates(machine("cpu").get("cpu_model"), task.request.dtype, task.timing.threads)
 
 
 def load_timing_modules() -> None:
@@ -282,8 +280,9 @@ class Run:
         if timed is not None:
             self.done.reused += 1
             return timed
-        log.info("%s timing %s at %s px, batch %d (%s)%s", step, task.model, task.img_size.label, task.batch_size,
-                 task.backend, _eta(self.timing, self.start, self.q, self.done, left))
+        request = task.request
+        log.info("%s timing %s at %s px, batch %d (%s)%s", step, request.model, request.img_size.label,
+                 request.batch_size, task.timing.backend, _eta(self.timing, self.start, self.q, self.done, left))
         before = self.timing.load()
         timed = self.timing.run(task, self.plan.macs_for(task), self.timing.peak(task))
         loads = [x for x in (before, self.timing.load()) if x is not None]

@@ -1,5 +1,6 @@
 """zoo.select's answer as text: the shortlist table (markdown or plain), the Pareto fronts, the undecided
-models and every exclusion with its reason. Reads the answer's dict only (the report renders stored ones)."""
+models and every exclusion with its reason; a --predict answer's table. Reads the answer's dict only: zoo.select
+prints it and zoo.report renders the stored ones."""
 from __future__ import annotations
 
 import os
@@ -110,11 +111,9 @@ def _timing_head(result: dict) -> list[str]:
 
 def render(result: dict, fmt: str) -> str:
     """The selection as markdown, or as a plain-text table (JSON is json.dumps of `result`); a --predict answer
-    as zoo.select.predicted prints it."""
+    as zoo.select --predict prints it (predicted_text)."""
     if result.get("predicted") is True:
-        from .predicted import render as predicted_render
-
-        return predicted_render(result["shortlist"], result["excluded"], result["query"]["rank"])
+        return predicted_text(result["shortlist"], result["excluded"], result["query"]["rank"])
     columns = _columns(result)
     headers = [h for h, _ in columns]
     rows = [[cell(r) for _, cell in columns] for r in result["shortlist"]]
@@ -138,4 +137,17 @@ def render(result: dict, fmt: str) -> str:
         lines += [text(f"- {u['model']}: {u['reason']}") for u in result["untimed"]]
     lines += ["", f"excluded ({len(result['excluded'])}):"]
     lines += [text(f"- {e['model']}: {e['reason']}") for e in result["excluded"]] or ["- (none)"]
+    return "\n".join(lines) + "\n"
+
+
+def predicted_text(kept: list[dict], excluded: list[dict], rank: str) -> str:
+    """A --predict answer: the predicted rows that meet the budget, their published top-1, and each exclusion."""
+    from ..runs.predicted import predicted_markdown
+
+    lines = [f"ranked by predicted {rank}" if rank != "top1" else "ranked by published top-1", ""]
+    lines.append(predicted_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n")
+    if kept:
+        lines += ["top-1 (published, ImageNet-1k, timm's evaluation): "
+                  + ", ".join(f"{r['model']} {r['top1']:.1f}" for r in kept if r["top1"] is not None), ""]
+    lines += [f"excluded: {r['model']}: {r['excluded']}" for r in excluded]
     return "\n".join(lines) + "\n"
