@@ -25,6 +25,7 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parent.parent       # the checkout: holds zoo/, analysis/, tests/
 BUDGET_S = 480          # the whole check must finish within 8 minutes on one H200
 DEADLINE_S = 465        # no step runs past this; the rest is left for summary.md
+LIST_HANG_GUARD_S = 1800   # listing the suite's cuda tests: a hang guard (a loaded machine takes minutes)
 GRACE_S = 5             # at a step's timeout: SIGINT (pytest and zoo.compare keep what they have), then SIGKILL
 MIN_STEP_S = 10         # a step with less time left than this is skipped, not started
 TAIL_LINES = 40
@@ -130,7 +131,7 @@ def cuda_marked_tests(python: str) -> list[str] | str:
     argv = [python, "-m", "pytest", "--collect-only", "-q", "-m", "cuda", "-p", "no:cacheprovider"]
     try:
         done = subprocess.run(argv, cwd=ROOT, env={**_step_env(), "PYTHONDONTWRITEBYTECODE": "1"},
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=LIST_HANG_GUARD_S)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"could not list them ({e})"
     return ([line for line in done.stdout.splitlines() if "::" in line] if done.returncode == 0 else

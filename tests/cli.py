@@ -12,11 +12,13 @@ import warnings
 
 import torch
 
+HANG_GUARD_S = 1800     # a subprocess's hang guard, never a speed check: a loaded machine may take minutes to start torch
+
 MAINS = {"zoo.compare": "zoo.compare", "zoo.select": "zoo.select", "zoo.report": "zoo.report.__main__",
          "zoo": "zoo.compare"}
 
 
-def run_cli(module: str, *args: str, cwd=None, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_cli(module: str, *args: str, cwd=None, timeout: float = HANG_GUARD_S) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
                           cwd=cwd, timeout=timeout)
 

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from cli import HANG_GUARD_S
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 WINDOW = (1400, 900)
 PROBE = """<script>
@@ -84,7 +86,7 @@ def probe_page(page: Path, tmp_path: Path) -> tuple[dict, list[str]]:
          "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
          f"--window-size={WINDOW[0]},{WINDOW[1]}", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
          "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()],
-        capture_output=True, text=True, timeout=180)
+        capture_output=True, text=True, timeout=HANG_GUARD_S)
     found = re.search(r'<pre id="probe">(.*?)</pre>', result.stdout)
     assert found, result.stderr[-2000:]
     console_errors = [line for line in result.stderr.splitlines() if "CONSOLE" in line and "rror" in line]
@@ -134,7 +136,7 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-         "--hide-scrollbars", "--virtual-time-budget=5000", *args], capture_output=True, text=True, timeout=180)
+         "--hide-scrollbars", "--virtual-time-budget=5000", *args], capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def probe_views(page: Path, tmp_path: Path) -> dict:

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cli import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_VENV = ("mkdir -p .venv/bin && printf '#!/bin/sh\\necho \"$@\" >> ran.log\\n' > .venv/bin/python "
@@ -35,7 +36,7 @@ def run_ci(tmp_path: Path, main: str, test: str) -> subprocess.CompletedProcess:
     (bin_dir / "chromium").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     return subprocess.run(["bash", str(repo / ".ci" / "run")], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=HANG_GUARD_S)
 
 
 def test_both_commands_run_in_order_then_the_report_check(tmp_path):

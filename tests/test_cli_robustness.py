@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import zoo
-from cli import call_main, run_cli
+from cli import HANG_GUARD_S, call_main, run_cli
 from analysis.size import Size
 from committed import committed_text
 
@@ -110,7 +110,7 @@ sys.exit(main(sys.argv[2:]))
 def test_failed_measurements_exit_1_with_one_line_each_and_a_count(tmp_path, broken, expected_failures):
     result = subprocess.run([sys.executable, "-c", INJECT_FAILURE, broken, "--models", "vit_ti16,deit_ti", *COST,
                              "--out", str(tmp_path), "--format", "json"], capture_output=True, text=True,
-                            timeout=300, cwd=REPO)
+                            timeout=HANG_GUARD_S, cwd=REPO)
     assert result.returncode == 1, result.stderr
     failures = [line for line in result.stderr.splitlines() if line.startswith("zoo.compare: failed: ")]
     assert len(failures) == expected_failures
@@ -121,7 +121,7 @@ def test_failed_measurements_exit_1_with_one_line_each_and_a_count(tmp_path, bro
     assert sum(1 for r in rows if r.get("failed")) == expected_failures and len(rows) == 2
 
 
-def _wait_for_rows(path: Path, count: int, proc: subprocess.Popen, timeout: float = 180) -> None:
+def _wait_for_rows(path: Path, count: int, proc: subprocess.Popen, timeout: float = HANG_GUARD_S) -> None:
     deadline = time.monotonic() + timeout
     while not (path.exists() and path.read_text().count("\n") >= count):
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -152,27 +152,46 @@ def test_ctrl_c_exits_130_with_one_line_and_keeps_every_finished_row(tmp_path):
     rows_file = tmp_path / "results" / "cost.jsonl"
     _wait_for_rows(rows_file, 2, proc)
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
+    _, stderr = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == 130
     assert "Traceback" not in stderr and stderr.strip().splitlines()[-1].startswith("zoo.compare: interrupted")
     kept = [json.loads(line) for line in rows_file.read_text().splitlines()]   # every line whole
     assert [row["model"] for row in kept] == ["vit_ti16", "deit_ti"]
 
 
+INJECT_WAIT = """
+import os
+import sys
+import time
+import zoo.runs.tasks as tasks
+real = tasks._cost
+def waits(task):
+    while task.request.model == sys.argv[1] and not os.path.exists(sys.argv[2]):
+        time.sleep(0.05)        # the rows after it wait for it (the pool hands rows back in order)
+    return real(task)
+tasks._cost = waits
+from zoo.compare.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
 def test_a_second_run_into_the_same_folder_is_refused_while_the_first_runs(tmp_path):
-    # the first is a process of its own (its lock is another process's); the second, this process's main(),
-    # starts within milliseconds of the first row, while the first still counts the rest of the registry
-    cmd = [sys.executable, "-m", "zoo.compare", "--models", "all", "--metrics", "cost", "--out", str(tmp_path)]
-    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    # the first is a process of its own (its lock is another process's), held mid-run: its second count waits
+    # for a file (injected) until the second run, this process's main(), has been refused
+    go_on = tmp_path / "go-on"
+    args = ["--models", "vit_ti16,deit_ti,resnet50", *COST, "--out", str(tmp_path)]
+    first = subprocess.Popen([sys.executable, "-c", INJECT_WAIT, "deit_ti", str(go_on), *args],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
         _wait_for_rows(tmp_path / "results" / "cost.jsonl", 1, first)
-        second = call_main("zoo.compare", *cmd[3:], cwd=tmp_path)
+        second = call_main("zoo.compare", *args, cwd=tmp_path)
         assert_usage_error(second, "in use by another archzoo run")
     finally:
-        first.wait(timeout=300)
-    assert first.returncode == 0
+        go_on.touch()
+        _, stderr = first.communicate(timeout=HANG_GUARD_S)
+    assert first.returncode == 0, stderr
     models = [json.loads(line)["model"] for line in (tmp_path / "results" / "cost.jsonl").read_text().splitlines()]
-    assert sorted(models) == sorted(set(models)) and len(models) == len(zoo.list_models())   # no row twice
+    assert models == ["vit_ti16", "deit_ti", "resnet50"]        # each row once: the refused run wrote none
 
 
 def test_resume_after_damage_keeps_every_row_and_names_the_bad_lines(tmp_path):

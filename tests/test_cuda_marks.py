@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli import HANG_GUARD_S
 
 TESTS = Path(__file__).resolve().parent
 UNMARKED = '''import pytest
@@ -35,7 +36,7 @@ def collect(folder: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                            "-o", "markers=cuda: GPU", str(folder)], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=HANG_GUARD_S)
 
 
 @pytest.mark.parametrize("source, ok", [(UNMARKED, False), (MARKED, True)], ids=["unmarked", "marked"])

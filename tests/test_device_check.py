@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from cli import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "device_check.sh"
-HANG_GUARD_S = 1800     # a hang guard, never a speed check: a loaded machine may take minutes to start torch
 MODELS = "--models vit_b16,swin_t,convnext_t,deit_s,resnet50 --resolutions 224,384"
 SWEEP = "--metrics cost,memory,throughput,train"
 # every step, and what its command must say

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+from cli import HANG_GUARD_S
 
 import zoo
 from analysis.count.other_counters import flop_counter_mode_comparison, fvcore_comparison
@@ -43,4 +44,4 @@ def test_nothing_but_the_comparison_imports_fvcore():
     code = ("import sys; sys.modules['fvcore'] = None\n"        # as if it were not installed
             "import analysis, analysis.count.other_counters, zoo, zoo.compare, zoo.select, zoo.report.build\n"
             "try:\n    analysis.fvcore_comparison\nexcept AttributeError:\n    sys.exit(3)\n")
-    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
+    assert subprocess.run([sys.executable, "-c", code], timeout=HANG_GUARD_S).returncode == 0

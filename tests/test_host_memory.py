@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+from cli import HANG_GUARD_S
+
 from analysis.timing import host_memory
 from analysis.timing.host_memory import HEADROOM, available_bytes, halve_to_fit
 
@@ -48,7 +50,7 @@ print(json.dumps({"row": row, "grew": resource.getrusage(resource.RUSAGE_SELF).r
 def test_a_batch_that_cannot_fit_is_halved_up_front_and_peak_rss_stays_under_the_limit(monkeypatch):
     limit = 300 * MIB           # deit_ti at 224 needs ~2.3 MiB per image (counted): batch 512 ~1.2 GiB
     monkeypatch.setenv(host_memory.OVERRIDE_ENV, str(limit))
-    done = subprocess.run([sys.executable, "-c", CHILD, "512"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", CHILD, "512"], capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     row = out["row"]

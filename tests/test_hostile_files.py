@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from cli import call_main, run_cli
+from cli import HANG_GUARD_S, call_main, run_cli
 from zoo.runs.safe_io import StrictJSONError, strict_loads
 from zoo.runs.store import ResultStore
 from zoo.runs.tasks import Task
 from committed import committed_text
 
-HANG_GUARD_S = 1800     # a hang guard, never a speed check: a loaded machine may take minutes to start torch
 COST = ["--metrics", "cost", "--resolutions", "224"]
 
 
@@ -130,7 +129,7 @@ def test_a_full_disk_cuts_the_row_back_and_exits_1_with_one_line(small_fs):
     assert len(ResultStore(small_fs).rows()) == 2
 
 
-def _wait_for(path: Path, count: int, proc: subprocess.Popen, timeout: float = 240) -> None:
+def _wait_for(path: Path, count: int, proc: subprocess.Popen, timeout: float = HANG_GUARD_S) -> None:
     deadline = time.monotonic() + timeout
     while not (path.exists() and path.read_text().count("\n") >= count):
         assert proc.poll() is None, proc.communicate()[1]

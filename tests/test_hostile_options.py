@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli import call_main
+from cli import HANG_GUARD_S, call_main
 
 from analysis.timing import host_memory
 from zoo.runs.tasks import Task, run_task
@@ -62,11 +62,11 @@ def test_onnxruntime_is_imported_only_to_time_and_writes_only_in_the_user_cache(
     env.update(HOME=str(home), ARCHZOO_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-m", "zoo.compare", "--models", "deit_ti", "--metrics", "throughput",
                            "--backend", "onnxruntime", "--dtype", "bf16", "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=HANG_GUARD_S)
     assert done.returncode == 2 and "--backend onnxruntime" in done.stderr             # refused, and ...
     assert list(home.iterdir()) == []                                                   # ... nothing under ~
     done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, cwd=tmp_path,
-                          timeout=600)
+                          timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     assert "imported on check: False" in done.stdout and "imported for timing: True" in done.stdout
     assert list(home.iterdir()) == []

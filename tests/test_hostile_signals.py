@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from cli import HANG_GUARD_S
 
-HANG_GUARD_S = 1800     # a hang guard, never a speed check: a loaded machine may take minutes to start torch
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ["vit_ti16", "deit_ti", "deit_s", "deit_ti_distilled", "resnet50", "convnext_t", "swin_t", "vit_s16"]
@@ -61,7 +61,7 @@ def gated(tmp_path):
             proc.wait()
 
 
-def _wait_for(check, proc, what: str, timeout: float = 300):
+def _wait_for(check, proc, what: str, timeout: float = HANG_GUARD_S):
     deadline = time.monotonic() + timeout
     while not check():
         assert proc.poll() is None, f"ended before {what}: {proc.stderr.read()}"
@@ -117,7 +117,7 @@ def test_a_worker_killed_from_outside_is_reported_as_that_and_the_run_completes(
     assert worker != proc.pid
     os.kill(worker, signal.SIGTERM)
     (gate / "release").touch()
-    _, stderr = proc.communicate(timeout=600)
+    _, stderr = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == 0, stderr
     assert f"worker {worker} killed by SIGTERM" in stderr and "zoo.compare: terminated" not in stderr
     assert sorted(r["model"] for r in _rows(rows)) == sorted(MODELS)

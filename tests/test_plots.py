@@ -6,8 +6,10 @@ import json
 import re
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from zoo.report import build, plots, style
@@ -22,9 +24,9 @@ def rendered(tmp_path_factory, committed):
     figures = {}
     real_save = style.save
 
-    def keep(fig, path):
+    def keep(fig, path, **how):
         figures[Path(path).name] = fig
-        return real_save(fig, path)
+        return real_save(fig, path, **how)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(style, "save", keep)
@@ -109,6 +111,25 @@ def test_a_plot_against_side_with_one_side_is_not_drawn(tmp_path):
     rows = [_timed_at("deit_ti", 224, 60.0), _timed_at("vit_b16", 224, 4.5)]
     assert plots.throughput_vs_resolution(rows, tmp_path / "t.png") == []
     assert plots.throughput_vs_resolution(rows + [_timed_at("vit_b16", 384, 2.0)], tmp_path / "t.png") != []
+
+
+def test_a_nothing_to_plot_figure_is_laid_out_only_for_its_png(tmp_path, monkeypatch):
+    """Laying out a figure is most of drawing one that only says "nothing to plot"; a report that writes no
+    PNG (zoo.report --check, table-only tests) lays none out, and every PNG written is laid out first."""
+    laid_out, real_layout = [], Figure.tight_layout
+    monkeypatch.setattr(Figure, "tight_layout", lambda fig, *a, **k: (laid_out.append(fig), real_layout(fig, *a, **k)))
+    written, real_write = [], style.write_png
+    monkeypatch.setattr(style, "write_png", lambda fig, path: (written.append(fig), real_write(fig, path)))
+    empty = load(tmp_path)                                      # no results: every plot says nothing to plot
+    (tmp_path / "without").mkdir()
+    (tmp_path / "with").mkdir()
+    build.draw(empty, tmp_path / "without", pictures=False)
+    assert laid_out == [] and written == []
+    plotted = build.draw(empty, tmp_path / "with")
+    assert all(plotted[name] == [] for name in build.PLOT_FILES)
+    assert len(written) == len(build.PLOT_FILES) and laid_out == written      # each once, before its PNG
+    default = (plt.rcParams["figure.subplot.left"], plt.rcParams["figure.subplot.right"])
+    assert all((fig.subplotpars.left, fig.subplotpars.right) != default for fig in written)  # margins moved
 
 
 def test_line_end_labels():

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli import HANG_GUARD_S
 
 pytest.importorskip("ray", reason="needs the ray extra: pip install \".[ray]\"")
 
@@ -27,7 +28,6 @@ SWEEP = ["--models", "vit_ti16,deit_ti,resnet50", "--metrics", "cost,memory", "-
 # every model's cost at 224: long enough for a newly added node to start its worker and take tasks
 KILL_SWEEP = ["--models", "all", "--metrics", "cost", "--resolutions", "224"]
 NOT_COMPARED = {"env", "failed_attempts"}   # where and how often a row ran, not what it measured
-CLI_TIMEOUT_S = 300                         # a hang guard, not a speed requirement
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def compare_cli(*args: str, cluster: LocalRayCluster | None = None, wait: bool =
     command = [sys.executable, "-m", "zoo.compare", *args]
     if not wait:
         return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def rows(out: Path, kind: str = "cost") -> list[dict]:
@@ -105,14 +105,14 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, tmp_path):
     sweep = compare_cli(*KILL_SWEEP, "--executor", "ray", "--ray-address", cluster.address,
                         "--format", "json", "--out", str(tmp_path), cluster=cluster, wait=False)
     try:
-        deadline = time.monotonic() + CLI_TIMEOUT_S
+        deadline = time.monotonic() + HANG_GUARD_S
         while not (rows(tmp_path) and doomed.running("run_on_node")):  # rows written, one task on the node
             assert sweep.poll() is None, sweep.stderr.read()
             assert time.monotonic() < deadline, "no row was written while the worker node ran a task"
             time.sleep(0.05)
         before_kill = results.read_text()
         cluster.kill(doomed)
-        stdout, stderr = sweep.communicate(timeout=CLI_TIMEOUT_S)
+        stdout, stderr = sweep.communicate(timeout=HANG_GUARD_S)
     finally:
         if sweep.poll() is None:
             sweep.kill()
@@ -147,7 +147,7 @@ print(json.dumps(rows))
 def test_tasks_that_cannot_run_become_failed_rows(cluster):
     """No GPU in the cluster: failed at once. An error escaping run_task: tried 1 + max_retries times."""
     result = subprocess.run([sys.executable, "-c", RUN_RAY, cluster.address], cwd=REPO, capture_output=True,
-                            text=True, timeout=CLI_TIMEOUT_S, env={**os.environ, **cluster.driver_env})
+                            text=True, timeout=HANG_GUARD_S, env={**os.environ, **cluster.driver_env})
     assert result.returncode == 0, result.stderr
     no_gpu, broken = sorted(json.loads(result.stdout.splitlines()[-1]), key=lambda r: r["kind"], reverse=True)
     for row in (no_gpu, broken):

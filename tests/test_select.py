@@ -19,7 +19,7 @@ from analysis.size import Size  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.select.cli import main, select  # noqa: E402
 from zoo.select.shortlist import limit, num  # noqa: E402
-from cli import call_main  # noqa: E402
+from cli import HANG_GUARD_S, call_main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("kept_peaks")     # timed runs probe no GEMM peak (conftest.py)
 
@@ -30,7 +30,7 @@ DEIT_TI_PARAMS = 5_717_416     # deit_tiny_patch16_224 (DeiT README: 5M; timm's 
 def run_select(*args, cwd=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "zoo.select", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env=env, timeout=600)
+                          cwd=cwd or ROOT, env=env, timeout=HANG_GUARD_S)
 
 
 def vit_macs(n_tokens: int, dim: int, depth: int, patches: int, patch: int, classes: int = 1000) -> int:

@@ -29,8 +29,7 @@ def _empty(path: Path, title: str, why: str) -> Plotted:
     ax.set_axis_off()
     ax.set_title(title)
     ax.text(0.5, 0.5, f"nothing to plot: {why}", ha="center", va="center")
-    fig.tight_layout()
-    style.save(fig, path)
+    style.save(fig, path, layout_at_write=True)
     return []
 
 

@@ -91,6 +91,7 @@ def plot(df: pd.DataFrame, path: Path) -> list[dict]:
                   for row in df[["model", "size", "batch", "machine", "measured_ms", "roofline_ms",
                                  "macs_only_ms"]].to_dict("records")]
     ax.set_title("Roofline and MACs-only latency against measured (eager inference)", fontsize=9)
-    fig.tight_layout()
-    style.save(fig, path)
+    if not df.empty:
+        fig.tight_layout()
+    style.save(fig, path, layout_at_write=df.empty)
     return points

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import weakref
 from pathlib import Path
 
 from . import mpl_home  # noqa: F401 - before matplotlib: its font cache goes to the user cache
@@ -241,6 +242,7 @@ def visible_tick_labels(ax, name: str) -> list[str]:
 
 DRAWN: dict[str, dict] = {}     # PNG file name -> drawn_style of its figure, filled by save(); build.draw reads it
 _HELD: dict[str, tuple] | None = None    # inside held_figures(): PNG file name -> (figure, path), not yet written
+_LAYOUT_AT_WRITE: weakref.WeakSet = weakref.WeakSet()   # figures whose tight layout waits for their PNG (save())
 
 
 @contextlib.contextmanager
@@ -261,14 +263,21 @@ def held_figures():
 def write_png(fig, path: Path) -> None:
     """The PNG (no layout change: labels were placed for this one), renamed into place: a symlink at `path` is
     replaced, not followed."""
+    if fig in _LAYOUT_AT_WRITE:
+        _LAYOUT_AT_WRITE.discard(fig)
+        fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=110, metadata={"Software": None})
     write_atomic(path, png.getvalue())
 
 
-def save(fig, path: Path) -> dict:
+def save(fig, path: Path, layout_at_write: bool = False) -> dict:
     """Write the PNG (inside held_figures(): keep the figure for the caller to write), note drawn_style(fig) in
-    DRAWN under the file's name, and return it."""
+    DRAWN under the file's name, and return it. `layout_at_write`: the figure's tight layout is done only when
+    its PNG is written (for a figure whose data and style do not depend on it: "nothing to plot"); a report
+    that writes no PNG then lays none out (a fifth of a second each)."""
+    if layout_at_write:
+        _LAYOUT_AT_WRITE.add(fig)
     drawn = DRAWN[Path(path).name] = drawn_style(fig)
     if _HELD is not None:
         _HELD[Path(path).name] = (fig, Path(path))
