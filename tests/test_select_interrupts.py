@@ -156,6 +156,7 @@ def test_an_interrupt_while_counting_gives_the_partial_answer_printed_and_kept(t
     stdout, stderr = _ended(proc)
     assert proc.returncode == status, stderr
     assert "Traceback" not in stderr and "Exception ignored" not in stderr
+    assert stderr.strip().splitlines()[-1] == f"zoo.select: {said} while counting: the answer so far follows"
     answer = json.loads(stdout)
     assert answer["timing"]["partial"] == {"reason": f"{said} while counting", "status": status}
     assert {u["model"]: u["reason"] for u in answer["untimed"]} == {

@@ -29,7 +29,7 @@ def count_candidates(models: list[str], q):
     try:
         run_in_order(plan, run_task, rows.append, pooled=True)
     except KeyboardInterrupt as e:      # the pool's queued counts cancelled (zoo.runs.parallel); the rows so far kept
-        stop = e
+        stop = e.with_traceback(None)   # NB: its frames would keep a suspended pool, and its workers, alive
     return plan, {task.request.model: row for task, row in zip(tasks, rows)}, stop
 
 

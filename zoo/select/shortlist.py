@@ -298,7 +298,7 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
                 row = {**_row(model, q.resolution, entry, q.weights, q.pretraining),
                        **counted_row(model, q, cost_rows[model])}
             except KeyboardInterrupt as e:     # inside --batch-size auto's larger counts: the rest uncounted
-                return counts, candidates, e
+                return counts, candidates, e.with_traceback(None)
             except Exception as e:  # noqa: BLE001 - a failed count at --batch-size auto's larger batches
                 failed = one_line(e)
         reason = f"counting failed: {failed}" if failed else counted_reason(row, q)
@@ -351,7 +351,7 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
             spent, where = time.monotonic() - started if timing is None else 0.0, "before timing"   # a fake: its clock
             candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order, spent)
     except KeyboardInterrupt as e:
-        stop = e
+        stop = e.with_traceback(None)       # NB: not its frames (a suspended counting pool among them)
     if stop is not None:
         from .stopped import cut_short
 

@@ -3,7 +3,11 @@ so far, decided models where they belong and every other model untimed with why,
 status (docs/select.md). The timing loop's own interruptions are zoo.select.timing's."""
 from __future__ import annotations
 
+import logging
+
 from .budget import partial_of
+
+log = logging.getLogger("zoo.select")
 
 
 def cut_short(error: KeyboardInterrupt, q, placed: tuple[list, list], candidates: list[dict], elapsed_s: float,
@@ -14,6 +18,7 @@ def cut_short(error: KeyboardInterrupt, q, placed: tuple[list, list], candidates
     are untimed, "counted, not timed"."""
     excluded, undecided = placed
     partial = {**partial_of(error), "reason": f"{partial_of(error)['reason']} {where}"}
+    log.info("zoo.select: %s: the answer so far follows", partial["reason"])
     decided = {e["model"] for e in [*excluded, *undecided]}
     counted = {r["model"]: r for r in candidates}
     untimed = []
