@@ -42,12 +42,16 @@ def _first_signal(prog: str):
     def handler(signum, frame):
         for sig in _SIGNALS:           # the next one exits at once, whatever the cleanup is doing
             signal.signal(sig, _exit_now(prog))
-        error = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-        # NB: marked, never kept: a kept exception keeps its traceback's frames, and a suspended counting pool's
-        # generator with them, alive until the interpreter's exit waits on that pool's workers
-        error.archzoo_signum = signum
-        raise error
+        # NB: marked, never kept, not even in a local here: the exception's traceback holds this frame, and a
+        # cycle through it keeps the interrupted frames, a suspended counting pool's generator among them, alive
+        # past refcounting, until the interpreter's exit waits on that pool's workers (a hang)
+        raise _marked(Terminated() if signum == signal.SIGTERM else KeyboardInterrupt(), signum)
     return handler
+
+
+def _marked(error: KeyboardInterrupt, signum: int) -> KeyboardInterrupt:
+    error.archzoo_signum = signum        # what _take_back raises again, should a finalizer drop it
+    return error
 
 
 def _take_back(first, previous_hook):
