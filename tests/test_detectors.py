@@ -140,6 +140,17 @@ def test_no_published_ap_is_matched_across_recipes(backbone, detector, listed):
     assert fields["box_ap"] is None and fields["mask_ap"] is None and listed in fields["task_unmatched"]
 
 
+@pytest.mark.parametrize("detector, asked_as, heads", [
+    ("cascade_maskrcnn", "mmdet_cascade_maskrcnn", "3 x ConvFCBBoxHead 4conv1fc, 3 x FCNMaskHead"),
+    ("maskrcnn", "mmdet_maskrcnn", "Shared2FCBBoxHead, FCNMaskHead"),
+])
+def test_the_unmatched_note_on_vitdet_names_the_mmdet_heads_it_counts(detector, asked_as, heads):
+    """Issue 42, defect 10: on a ViTDet backbone a bare cascade_maskrcnn means detectron2's ViTDet heads, so the
+    note named the wrong heads for --detector mmdet_cascade_maskrcnn (the heads: mmdet's configs, specs.py)."""
+    note = task_fields("vitdet_b16", detector)["task_unmatched"]
+    assert note.startswith(f"not matched: this row counts {asked_as} ({heads}") and note.endswith("(other heads)")
+
+
 def test_every_source_row_of_the_cited_tables_is_packaged():
     rows = coco_rows()
     # Swin README: 3 Mask + 4 Cascade (Results and Models) + 2 + 2 (MoBY); ConvNeXt: 7; detectron2 COCO: 3 + 8

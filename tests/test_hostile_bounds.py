@@ -76,3 +76,14 @@ def test_select_at_the_bounds_excludes_a_count_past_int64_with_its_reason():
     assert done.returncode == 0, done.stderr
     (excluded,) = json.loads(done.stdout)["excluded"]
     assert excluded["reason"].startswith("not counted: ") and "int64 bound" in excluded["reason"]
+
+
+def test_a_forward_past_int64_elements_is_the_documented_skipped_row():
+    """Issue 42, defect 9: ViTDet's global attention bias at 65,536 px and batch 2^20 has B x heads x (hw)^2 =
+    2^20 x 12 x (4096^2)^2 = 3.5e21 elements, past int64 (9.2e18): torch refuses the tensor on meta, and the row
+    was a failure ("numel: integer multiplication overflow") where the docs promise a skipped row."""
+    assert MAX_BATCH * 12 * (MAX_SIDE // 16) ** 4 > MAX_COUNT
+    row = validate(run_task(Task.named("cost", "vitdet_b16", MAX_SIDE, batch_size=MAX_BATCH,
+                                          detector="vitdet_maskrcnn")))
+    assert row["failed"] is None if "failed" in row else True
+    assert "int64" in row["skipped"] and "numel" in row["skipped"] and "\n" not in row["skipped"]

@@ -121,3 +121,40 @@ def test_a_worker_killed_from_outside_is_reported_as_that_and_the_run_completes(
     assert proc.returncode == 0, stderr
     assert f"worker {worker} killed by SIGTERM" in stderr and "zoo.compare: terminated" not in stderr
     assert sorted(r["model"] for r in _rows(rows)) == sorted(MODELS)
+
+
+def test_an_interrupt_leaves_nothing_alive_past_refcounting():
+    """A handler that kept its exception in a local made a cycle (exception -> traceback -> handler frame ->
+    exception): the interrupted frames, and a suspended counting pool's generator with them, outlived the
+    `except`, and at exit the interpreter waited on that pool's workers forever (seen in the test above). gc is
+    off here, so only refcounting frees them; the signal is real, to this thread."""
+    import gc
+    import threading
+
+    from zoo.console.signals import terminate_as_interrupt
+
+    closed = []
+
+    def pool():          # stands for map_ordered: its finally ends the workers
+        try:
+            yield 1
+            yield 2
+        finally:
+            closed.append(True)
+
+    def consume(rows):   # the signal lands in the caller's frame, the generator suspended
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with terminate_as_interrupt("test"):
+            rows = pool()
+            next(rows)
+            with pytest.raises(KeyboardInterrupt):
+                consume(rows)
+            del rows
+    finally:
+        if enabled:
+            gc.enable()
+    assert closed == [True]

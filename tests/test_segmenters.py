@@ -9,6 +9,7 @@ from cli import call_main
 from zoo.models.registry import create_model
 from zoo.models.stages import feature_layout
 from zoo.models.segmenters import ADE20K, SegmenterSpec, UperNet, create_segmenter, segmenter_fields, task_fields
+from zoo.errors import ZooError
 from zoo.runs.tasks import count
 
 SIZE = (512, 2048)      # H x W at which the 512-crop rows' FLOPs reproduce (the READMEs do not say)
@@ -242,3 +243,16 @@ def test_torchs_flop_counter_agrees_on_semantic_fpn_and_a_plain_vit_is_refused()
     assert counter.get_total_flops() // 2 == cost_record(net, (128, 256), train=False).macs
     with pytest.raises(ZooError, match="plain ViT"):
         create_segmenter("deit_s", "sem_fpn", 256, device="meta")
+
+
+def test_the_refusal_of_a_timm_model_says_why():
+    """Issue 42, defect 10: "needs maps at strides 4, 8, 16, 32; its features are at strides [2, 4, 8, 16, 32]" read
+    as if it had them. timm's own resnet18 gives five features_only maps, the stem's at stride 2 first."""
+    import timm
+
+    strides = timm.create_model("resnet18", features_only=True, pretrained=False).feature_info.reduction()
+    assert strides == [2, 4, 8, 16, 32]
+    with pytest.raises(ZooError) as refused:
+        create_segmenter("timm:resnet18", "upernet", 224, device="meta")
+    assert f"its features are at {strides}: an extra map at stride 2; archzoo takes a timm: model's maps as timm's " \
+           "features_only gives them" in str(refused.value)

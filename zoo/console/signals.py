@@ -5,6 +5,10 @@ so the same cleanup runs as for Ctrl-C (subprocess.run kills its child on the wa
 the store never has half a row); the command then exits 143 (128 + SIGTERM), as the shell reports it.
 A second Ctrl-C or SIGTERM, while that cleanup runs or the interpreter shuts down, ends the process at once
 (130 or 143, one line, no traceback): the user asked twice.
+
+NB: Python cannot raise out of a finalizer (a weakref callback such as the memory tracker's, a __del__): a signal
+whose handler runs there is printed as "Exception ignored" and lost, and the command ran on to exit 0 (issue 42,
+defect 5). Such an interrupt is taken back and raised again a moment later, outside the finalizer.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+import _thread
 
 
 class Terminated(KeyboardInterrupt):
@@ -21,6 +26,8 @@ class Terminated(KeyboardInterrupt):
 
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_DEFERRED: list = []      # a signal taken while the answer is kept and printed (defer())
+REDELIVER_S = 0.01        # an interrupt lost in a finalizer is raised again this long after
 
 
 def _exit_now(prog: str):
@@ -35,8 +42,34 @@ def _first_signal(prog: str):
     def handler(signum, frame):
         for sig in _SIGNALS:           # the next one exits at once, whatever the cleanup is doing
             signal.signal(sig, _exit_now(prog))
-        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        # NB: marked, never kept, not even in a local here: the exception's traceback holds this frame, and a
+        # cycle through it keeps the interrupted frames, a suspended counting pool's generator among them, alive
+        # past refcounting, until the interpreter's exit waits on that pool's workers (a hang)
+        raise _marked(Terminated() if signum == signal.SIGTERM else KeyboardInterrupt(), signum)
     return handler
+
+
+def _marked(error: KeyboardInterrupt, signum: int) -> KeyboardInterrupt:
+    error.archzoo_signum = signum        # what _take_back raises again, should a finalizer drop it
+    return error
+
+
+def _take_back(first, previous_hook):
+    """sys.unraisablehook: an interrupt of ours raised inside a finalizer is not lost; the first handler is armed
+    again and the same signal raised at the next bytecode outside the finalizer (one landing in a finalizer
+    again comes back here). Anything else goes to the previous hook."""
+    def hook(unraisable):
+        signum = getattr(unraisable.exc_value, "archzoo_signum", None)
+        if signum is None:
+            previous_hook(unraisable)
+            return
+        for sig in _SIGNALS:
+            signal.signal(sig, first)
+        # NB: from another thread, a moment later: a pending signal set here would run its handler inside this hook
+        again = threading.Timer(REDELIVER_S, _thread.interrupt_main, (signum,))
+        again.daemon = True
+        again.start()
+    return hook
 
 
 @contextlib.contextmanager
@@ -47,7 +80,10 @@ def terminate_as_interrupt(prog: str = "archzoo", command: bool = False):
         yield
         return
     first = _first_signal(prog)
+    _DEFERRED.clear()
     previous = {sig: signal.signal(sig, first) for sig in _SIGNALS}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _take_back(first, previous_hook)
     try:
         yield
     finally:
@@ -55,6 +91,29 @@ def terminate_as_interrupt(prog: str = "archzoo", command: bool = False):
         for sig, handler in previous.items():
             if not (armed and command):
                 signal.signal(sig, handler)
+        if not (armed and command):
+            sys.unraisablehook = previous_hook
+
+
+def defer(prog: str) -> None:
+    """From here on (inside terminate_as_interrupt, until the command ends) the first Ctrl-C or SIGTERM is kept for
+    `deferred()`, not raised: the answer is settled and being kept and printed, and raising would lose it. A second
+    one exits at once. Does nothing where the first handler is not ours (select() called from a library)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            getattr(signal.getsignal(signal.SIGINT), "__qualname__", "") != "_first_signal.<locals>.handler":
+        return
+
+    def keep(signum, frame):
+        for sig in _SIGNALS:
+            signal.signal(sig, _exit_now(prog))
+        _DEFERRED.append(Terminated() if signum == signal.SIGTERM else KeyboardInterrupt())
+    for sig in _SIGNALS:
+        signal.signal(sig, keep)
+
+
+def deferred() -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM `defer()` kept, or None."""
+    return _DEFERRED[0] if _DEFERRED else None
 
 
 def handles_sigterm(prog: str):

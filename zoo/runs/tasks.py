@@ -191,6 +191,8 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
 
             measured = measure_timed(task, macs, peak)
     except Exception as e:  # recorded, never swallowed: the row says what went wrong
+        if NUMEL_OVERFLOW in str(e):       # the documented skipped row, as for a count past int64 below
+            return task_row(task, family=spec.family, skipped=past_int64_tensor(task)).to_json()
         return failed_row(task, one_line(e), spec.family, "".join(traceback.format_tb(e.__traceback__, limit=-5)))
     fields = {**measured, "family": spec.family}     # as the identity: from the task, never from what was measured
     try:
@@ -203,6 +205,18 @@ def run_task(task: Task, macs: int | None = None, peak: dict | None = None) -> d
                             skipped=f"{name} {value:.3g} is past the row schema's int64 bound ({MAX_COUNT:.3g}): "
                                     f"take a smaller size or batch").to_json()
         return failed_row(task, one_line(e), spec.family)
+
+
+NUMEL_OVERFLOW = "numel: integer multiplication overflow"    # c10's refusal to make a tensor past int64 elements
+
+
+def past_int64_tensor(task: Task) -> str:
+    """A task whose forward makes a tensor of more than 2^63 - 1 elements (ViTDet's global attention bias,
+    (B x heads, hw, hw), at 65,536 px and batch 2^20): torch cannot make it even on the meta device, and its
+    bytes, so the activation peak, are past the row schema's int64 bound too."""
+    return (f"a tensor of its forward at {task.request.img_size.label} px, batch {task.request.batch_size} has more elements than int64 "
+            f"holds (torch: {NUMEL_OVERFLOW}), so its activation bytes are past the row schema's int64 bound "
+            f"({MAX_COUNT:.3g}): take a smaller size or batch")
 
 
 def _cost(task: Task) -> dict:

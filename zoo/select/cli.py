@@ -22,8 +22,9 @@ within noise". A measured answer holds for this machine: --save-plan / --from-pl
 
 exit status: 0 a selection was printed (the shortlist may be empty); 2 bad input (one line on stderr,
 nothing written); 3 partial: --budget-s ran out; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). A
-partial answer (3, 130, 143 once timing began) is printed and stored like a whole one, marked partial, with
-the models left untimed; timed rows finished before it are kept.
+partial answer (3, 130, 143 once the question is checked: while screening, counting or timing) is printed
+and, for a measured question, stored like a whole one, marked partial, with the models left untimed; timed
+rows finished before it are kept.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from ..runs.plan import check_out_dir, choice
 from ..runs.safe_io import strict_dumps
 from ..answers.text import render  # noqa: F401 - render: part of the API
 from ..runs.user_cache import disabled
-from ..console.signals import exit_status, handles_sigterm, interrupted
+from ..console.signals import deferred, exit_status, handles_sigterm, interrupted
 from .timing import PARTIAL_STATUS, BudgetSpent
 from .shortlist import DEFAULT_BUDGET_S, FORMATS, RANKS, Query, select  # noqa: F401 - select: the API
 
@@ -173,7 +174,10 @@ def _save_plan(q: Query, path: str) -> str:
         raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")
     check_plan_path(path)
     excluded, published = screen_all(q)
-    candidates = rank_screen(count_screen(published, q, excluded)[1], q, excluded)
+    _, counted, stop = count_screen(published, q, excluded)
+    if stop is not None:        # a plan is whole or not written
+        raise stop
+    candidates = rank_screen(counted, q, excluded)
     write_plan(path, plan_of(q, [r["model"] for r in candidates], excluded))
     return (f"plan: {len(candidates)} candidates to time, {len(excluded)} screened out, in {path}\n"
             f"on the serving machine: python -m zoo.select --from-plan {path} --out DIR\n")
@@ -188,7 +192,7 @@ def _answer_path(q: Query):
 def _store_answer(result: dict, q: Query) -> bool:
     """A measured answer, partial or whole, kept beside its rows: <out>/results/select-answer.json; False (and
     one line on stderr) when it cannot be (a full disk): the answer is still printed."""
-    if not q.save or "timing" not in result:
+    if not q.save or not q.measured:
         return True
     from ..runs.safe_io import write_atomic
 
@@ -258,9 +262,9 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        # outside the timing loop (counting, or between two models' bookkeeping): no answer to print
+        # before the question was checked, or in --save-plan or --answers: no answer to print
         what = "budget spent (--budget-s)" if isinstance(e, BudgetSpent) else interrupted(e)
-        print(f"zoo.select: {what} outside timing: no answer; timed rows finished before it are kept",
+        print(f"zoo.select: {what} before an answer: nothing written; timed rows finished before it are kept",
               file=sys.stderr)
         return PARTIAL_STATUS["budget"] if isinstance(e, BudgetSpent) else exit_status(e)
     if plan is not None:
@@ -272,6 +276,11 @@ def _main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(render(result, args.format))
     partial = (result.get("timing") or {}).get("partial")
+    late = deferred()       # a signal while the settled answer was kept and printed: it was, whole
+    if late is not None and not partial:
+        print(f"zoo.select: {interrupted(late)} once the answer was settled: it is printed and kept whole",
+              file=sys.stderr)
+        return exit_status(late)
     return partial["status"] if partial else 0 if kept else 1
 
 

@@ -19,14 +19,18 @@ def cost_task(model: str, q, batch: int):
 
 def count_candidates(models: list[str], q):
     """Count `models` at the query's batch on the scheduler (zoo.runs.scheduler): read from the user cache, the
-    rest counted on the machine's cores. Returns (the schedule, whose MACs go on to timing; model -> cost row)."""
+    rest counted on the machine's cores. Returns (the schedule, whose MACs go on to timing; model -> cost row of
+    the models counted; the Ctrl-C, SIGTERM or budget that stopped the counting, or None)."""
     from ..runs.scheduler import run_in_order, schedule
     from ..runs.tasks import run_task
 
     tasks = [cost_task(model, q, 1 if q.batch_size == "auto" else q.batch_size) for model in models]
-    plan, rows = schedule(tasks), []
-    run_in_order(plan, run_task, rows.append, pooled=True)
-    return plan, {task.request.model: row for task, row in zip(tasks, rows)}
+    plan, rows, stop = schedule(tasks), [], None
+    try:
+        run_in_order(plan, run_task, rows.append, pooled=True)
+    except KeyboardInterrupt as e:      # the pool's queued counts cancelled (zoo.runs.parallel); the rows so far kept
+        stop = e.with_traceback(None)   # NB: its frames would keep a suspended pool, and its workers, alive
+    return plan, {task.request.model: row for task, row in zip(tasks, rows)}, stop
 
 
 def _count(model: str, q, batch: int) -> dict:

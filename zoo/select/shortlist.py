@@ -21,6 +21,7 @@ from ..options import BACKENDS, COMPILE_MODES  # noqa: F401 - zoo.select names t
 from ..options import OPTIMIZERS, check_heads, pretraining_option, timing_of, weights_option
 from ..options import SELECT_FORMATS as FORMATS
 from ..runs.tasks import one_line
+from ..console.signals import defer
 from ..answers.text import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
@@ -278,12 +279,15 @@ def screen_all(q: Query) -> tuple[list[dict], dict[str, dict | None]]:
 
 def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dict]):
     """Count the models that passed `screen` (model -> its accuracy entry) on the scheduler; returns (the
-    schedule, whose MACs timing takes; the rows within the counted budgets). The others go to `excluded`."""
+    schedule, whose MACs timing takes; the rows within the counted budgets; the interrupt that stopped the
+    counting, or None: the models counted by then are placed, the rest in neither). The others: `excluded`."""
     from .cost import count_candidates, counted_reason, counted_row
 
-    counts, cost_rows = count_candidates(list(published), q)
+    counts, cost_rows, stop = count_candidates(list(published), q)
     candidates = []
     for model, entry in published.items():
+        if model not in cost_rows:
+            continue          # not counted: stopped before it
         row, failed = None, cost_rows[model].get("failed")     # a timm model that refuses the size, an error
         skipped = cost_rows[model].get("skipped")               # a count past the row schema's int64 bound
         if skipped:
@@ -293,6 +297,8 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
             try:
                 row = {**_row(model, q.resolution, entry, q.weights, q.pretraining),
                        **counted_row(model, q, cost_rows[model])}
+            except KeyboardInterrupt as e:     # inside --batch-size auto's larger counts: the rest uncounted
+                return counts, candidates, e.with_traceback(None)
             except Exception as e:  # noqa: BLE001 - a failed count at --batch-size auto's larger batches
                 failed = one_line(e)
         reason = f"counting failed: {failed}" if failed else counted_reason(row, q)
@@ -300,14 +306,13 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
             excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
         else:
             candidates.append(row)
-    return counts, candidates
+    return counts, candidates, stop
 
 
 def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     x, y, lower = axes
     query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "detector",
-                                        "train", "optimizer",
-                                        "device", "threads", "quick", "iters", "min_seconds", "backend",
+                                        "train", "optimizer", "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
                                         "weights", "weights_available", "budget_s", "time_all", "predict")}
     for axis in ("segmenter", "frozen_stages"):   # only when asked: stored answers to other questions keep their keys
@@ -322,11 +327,9 @@ def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
 def select(models: Union[Query, list, str, None] = None, resolution: Union[Size, str] = 224, *, timing=None,
            **options) -> dict:
     """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"},
-    and for a measured question also "untimed" and "timing" (counts, partial or None).
-
+    and for a measured (or interrupted) question also "untimed" and "timing" (counts, partial or None).
     Takes a Query, or its fields (`select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad
-    options before any work. timing: a zoo.select.timing.Timing (tests hand in a fake timer).
-    """
+    options before any work. timing: a zoo.select.timing.Timing (tests hand in a fake timer)."""
     started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
     query = models if isinstance(models, Query) else Query(models, resolution, **options)
     if query.predict is not None:       # a GPU not at hand: the command line's one --predict path
@@ -334,18 +337,26 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
 
         return answer(from_query(query))
     q = check_query(query)
-    excluded, published = screen_all(q)
-    undecided = []
-    counts, candidates = count_screen(published, q, excluded)
-    summary = None
-    if q.measured:
-        from .timing import time_candidates
+    excluded, undecided, candidates, summary, where = [], [], [], None, "while counting"
+    try:        # an interrupt in the screens, the counts or before the timing loop: what is decided stays
+        screened, published = screen_all(q)
+        excluded += screened
+        counts, candidates, stop = count_screen(published, q, excluded)
+        if stop is None and q.measured:
+            from .timing import time_candidates
 
-        candidates = rank_screen(candidates, q, excluded)
-        order = q.rank if q.rank in MEASURED_RANKS else effective_rank(candidates, q)[0]
-        candidates.sort(key=timing_key(order, q.latency_stat))
-        spent = time.monotonic() - started if timing is None else 0.0      # a fake timer keeps its own clock
-        candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order, spent)
+            candidates = rank_screen(candidates, q, excluded)
+            order = q.rank if q.rank in MEASURED_RANKS else effective_rank(candidates, q)[0]
+            candidates.sort(key=timing_key(order, q.latency_stat))
+            spent, where = time.monotonic() - started if timing is None else 0.0, "before timing"   # a fake: its clock
+            candidates, summary = time_candidates(candidates, q, excluded, undecided, counts, timing, order, spent)
+    except KeyboardInterrupt as e:
+        stop = e.with_traceback(None)       # NB: not its frames (a suspended counting pool among them)
+    if stop is not None:
+        from .stopped import cut_short
+
+        candidates, summary = cut_short(stop, q, (excluded, undecided), candidates, time.monotonic() - started, where)
+    defer("zoo.select")       # settled: a signal from here on is kept, the answer finished, kept and printed
     rank, note = effective_rank(candidates, q)
     candidates.sort(key=_rank_key(rank, q.latency_stat))
     if rank == "latency":

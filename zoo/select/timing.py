@@ -182,8 +182,8 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     """Settle `rows` (in the order `order_by`, the rank used, wants them tried) against the measured constraints,
     within what is left of q.budget_s after `spent_s` (counting); returns (the rows that fit, a summary: timed,
     reused, bounded out, untimed with why, partial or None)."""
-    from ..runs.scheduler import schedule
     from ..runs.store import ResultStore
+    from .stopped import undecided_rows
 
     try:
         load_timing_modules()
@@ -194,25 +194,20 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
         done = Progress(untimed=untimed, partial={**partial, "reason": f"{partial['reason']} while loading torch"})
         log.info("zoo.select: %s while loading torch: nothing timed, the answer so far follows", partial["reason"])
         return [], {**_summary(done, len(excluded), q, 0.0), "bound_rates": {}}
-    store = ResultStore(q.out)
-    real, timing = timing is None, timing or _default_timing(q, store, q.save)
-    run = Run(q, timing, timing.clock() - spent_s, excluded, undecided, order_by or q.rank, store if q.save else None)
-    screened = len(excluded)
+    real, timing = timing is None, timing or _default_timing(q, ResultStore(q.out), q.save)
+    run = Run(q, timing, timing.clock() - spent_s, excluded, undecided, order_by or q.rank)
+    screened, asked = len(excluded), list(rows)
     left = max(0.0, q.budget_s - spent_s)
-    with budget_alarm(left + BUDGET_GRACE_S, real) as disarm:      # the peak probe spends the budget too
-        run.disarm = disarm
-        peak = run.probe(rows[0]) if rows else {}
-        rows, run.bounds = _bound_out(rows, q, peak, timing.caches() if timing.caches else None, excluded)
-        if run.order_by in ("latency", "imgs_per_s"):
-            rows = sorted(rows, key=lambda r: (run.bounds[r["model"]], r["gmacs"], r["model"]))
-        run.done.bounded = len(excluded) - screened
-        _announce(q, len(rows), screened, run.done.bounded if peak.get("peak_flops") else None, peak)
-        run.rates = {k: v for k, v in peak.items() if k.startswith(("peak_flops", "mem_bandwidth"))}
-        stored = store.rows("throughput") if store.path("throughput").is_file() else []
-        tasks = [task_for(row, q) for row in rows]
-        run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
-        with store.locked() if q.save else contextlib.nullcontext():
-            run.settle(rows, tasks)
+    try:
+        with budget_alarm(left + BUDGET_GRACE_S, real) as disarm:      # the peak probe spends the budget too
+            run.disarm = disarm
+            _settle(run, rows, counts)
+    except KeyboardInterrupt as e:      # between the probe and the loop, or in its bookkeeping: what is settled stays
+        run.disarm()
+        run.done.partial = run.done.partial or _partial(e)
+        run.done.untimed += [{"model": r["model"], "img_size": r["img_size"],
+                              "reason": f"untimed: {run.done.partial['reason']}"}
+                             for r in undecided_rows(asked, run.done, excluded, undecided)]
     if run.order_by in ("latency", "imgs_per_s"):       # ranked on a loaded timing: the order is not settled
         run.done.loaded += [r["model"] for r in run.done.kept if (r.get("evidence") or {}).get("loaded")]
     if run.done.loaded and run.done.partial is None:
@@ -220,6 +215,28 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
                                       f"timing cannot exclude; time again on a quiet machine or with --wait-quiet)",
                             "status": PARTIAL_STATUS["budget"], "unsettled": "undecided"}
     return run.done.kept, {**_summary(run.done, screened, q, timing.clock() - run.start), "bound_rates": run.rates}
+
+
+def _settle(run: "Run", rows: list[dict], counts) -> None:
+    """The probe, the bound, the schedule (stored rows reused) and the loop, under the budget alarm."""
+    from ..runs.scheduler import schedule
+    from ..runs.store import ResultStore
+
+    q, excluded, screened = run.q, run.excluded, len(run.excluded)
+    store = ResultStore(q.out)
+    run.store = store if q.save else None
+    peak = run.probe(rows[0]) if rows else {}
+    rows, run.bounds = _bound_out(rows, q, peak, run.timing.caches() if run.timing.caches else None, excluded)
+    if run.order_by in ("latency", "imgs_per_s"):
+        rows = sorted(rows, key=lambda r: (run.bounds[r["model"]], r["gmacs"], r["model"]))
+    run.done.bounded = len(excluded) - screened
+    _announce(q, len(rows), screened, run.done.bounded if peak.get("peak_flops") else None, peak)
+    run.rates = {k: v for k, v in peak.items() if k.startswith(("peak_flops", "mem_bandwidth"))}
+    stored = store.rows("throughput") if store.path("throughput").is_file() else []
+    tasks = [task_for(row, q) for row in rows]
+    run.plan = schedule(tasks, stored, reuse=lambda r: not r.get("noisy") or q.allow_noisy, counted=counts)
+    with store.locked() if q.save else contextlib.nullcontext():
+        run.settle(rows, tasks)
 
 
 @dataclass

@@ -90,6 +90,17 @@ def recipe_label(row: dict) -> str:
             f"{row['eval_size']}: {row['source']}")
 
 
+def heads_named(backbone: str, detector: str) -> str:
+    """The DETECTORS key `detector` as the --detector name that means it on `backbone`, with its heads: on a ViTDet
+    backbone "cascade_maskrcnn" means detectron2's ViTDet heads, so mmdetection's are "mmdet_cascade_maskrcnn"."""
+    from .specs import ALIASES, DETECTORS, resolve_detector
+
+    name = detector if resolve_detector(backbone, detector) == detector else \
+        next(alias for alias, key in ALIASES.items() if key == detector)
+    config = DETECTORS[detector].config
+    return f"{name} ({config[config.index('(') + 1:-1]})" if config.endswith(")") else name
+
+
 def task_fields(backbone: str, detector: str, groups: list[str] | None = None) -> dict:
     """Row fields: box_ap and mask_ap of the published row of this recipe (task_published: that row), or
     task_unmatched saying which published rows exist for the backbone and why none is this row's. `groups`:
@@ -109,8 +120,9 @@ def task_fields(backbone: str, detector: str, groups: list[str] | None = None) -
     else:
         listed = "; ".join(f"{r['detector']} {r['schedule']} {r['pretraining']}" for r in others)
         asked = f"pretraining of {', '.join(groups)}" if groups else f"{main_pretraining(backbone)} pretraining"
-        why = (f"not matched: this row counts {detector} with {asked}; published for {backbone}: {listed} "
-               f"(other heads or pretraining)")
+        differs = "other pretraining" if any(r["detector"] == detector for r in others) else "other heads"
+        why = (f"not matched: this row counts {heads_named(backbone, detector)} with {asked}; published for "
+               f"{backbone}: {listed} ({differs})")
     return {"box_ap": None, "mask_ap": None, "task_published": None, "task_recipe": None, "task_unmatched": why}
 
 

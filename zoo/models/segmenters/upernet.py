@@ -59,6 +59,18 @@ def _plain_vit_levels(model: str) -> tuple[int, ...]:
     return vit_levels(depth)
 
 
+def _why_not_a_pyramid(model: str, strides: list[int]) -> str:
+    extra = [s for s in strides if s not in PYRAMID_STRIDES]
+    missing = [s for s in PYRAMID_STRIDES if s not in strides]
+    why = [f"no map at stride {', '.join(map(str, missing))}"] if missing else []
+    if extra:
+        why.append(f"an extra map at stride {', '.join(map(str, extra))}")
+    if model.startswith("timm:"):      # NB: features_only with timm's default out_indices: every stage, the stem's too
+        why.append("archzoo takes a timm: model's maps as timm's features_only gives them (use a registry model, "
+                   "e.g. resnet50: stages 1-4)")
+    return "; ".join(why) or "not one map per stride"
+
+
 def create_segmenter(model: str, segmenter: str, img_size: Size, device=None, dtype=None,
                      frozen_stages: int | None = None, **overrides) -> UperNet:
     """`segmenter` (a SEGMENTERS name) on the registry backbone `model` at `img_size` (overrides: to
@@ -74,8 +86,8 @@ def create_segmenter(model: str, segmenter: str, img_size: Size, device=None, dt
     backbone = create_model(model, img_size=img_size, device=device, dtype=dtype, features=True, **overrides)
     strides, _ = feature_layout(backbone)
     if strides != ([strides[0]] * 4 if plain_vit else PYRAMID_STRIDES):
-        raise ZooError(f"{model}: a segmenter needs maps at strides 4, 8, 16, 32 (or four blocks of a plain ViT); "
-                       f"its features are at strides {strides}")
+        raise ZooError(f"{model}: a segmenter takes four maps at strides 4, 8, 16, 32 (or four ViT blocks); its "
+                       f"features are at {strides}: {_why_not_a_pyramid(model, strides)}")
     if frozen_stages is not None:
         freeze_stages(backbone, frozen_stages)
     channels = [c for c, _, _ in map_shapes(backbone, img_size)]
