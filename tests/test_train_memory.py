@@ -110,3 +110,30 @@ def test_segmenter_backbone_takes_the_math_attention_it_is_asked_for():
     fused, math = gpu_train_bytes(request), gpu_train_bytes(request, fused_attention=False)
     tokens = (64 // 16) ** 2 + 1
     assert math["train_act_peak_bytes"] - fused["train_act_peak_bytes"] >= 12 * 3 * tokens ** 2 * 4
+
+
+def test_ddp_buckets_close_at_1_then_25_mib_and_are_booked_as_blocks():
+    """torch's DDP: the first bucket closes at 1 MiB, the others at 25 MiB (a bucket closes once it reaches its
+    cap). 60 fp32 parameters of 1 MiB each: buckets of 1, 25, 25 and 9 MiB; the allocator books a 25 MiB request
+    as its whole 26 MiB segment (a 1 MiB tail is not split off), so 1 + 26 + 26 + 9 = 62 MiB."""
+    from zoo.runs.train_memory import ddp_bucket_bytes, ddp_buckets
+
+    params = [torch.empty(MIB // 4, device="meta") for _ in range(60)]
+    assert ddp_buckets(params) == [MIB, 25 * MIB, 25 * MIB, 9 * MIB]
+    assert ddp_bucket_bytes(params) == 62 * MIB
+    assert ddp_bucket_bytes([]) == 0
+
+
+def test_data_parallel_step_holds_the_buckets_beside_the_gradients():
+    """DistributedDataParallel (gradient_as_bucket_view=False) keeps a flat copy of every gradient: the step
+    holds at least 4 bytes per trainable parameter more, and a single-GPU step holds none of it."""
+    from zoo.runs.train_memory import step_parts
+
+    layer = nn.Linear(1000, 1000, device="meta")
+    x = torch.empty(1, 1000, device="meta")
+    alone = step_parts(layer, x, act_peak_bytes=1024, optimizer="adamw")
+    ddp = step_parts(layer, x, act_peak_bytes=1024, optimizer="adamw", data_parallel=True)
+    assert alone["ddp_bucket_bytes"] == 0
+    assert ddp["ddp_bucket_bytes"] >= 4 * 1_001_000
+    assert ddp["train_bytes"] - alone["train_bytes"] == ddp["ddp_bucket_bytes"]
+

@@ -13,7 +13,13 @@
   torch 2.14.1's foreach AdamW (torch/optim/adam.py `_multi_tensor_adam`: exp_avg_sq_sqrt =
   torch._foreach_sqrt(device_exp_avg_sqs)) and SGD with weight decay (torch/optim/sgd.py `_multi_tensor_sgd`:
   device_grads = torch._foreach_add(device_grads, device_params, ...)) each allocate one fp32 tensor per
-  parameter at once; torch 1.x's for-loop step only one parameter's.
+  parameter at once; torch 1.x's for-loop step only one parameter's;
+- trained data parallel (`data_parallel`), DistributedDataParallel's gradient buckets: one flat fp32 tensor per
+  bucket that together hold a copy of every trainable parameter's gradient, allocated when DDP is built and kept
+  (its default gradient_as_bucket_view=False: the torch docstring, torch/nn/parallel/distributed.py of torch
+  2.14.1 lines 731-736, "the saved memory size will be equal to the total gradients size"; pytorch/pytorch@
+  00413201d3d38d5b5bb039180220d5a0d6c74052 torch/csrc/distributed/c10d/reducer.cpp Reducer::initialize_buckets,
+  `replica.contents = at::empty({offset}, options)`, the torch 1.x reducer the published runs used).
 NB: cuDNN and cuBLAS workspaces are not counted (cudnn.benchmark tries algorithms with workspaces of its
 own choosing), nor the CUDA context (max_memory_allocated excludes it too).
 """
@@ -29,6 +35,11 @@ from .request import Request
 # POSITIVE_FRACTION = 0.25; mmdetection's rcnn train_cfg RandomSampler num=512, pos_fraction=0.25: the box
 # heads see 512 sampled RoIs per image, the mask head the positives among them (at most 128)
 TRAIN_ROIS = {"proposals": 512, "mask_rois": 128}
+# torch/nn/parallel/distributed.py (torch 2.14.1): _DEFAULT_BUCKET_CAP_MB = 25, _MB_TO_BYTES = 1024 * 1024; the
+# first bucket's cap is dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB); a bucket closes once it reaches its cap
+# (dist._compute_bucket_assignment_by_size)
+DDP_BUCKET_CAP_BYTES = 25 * 1024 * 1024
+DDP_FIRST_BUCKET_BYTES = 1024 * 1024
 
 
 def task_loss(request: Request):
@@ -51,14 +62,33 @@ def _booked(tensors) -> int:
     return total
 
 
-def step_parts(module, x, act_peak_bytes: int, optimizer: str, foreach: bool = True) -> dict:
+def ddp_buckets(trainable) -> list[int]:
+    """Bytes of each of DistributedDataParallel's fp32 gradient buckets over these parameters (in order): the
+    first closes once it holds 1 MiB, the others 25 MiB."""
+    buckets, filled, cap = [], 0, DDP_FIRST_BUCKET_BYTES
+    for p in trainable:
+        filled += p.numel() * 4
+        if filled >= cap:
+            buckets, filled, cap = buckets + [filled], 0, DDP_BUCKET_CAP_BYTES
+    return buckets + [filled] if filled else buckets
+
+
+def ddp_bucket_bytes(trainable) -> int:
+    """Bytes the caching allocator books for the buckets, each one allocation."""
+    return sum(block_bytes(b) for b in ddp_buckets(trainable))
+
+
+def step_parts(module, x, act_peak_bytes: int, optimizer: str, foreach: bool = True,
+               data_parallel: bool = False) -> dict:
     """The parts of a training step's memory and its peak: the larger of backward's (everything held +
-    the activation peak) and the optimizer step's (everything held + its temporaries)."""
+    the activation peak) and the optimizer step's (everything held + its temporaries). `data_parallel`: trained
+    with DistributedDataParallel, which holds its gradient buckets besides the gradients."""
     trainable = [p for p in module.parameters() if p.requires_grad]
     name, states = OPTIMIZER_STATES[optimizer]
     grads = _booked(trainable)
     parts = {"weight_bytes": _booked([*module.parameters(), *module.buffers()]), "grad_bytes": grads,
-             "optimizer_bytes": states * grads, "input_bytes": block_bytes(x.numel() * x.element_size())}
+             "optimizer_bytes": states * grads, "input_bytes": block_bytes(x.numel() * x.element_size()),
+             "ddp_bucket_bytes": ddp_bucket_bytes(trainable) if data_parallel else 0}
     held = sum(parts.values())
     largest = max((block_bytes(p.numel() * 4) for p in trainable), default=0)
     step_temp = grads if foreach else largest
