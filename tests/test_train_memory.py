@@ -137,3 +137,24 @@ def test_data_parallel_step_holds_the_buckets_beside_the_gradients():
     assert ddp["ddp_bucket_bytes"] >= 4 * 1_001_000
     assert ddp["train_bytes"] - alone["train_bytes"] == ddp["ddp_bucket_bytes"]
 
+
+def test_3x_ms_crop_largest_batch_is_a_portrait_crop_beside_a_wide_image():
+    """mmdetection's 3x ms-crop pipeline: a landscape image resized to short side 600, cropped to 600 x 384
+    (h and w each drawn from [384, 600]), then rescaled into (1333, 800): factor min(1333 / 600, 800 / 384).
+    GroupSampler groups by the original aspect ratio, so it shares a batch with a 1333-wide landscape image;
+    both padded to 32 and then to the batch's largest height and width."""
+    import importlib.util
+    import math
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "train_memory_vs_published.py"
+    spec = importlib.util.spec_from_file_location("train_memory_vs_published", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    factor = min(1333 / 600, 800 / 384)
+    tall = int(600 * factor + 0.5)                              # mmcv _scale_size: int(x * factor + 0.5)
+    assert tall == 1250
+    assert bench.MS_CROP_3X == (math.ceil(tall / 32) * 32, math.ceil(1333 / 32) * 32)
+    three_x = [r for r in bench.RECIPES if "3x" in r[0]]
+    assert three_x and all(r[3] == bench.MS_CROP_3X for r in three_x)
