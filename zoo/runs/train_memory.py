@@ -28,8 +28,9 @@ from __future__ import annotations
 from analysis.count.allocator import block_bytes
 from analysis.count.losses import classification_loss, segmentation_loss
 
-from .counted import OPTIMIZER_STATES
 from .request import Request
+
+OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # fp32 state tensors per parameter
 
 # detectron2 config/defaults.py (facebookresearch/detectron2@02b5c4e) ROI_HEADS.BATCH_SIZE_PER_IMAGE = 512,
 # POSITIVE_FRACTION = 0.25; mmdetection's rcnn train_cfg RandomSampler num=512, pos_fraction=0.25: the box
@@ -78,22 +79,26 @@ def ddp_bucket_bytes(trainable) -> int:
     return sum(block_bytes(b) for b in ddp_buckets(trainable))
 
 
+def step_peak(held_bytes: int, act_peak_bytes: int, step_temp_bytes: int) -> tuple[int, str]:
+    """A step's peak and its phase: backward's (everything held + the activation peak) or the optimizer step's
+    (everything held + its temporaries), whichever is larger."""
+    backward, step = held_bytes + act_peak_bytes, held_bytes + step_temp_bytes
+    return max(backward, step), "backward" if backward >= step else "optimizer step"
+
+
 def step_parts(module, x, act_peak_bytes: int, optimizer: str, foreach: bool = True,
                data_parallel: bool = False) -> dict:
-    """The parts of a training step's memory and its peak: the larger of backward's (everything held +
-    the activation peak) and the optimizer step's (everything held + its temporaries). `data_parallel`: trained
-    with DistributedDataParallel, which holds its gradient buckets besides the gradients."""
+    """The parts of a training step's memory and its peak (step_peak). `data_parallel`: trained with
+    DistributedDataParallel, which holds its gradient buckets besides the gradients."""
     trainable = [p for p in module.parameters() if p.requires_grad]
     name, states = OPTIMIZER_STATES[optimizer]
     grads = _booked(trainable)
     parts = {"weight_bytes": _booked([*module.parameters(), *module.buffers()]), "grad_bytes": grads,
              "optimizer_bytes": states * grads, "input_bytes": block_bytes(x.numel() * x.element_size()),
              "ddp_bucket_bytes": ddp_bucket_bytes(trainable) if data_parallel else 0}
-    held = sum(parts.values())
     largest = max((block_bytes(p.numel() * 4) for p in trainable), default=0)
     step_temp = grads if foreach else largest
-    backward_peak, step_peak = held + act_peak_bytes, held + step_temp
+    total, phase = step_peak(sum(parts.values()), act_peak_bytes, step_temp)
     return {**parts, "train_act_peak_bytes": act_peak_bytes, "optimizer_step_temp_bytes": step_temp,
-            "train_bytes": max(backward_peak, step_peak),
-            "peak_phase": "backward" if backward_peak >= step_peak else "optimizer step",
-            "optimizer": name, "trainable_params": sum(p.numel() for p in trainable)}
+            "train_bytes": total, "peak_phase": phase, "optimizer": name,
+            "trainable_params": sum(p.numel() for p in trainable)}
