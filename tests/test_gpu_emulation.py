@@ -75,6 +75,18 @@ def test_cuda_target_runs_attention_fused_without_a_score_matrix():
     assert cpu.bytes_by_class["matmul_conv"] > 0        # the math path's QK^T and AV bmm on a CPU
 
 
+def test_a_training_step_with_a_learned_attention_mask_runs_on_the_cuda_target():
+    """BEiT's relative position bias is a mask that requires grad: the CPU flash stand-in cannot differentiate
+    it, so the step runs the math path (the (1, 2, 4, 4) fp32 scores, 128 bytes, kept for backward) instead of
+    failing, and the bias gets its gradient."""
+    from analysis.count.cost import run_train_step
+
+    module = MaskedAttention().to("meta")
+    q = torch.empty(1, 2, 4, 8, device="meta", requires_grad=True)
+    _, memory, _ = run_train_step(module, q, gpu=GpuEmulation(None))
+    assert memory.peak_bytes >= 128
+
+
 def test_training_memory_recipe_parts_follow_mixed_precision_training():
     """fp32 master weights (4 B), fp32 gradients (4 B) and AdamW's two fp32 states (8 B) per trainable
     parameter, whatever the autocast dtype; autocast's activations sit between half and all of fp32's

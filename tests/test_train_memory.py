@@ -110,3 +110,51 @@ def test_segmenter_backbone_takes_the_math_attention_it_is_asked_for():
     fused, math = gpu_train_bytes(request), gpu_train_bytes(request, fused_attention=False)
     tokens = (64 // 16) ** 2 + 1
     assert math["train_act_peak_bytes"] - fused["train_act_peak_bytes"] >= 12 * 3 * tokens ** 2 * 4
+
+
+def test_ddp_buckets_close_at_1_then_25_mib_and_are_booked_as_blocks():
+    """torch's DDP: the first bucket closes at 1 MiB, the others at 25 MiB (a bucket closes once it reaches its
+    cap). 60 fp32 parameters of 1 MiB each: buckets of 1, 25, 25 and 9 MiB; the allocator books a 25 MiB request
+    as its whole 26 MiB segment (a 1 MiB tail is not split off), so 1 + 26 + 26 + 9 = 62 MiB."""
+    from zoo.runs.train_memory import ddp_bucket_bytes, ddp_buckets
+
+    params = [torch.empty(MIB // 4, device="meta") for _ in range(60)]
+    assert ddp_buckets(params) == [MIB, 25 * MIB, 25 * MIB, 9 * MIB]
+    assert ddp_bucket_bytes(params) == 62 * MIB
+    assert ddp_bucket_bytes([]) == 0
+
+
+def test_data_parallel_step_holds_the_buckets_beside_the_gradients():
+    """DistributedDataParallel (gradient_as_bucket_view=False) keeps a flat copy of every gradient: the step
+    holds at least 4 bytes per trainable parameter more, and a single-GPU step holds none of it."""
+    from zoo.runs.train_memory import step_parts
+
+    layer = nn.Linear(1000, 1000, device="meta")
+    x = torch.empty(1, 1000, device="meta")
+    alone = step_parts(layer, x, act_peak_bytes=1024, optimizer="adamw")
+    ddp = step_parts(layer, x, act_peak_bytes=1024, optimizer="adamw", data_parallel=True)
+    assert alone["ddp_bucket_bytes"] == 0
+    assert ddp["ddp_bucket_bytes"] >= 4 * 1_001_000
+    assert ddp["train_bytes"] - alone["train_bytes"] == ddp["ddp_bucket_bytes"]
+
+
+def test_3x_ms_crop_largest_batch_is_a_portrait_crop_beside_a_wide_image():
+    """mmdetection's 3x ms-crop pipeline: a landscape image resized to short side 600, cropped to 600 x 384
+    (h and w each drawn from [384, 600]), then rescaled into (1333, 800): factor min(1333 / 600, 800 / 384).
+    GroupSampler groups by the original aspect ratio, so it shares a batch with a 1333-wide landscape image;
+    both padded to 32 and then to the batch's largest height and width."""
+    import importlib.util
+    import math
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "train_memory_vs_published.py"
+    spec = importlib.util.spec_from_file_location("train_memory_vs_published", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    factor = min(1333 / 600, 800 / 384)
+    tall = int(600 * factor + 0.5)                              # mmcv _scale_size: int(x * factor + 0.5)
+    assert tall == 1250
+    assert bench.MS_CROP_3X == (math.ceil(tall / 32) * 32, math.ceil(1333 / 32) * 32)
+    three_x = [r for r in bench.RECIPES if "3x" in r[0]]
+    assert three_x and all(r[3] == bench.MS_CROP_3X for r in three_x)

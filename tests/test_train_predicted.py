@@ -75,6 +75,9 @@ def test_compare_predicts_training_and_refuses_bad_schedules(capsys):
     assert row["predicted"] and row["train_steps"] == math.ceil(2 * 100 / 8) and row["gpus"] == 2
     assert row["train_imgs_per_s_p10"] < row["train_imgs_per_s"] < row["train_imgs_per_s_p90"]
     assert row["train_usd"] == pytest.approx(row["train_device_hours"] * 3)
+    assert main(base) == 0                                   # one GPU: no DistributedDataParallel buckets
+    alone = json.loads(capsys.readouterr().out)[0]
+    assert row["train_gpu_bytes"] - alone["train_gpu_bytes"] >= 4 * 5_600_000    # ViT-Ti: 5.7 M params (64 px)
     for bad in (["--epochs", "2"], ["--epochs", "0", "--train-images", "9"], ["--gpus", "x"]):
         assert main(base + bad) == 2
         assert capsys.readouterr().err.count("\n") == 1

@@ -49,7 +49,10 @@ class FusedSdpaOnMeta(TorchFunctionMode):
 
     target "cpu": the CPU flash kernel under ATen's CPU rules. target "cuda": flash / memory-efficient
     (cuda_fused_eligible), stood in for by the same CPU flash op (it reads and writes what
-    they read and write; the mask is broadcast as a view). NB: workspaces stay invisible either way.
+    they read and write; the mask is broadcast as a view). NB: workspaces stay invisible either way. NB: a mask
+    that requires grad in a training step (BEiT's relative position bias) has no differentiable stand-in (the
+    CPU flash op refuses it), so it runs the math path: its score matrix is counted, which CUDA's
+    memory-efficient kernel would not keep (more, not less).
     """
 
     def __init__(self, target: str = "cpu"):
@@ -61,7 +64,9 @@ class FusedSdpaOnMeta(TorchFunctionMode):
         if func is F.scaled_dot_product_attention and args and args[0].device.type == "meta":
             q, k, v, *rest = args
             options = dict(zip(("attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"), rest), **kwargs)
-            if self.target == "cuda" and cuda_fused_eligible(q, k, v, **options):
+            mask = options.get("attn_mask")
+            differentiable = mask is None or not (mask.requires_grad and torch.is_grad_enabled())
+            if self.target == "cuda" and differentiable and cuda_fused_eligible(q, k, v, **options):
                 return _as_cuda_fused(q, k, v, options)
             if cpu_flash_eligible(q, k, v, **options):
                 return aten._scaled_dot_product_flash_attention_for_cpu(

@@ -146,9 +146,10 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                 "as a detector's neck sees it (no pooling, no head), each map [C,H,W] with its stride "
                                 "(input height / map height); 'detector: <name>': the whole detector on the backbone "
                                 "(detectors.md: its parts and the published figures) "
-                                f"{tables.CONVENTION} Training memory: fp32 weights, "
-                                "gradients and optimizer state + the training step's activation peak (mixed "
-                                "precision adds autocast's weight copies). img/s: the latest timed row at the same "
+                                f"{tables.CONVENTION} Training memory: the step as a CUDA "
+                                "GPU holds it (fp32 weights, gradients and optimizer state, the step's activation "
+                                "peak with autocast's casts, each booked by the caching allocator; training.md). "
+                                "img/s: the latest timed row at the same "
                                 "input, eager and ONNX Runtime side by side.",
                                 detection_table(data.detection_cost, data.detection_timed),
                                 _unless_empty(data.detection_cost, "H x W, feature-extractor or detector cost rows")),

@@ -34,8 +34,8 @@ from .html import without_images
 
 EXTRA = {"vit_b16": (512, 1024)}
 MEASURED = ("params", "trainable_params", "params_by_component", "tokens", "macs", "attn_macs",
-            "macs_by_component", "act_peak_bytes", "train_macs", "train_act_peak_bytes", "weight_bytes",
-            "uncounted_ops", "backbone_macs", "bytes_moved", "non_mac_flops",
+            "macs_by_component", "act_peak_bytes", "train_macs", "train_act_peak_bytes", "train_serve_bytes",
+            "weight_bytes", "uncounted_ops", "backbone_macs", "bytes_moved", "non_mac_flops",
             "arithmetic_intensity_by_component", "box_ap", "mask_ap", "miou", "slide_macs")
 
 

@@ -3,8 +3,6 @@ memory the run layer derives from the record. `count_of(request)` is the one cou
 and the op list of the same forward), kept in the user cache under the request's key: the cost row, the timed
 row's host-memory fit and its roofline read it instead of building the module again; `counted` is its record.
 
-NB: $ARCHZOO_BUILD_LOG (debugging, tests): a file each module build appends one line to (pid, device, request),
-so the builds of a run can be counted across its processes.
 """
 from __future__ import annotations
 
@@ -14,43 +12,10 @@ from dataclasses import dataclass
 from analysis.size import SizeLike
 from analysis.vocab import DTYPE_BYTES, torch_dtype
 
-from ..models.registry import create_model, get_spec, map_shapes
+from ..models.registry import get_spec, map_shapes
+from .module_build import BUILD_LOG_ENV, build  # noqa: F401 - imported from here by callers and tests
 from .request import Request, request_of
 # NB: torch loads with the first count, not with this module: a count the user cache holds needs none
-
-
-BUILD_LOG_ENV = "ARCHZOO_BUILD_LOG"
-
-
-def _log_build(request: Request, device: str) -> None:
-    path = os.environ.get(BUILD_LOG_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as log:       # one short append: whole lines across processes
-            log.write(f"{os.getpid()} {device} {request.model} {request.img_size.label} b{request.batch_size}\n")
-
-
-def build(request: Request, device: str, dtype: str | None = None, **overrides):
-    """The module `request` measures: the model, its feature extractor, or a whole detector or segmenter on it,
-    held in `dtype` (None: the request's). overrides: create_model's (attn_impl, in_chans, ...)."""
-    from ..models.stages import freeze_stages
-
-    _log_build(request, device)
-    r, held = request, torch_dtype(dtype or request.dtype)
-    if r.segmenter is not None:
-        from ..models.segmenters import create_segmenter
-
-        return create_segmenter(r.model, r.segmenter, r.img_size, device=device, dtype=held,
-                                frozen_stages=r.frozen_stages, **overrides)
-    if r.detector is not None:
-        from ..models.detectors import create_detector
-
-        return create_detector(r.model, r.detector, r.img_size, device=device, dtype=held,
-                               frozen_stages=r.frozen_stages, **overrides)
-    module = create_model(r.model, img_size=r.img_size, device=device, dtype=held, features=r.features,
-                          **overrides)
-    if r.frozen_stages is not None:
-        freeze_stages(module, r.frozen_stages)
-    return module
 
 
 def asked(what: Request | str, img_size: SizeLike | None, axes: dict) -> Request:
@@ -100,7 +65,6 @@ def measure(r: Request) -> Count:
     module = build(r, "meta")
     cost, ops = cost_and_ops(module, r.img_size, batch_size=r.batch_size, dtype=dtype, train=r.train)
     record = cost.as_dict()
-    record.update(serving_memory(record, r.dtype))
     if r.segmenter is not None:
         from ..models.segmenters import segmenter_fields
 
@@ -112,31 +76,47 @@ def measure(r: Request) -> Count:
     elif r.features:
         record["features"] = map_shapes(module, r.img_size, 3)   # the module just counted
         record["feature_strides"], record["feature_stages"] = feature_layout(module)
+    if r.train:                                  # last: the GPU count holds the module in fp32 (meta: free)
+        record.update(train_gpu_parts=train_gpu_parts(r, module.float()), train_precision=precision(r.dtype))
+    record.update(serving_memory(record, r.dtype))
     return Count({"tokens": get_spec(r.model).tokens(r.img_size), **record, "env": {"device": "meta"}}, ops)
 
 
-OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # fp32 state tensors per parameter
+def precision(dtype: str) -> str:
+    """How a training step at `dtype` runs: torch.autocast over fp32 weights for bf16 / fp16, fp32 for fp32."""
+    return "fp32" if dtype == "fp32" else f"autocast {dtype}"
+
+
+def train_gpu_parts(r: Request, module) -> dict:
+    """What a training step of `r` holds on a CUDA GPU, the optimizer's state apart: zoo.runs.gpu_memory's count,
+    the one --predict reads (autocast's casts over fp32 weights, the task's loss, the caching allocator), of
+    `module` (the request's, fp32 on meta)."""
+    from .gpu_memory import gpu_train_bytes
+
+    g = gpu_train_bytes(r.replace(optimizer="sgd"), module=module)
+    return {"weight_bytes": g["weight_bytes"], "grad_bytes": g["grad_bytes"], "input_bytes": g["input_bytes"],
+            "act_peak_bytes": g["train_act_peak_bytes"]}
 
 
 def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
-    """Memory to serve a batch: weights at the dtype + the activation peak. A training step is counted as
-    torch.autocast (+ GradScaler for fp16) trains: fp32 master weights, one fp32 gradient and the optimizer's
-    fp32 state per trainable parameter, for bf16/fp16 also the low-precision copies autocast caches for the
-    step (of trainable weights only: torch's cached_cast skips tensors without requires_grad, so a frozen
-    weight is cast per use and freed), plus the training step's activation peak."""
-    itemsize = DTYPE_BYTES[dtype]
+    """Memory to serve a batch: weights at the dtype + the activation peak. A training step's memory is the
+    one model of zoo.runs.train_memory, read from the row's `train_gpu_parts` (train_gpu_parts): fp32 weights,
+    gradients and the optimizer's fp32 state, the input, and the larger of the backward's activation peak
+    (with autocast's casts at bf16 / fp16) and the foreach optimizer step's temporaries (one fp32 tensor per
+    parameter), each booked as the caching allocator books it."""
+    from .train_memory import OPTIMIZER_STATES, step_peak
+
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
-    if record.get("train_act_peak_bytes") is not None:
-        params, trainable = record["params"], record.get("trainable_params", record["params"])
+    parts = record.get("train_gpu_parts")
+    if parts is not None:
         name, states = OPTIMIZER_STATES[optimizer]
-        master = record["weight_bytes"] + params * (4 - itemsize)      # parameters in fp32, buffers as counted
-        cast_copies = trainable * itemsize if itemsize < 4 else 0
-        text = f"{name}: {states} fp32 state tensor{'s' if states > 1 else ''} per parameter"
-        if cast_copies:
-            text += f"; mixed precision: fp32 master weights and gradients + autocast's {dtype} weight copies"
-        fields.update(train_serve_bytes=master + 4 * trainable * (1 + states) + cast_copies
-                      + record["train_act_peak_bytes"], train_optimizer=text)
+        held = parts["weight_bytes"] + parts["input_bytes"] + (1 + states) * parts["grad_bytes"]
+        total, _ = step_peak(held, parts["act_peak_bytes"], parts["grad_bytes"])
+        text = f"{name}: {states} fp32 state tensor{'s' if states > 1 else ''} per parameter; {precision(dtype)}"
+        if dtype != "fp32":
+            text += ": fp32 master weights and gradients, autocast's casts among the activations"
+        fields.update(train_serve_bytes=total, train_optimizer=text)
     return fields
 
 

@@ -9,7 +9,7 @@ from analysis.count.allocator import block_bytes
 from analysis.count.cost import GpuEmulation, image_batch, run_forward, run_train_step, weight_bytes
 from analysis.vocab import DTYPES
 
-from .counted import build
+from .module_build import build
 from .request import Request
 from .train_memory import TRAIN_ROIS, step_parts, task_loss
 
@@ -47,16 +47,19 @@ def gpu_serving_bytes(request: Request) -> dict:
             "serve_bytes": weights + memory.peak_bytes + inputs}
 
 
-def gpu_train_bytes(request: Request, fused_attention: bool = True, foreach: bool = True) -> dict:
+def gpu_train_bytes(request: Request, fused_attention: bool = True, foreach: bool = True,
+                    data_parallel: bool = False, module=None) -> dict:
     """Memory of one training step of `request` on a GPU (zoo.runs.train_memory): its parts, the peak
     (`train_bytes`) and which phase sets it, with the request's optimizer (None: AdamW, as the detection and
     segmentation recipes train). fused_attention=False counts attention as written op by op (q @ k^T, softmax,
     @ v: the score matrix saved for backward), as mmdetection's Swin and detectron2's ViTDet write it;
-    foreach=False steps the optimizer parameter by parameter (torch 1.x's default)."""
-    module = _module(request, fused_attention)
+    foreach=False steps the optimizer parameter by parameter (torch 1.x's default); data_parallel adds
+    DistributedDataParallel's gradient buckets (zoo.runs.train_memory). `module`: the request's module, fp32 on
+    meta, already built (zoo.runs.counted's count hands its own over: no second build)."""
+    module = module if module is not None else _module(request, fused_attention)
     if request.detector is not None:                 # training samples RoIs: TRAIN_ROIS, not inference's
         module.spec = dataclasses.replace(module.spec, **TRAIN_ROIS)
     x = image_batch(module, request.batch_size, request.img_size)
     _, memory, _ = run_train_step(module, x, gpu=_emulation(request.dtype, allocator=True),
                                   loss=task_loss(request))
-    return step_parts(module, x, memory.peak_bytes, request.optimizer or "adamw", foreach)
+    return step_parts(module, x, memory.peak_bytes, request.optimizer or "adamw", foreach, data_parallel)

@@ -60,9 +60,16 @@ class CountedFields:
     """A cost row's fields beyond analysis' CostRecord: what the run layer adds."""
     tokens: Optional[int] = _f("sequence length incl. class/distillation tokens; None without one global sequence")
     serve_bytes: Optional[int] = _f("weight_bytes + act_peak_bytes: memory to serve the batch", "bytes per batch")
-    train_serve_bytes: Optional[int] = _f("weights + gradients and optimizer state (train_optimizer) of trainable params + "
-                                          "train_act_peak_bytes", "bytes per batch")
+    train_serve_bytes: Optional[int] = _f("a training step as a CUDA GPU holds it (train_precision; the model --predict "
+                                          "uses, zoo.runs.train_memory): fp32 weights, gradients and optimizer state "
+                                          "(train_optimizer), the input, the larger of the backward's activation peak "
+                                          "and the foreach optimizer step's temporaries", "bytes per batch")
     train_optimizer: Optional[str] = _f("optimizer whose state train_serve_bytes counts")
+    train_precision: Optional[str] = _f("how train_serve_bytes's step runs: 'autocast bf16' / 'autocast fp16' "
+                                        "(fp32 weights, torch.autocast's casts) or 'fp32'")
+    train_gpu_parts: Optional[dict] = _f("train_serve_bytes's parts but the optimizer state, each booked by the "
+                                         "caching allocator: weight_bytes, grad_bytes, input_bytes, act_peak_bytes "
+                                         "(autocast's casts, the task's loss)", "bytes per batch")
     features: Optional[list] = _f("feature extractor rows: [C, H, W] of each map it returns")
     feature_strides: Optional[list] = _f("feature extractor rows: each map's stride (input side / map side)", "px")
     feature_stages: Optional[list] = _f("feature extractor rows: the stage module or block that makes each map")

@@ -80,9 +80,10 @@ def step_seconds(ops, device: str, dtype: str, cal: Calibration | None = None) -
     return expected_seconds(ops, peaks, sheet.mem_bandwidth, cal)
 
 
-def predict_train(request: Request, device: str, foreach: bool = True) -> dict:
+def predict_train(request: Request, device: str, foreach: bool = True, gpus: int = 1) -> dict:
     """The training fields of a predicted row: images per second (expectation and band), the step time, the
-    step's memory and whether it fits the device."""
+    step's memory and whether it fits the device (on more than one GPU with DistributedDataParallel's gradient
+    buckets, zoo.runs.train_memory)."""
     from .gpu_memory import gpu_train_bytes
 
     sheet, cal = device_sheet(device), train_calibration()
@@ -91,7 +92,8 @@ def predict_train(request: Request, device: str, foreach: bool = True) -> dict:
     rate = request.batch_size / seconds
     measured_here = sheet.name in cal.extra.get("calibrated_devices", ())
     low, high = cal.band if measured_here or not cal.extra.get("band_other_device") else cal.extra["band_other_device"]
-    memory = gpu_train_bytes(request.replace(optimizer=request.optimizer or "sgd"), foreach=foreach)
+    memory = gpu_train_bytes(request.replace(optimizer=request.optimizer or "sgd"), foreach=foreach,
+                             data_parallel=gpus > 1)
     band_from = (cal.extra.get("band_from", "") if measured_here else
                  "leave one family out on the one fitted table; this device was not measured, and one table cannot "
                  "give the wider band across devices")
@@ -150,7 +152,8 @@ def train_rows(plan, args) -> list[dict]:
         seen.add(key)
         h, w = request.img_size.hw
         row = {"predicted": True, "device": device, "model": request.model, "img_h": h, "img_w": w,
-               "batch_size": request.batch_size, "dtype": request.dtype, **predict_train(request, device)}
+               "batch_size": request.batch_size, "dtype": request.dtype,
+               **predict_train(request, device, gpus=int(args.gpus))}
         if request.detector or request.segmenter:
             row["task"] = request.detector or request.segmenter
         if args.epochs is not None:

@@ -91,7 +91,8 @@ def counted_row(model: str, q, cost_row: dict) -> dict:
             row.update(pretraining=published["pretraining_group"],
                        ap_recipe=f"{published['schedule']}, {published['pretraining']}")
     if q.train:
-        row.update(train_gmacs=counted["train_macs"] / 1e9, train_act_mib=counted["train_act_peak_bytes"] / MIB,
+        gpu = counted["train_gpu_parts"]        # train_mib's own step (zoo.runs.counted.serving_memory)
+        row.update(train_gmacs=counted["train_macs"] / 1e9, train_act_mib=gpu["act_peak_bytes"] / MIB,
                    train_mib=counted["train_serve_bytes"] / MIB, train_optimizer=counted["train_optimizer"])
     return row
 
