@@ -42,14 +42,14 @@ def test_the_report_renders_stored_answers_without_building_a_model(small_answer
     import timm
 
     import zoo.models.registry
-    import zoo.runs.counted
+    import zoo.runs.module_build
     import zoo.runs.plan
     from zoo.report.build import build_reports
 
     def refuse(*args, **kwargs):
         raise AssertionError("the report built a model")
 
-    for module in (zoo.models.registry, timm, zoo.runs.counted, zoo.runs.plan):    # timed builds through counted
+    for module in (zoo.models.registry, timm, zoo.runs.module_build, zoo.runs.plan):    # timed builds: module_build
         monkeypatch.setattr(module, "create_model", refuse)
     import zoo.runs.parallel
     from zoo.runs.user_cache import disabled
@@ -72,13 +72,13 @@ def test_the_committed_reports_build_without_building_a_model(tmp_path, monkeypa
     import timm
 
     import zoo.models.registry
-    import zoo.runs.counted
+    import zoo.runs.module_build
     from zoo.report.build import build_reports
 
     def refuse(*args, **kwargs):
         raise AssertionError("the report built a model")
 
-    for module in (zoo.models.registry, timm, zoo.runs.counted):    # timed builds through counted
+    for module in (zoo.models.registry, timm, zoo.runs.module_build):    # timed builds through module_build
         monkeypatch.setattr(module, "create_model", refuse)
     root = pathlib.Path(__file__).resolve().parents[1]
     build_reports(root, tmp_path, pictures=False)     # every table and plot's data; PNG bytes build no model

@@ -11,8 +11,7 @@ from typing import Optional
 
 from analysis.batch_search import largest_batch_where, powers_of_two
 
-from .roofline_rows import FP32_CAVEAT
-from .roofline_rows import predict as predict_fields
+from .predicted_schema import FP32_CAVEAT
 
 MAX_SWEEP_BATCH = 4096
 GIB = 1024 ** 3
@@ -78,6 +77,8 @@ class PredictedRow:
 def predict(request, device: str, price_per_hour: float | None = None, tf32: str | None = None,
             channels_last: bool = False) -> PredictedRow:
     """The predicted row of `request` (zoo.runs.request) on a datasheet `device`."""
+    from .roofline_rows import predict as predict_fields     # NB: imports torch; the report reads rows only
+
     return PredictedRow.of(predict_fields(request, device, tf32=tf32, price_per_hour=price_per_hour,
                                           channels_last=channels_last))
 

@@ -20,6 +20,7 @@ from analysis.timing.devices import device_sheet, sheet_peak
 from analysis.vocab import DTYPES, resolve_device
 
 from ..errors import UsageError
+from .predicted_schema import FP32_CAVEAT
 from .request import Request
 
 ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_share", "roofline_launch_share")
@@ -100,11 +101,6 @@ def predict(request: Request, device: str, tf32=None, price_per_hour: float | No
     counted (gpu_forward)."""
     sheet_peak(device_sheet(device), request.dtype)          # an unknown device or dtype fails before counting
     return predict_counted(gpu_forward(request, reparam=reparam), request, device, tf32, price_per_hour, channels_last)
-
-
-FP32_CAVEAT = ("; NOT validated for fp32/TF32: timm publishes no fp32 GPU table to fit, and on the fp32 and TF32 tables "
-               "kept aside the expectation was off by up to about 2x and this band covered far less than 80% "
-               "(docs/prediction.md)")
 
 
 def band_for(cal: Calibration, device: str, channels_last: bool) -> tuple[tuple[float, float], str]:
