@@ -8,7 +8,6 @@ fails is reported, never rendered.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 ANSWERS_FILE = "answers.json"
@@ -88,25 +87,14 @@ def check_answers(loaded) -> list[dict]:
 def read_answers(results_dir: str | Path) -> tuple[list[dict] | None, str | None]:
     """(the stored answers, None), (None, None) when there are none, or (None, why they cannot be used):
     a regular file only (a FIFO or link is not opened), strict JSON (no NaN, nesting bounded), this schema."""
-    from ..runs.safe_io import kind_of, strict_loads
+    from ..runs.safe_io import read_stored, strict_loads
 
-    path = answers_path(results_dir)
-    found = kind_of(path)
-    if found:
-        return None, f"results/{ANSWERS_FILE} is {found}, not a regular file"
+    text, why = read_stored(answers_path(results_dir), f"results/{ANSWERS_FILE}", MAX_BYTES)
+    if text is None:
+        return None, why
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None, None
-    except OSError as e:
-        return None, f"results/{ANSWERS_FILE} cannot be read ({e.strerror or e})"
-    try:
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            raise AnswersError(f"larger than {MAX_BYTES:,} bytes")
-        return check_answers(strict_loads(raw.decode("utf-8"))), None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return check_answers(strict_loads(text)), None
+    except ValueError as e:
         return None, f"results/{ANSWERS_FILE} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
 
 
@@ -116,31 +104,21 @@ SELECT_ANSWER_FILE = "select-answer.json"     # a measured zoo.select answer, ke
 def read_select_answer(results_dir: str | Path) -> tuple[dict | None, str | None]:
     """(the last measured zoo.select answer, None), (None, None) without one, or (None, why it cannot be used);
     read as strictly as answers.json (a regular file, strict JSON, an answer that renders)."""
-    from ..runs.safe_io import kind_of, strict_loads
+    from ..runs.safe_io import read_stored, strict_loads
     from .text import render
 
-    path = Path(results_dir) / "results" / SELECT_ANSWER_FILE
-    found = kind_of(path)
-    if found:
-        return None, f"results/{SELECT_ANSWER_FILE} is {found}, not a regular file"
+    label = f"results/{SELECT_ANSWER_FILE}"
+    text, why = read_stored(Path(results_dir) / "results" / SELECT_ANSWER_FILE, label, MAX_BYTES)
+    if text is None:
+        return None, why
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None, None
-    except OSError as e:
-        return None, f"results/{SELECT_ANSWER_FILE} cannot be read ({e.strerror or e})"
-    try:
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            raise AnswersError(f"larger than {MAX_BYTES:,} bytes")
-        answer = strict_loads(raw.decode("utf-8"))
+        answer = strict_loads(text)
         _check_answer(answer, SELECT_ANSWER_FILE)
         render(answer, "markdown")
         return answer, None
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        return None, f"results/{SELECT_ANSWER_FILE} is not usable ({why})"
+        return None, f"{label} is not usable ({why})"
 
 
 def load_answers(results_dir: str | Path) -> list[dict] | None:

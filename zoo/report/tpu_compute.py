@@ -4,7 +4,6 @@ by `--check` (counted on meta with the shipped calibration, so the same on any m
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 TPU_FILE = "tpu_pretraining.json"
@@ -48,30 +47,6 @@ def write_tpu(results_dir: str | Path) -> Path:
     return path
 
 
-def _read_text(results_dir: str | Path) -> tuple[str | None, str | None]:
-    """(text, None); (None, None) without a file; (None, why) for one that cannot be read as a regular file."""
-    from ..runs.safe_io import kind_of
-
-    path = tpu_path(results_dir)
-    found = kind_of(path)
-    if found:
-        return None, f"results/{TPU_FILE} is {found}, not a regular file"
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None, None
-    except OSError as e:
-        return None, f"results/{TPU_FILE} cannot be read ({e.strerror or e})"
-    with os.fdopen(fd, "rb") as f:
-        raw = f.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        return None, f"results/{TPU_FILE} is larger than {MAX_BYTES:,} bytes"
-    try:
-        return raw.decode("utf-8"), None
-    except UnicodeDecodeError:
-        return None, f"results/{TPU_FILE} is not UTF-8"
-
-
 NEEDED = {"model": str, "pretraining": str, "epochs": int, "batch_per_chip": int, "images_seen": int,
           "train_gflops_per_image": float, "imgs_per_s": float, "imgs_per_s_p10": float, "imgs_per_s_p90": float,
           "core_days": float, "core_days_fast": float, "core_days_slow": float, "paper_core_days": int}
@@ -79,9 +54,9 @@ NEEDED = {"model": str, "pretraining": str, "epochs": int, "batch_per_chip": int
 
 def read_tpu(results_dir: str | Path) -> tuple[list[dict], str | None]:
     """(rows, None); ([], None) without a file; ([], why) for a file that is not a list of the rows written here."""
-    from ..runs.safe_io import strict_loads
+    from ..runs.safe_io import read_stored, strict_loads
 
-    text, why = _read_text(results_dir)
+    text, why = read_stored(tpu_path(results_dir), f"results/{TPU_FILE}", MAX_BYTES)
     if text is None:
         return [], why
     try:

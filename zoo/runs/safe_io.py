@@ -195,6 +195,32 @@ def read_regular(path: Path, max_bytes: int, option: str) -> bytes:
         os.close(fd)
 
 
+def read_stored(path: Path, label: str, max_bytes: int) -> tuple[str | None, str | None]:
+    """A file archzoo wrote, read as a reader of results/ must: (text, None); (None, None) when it is missing;
+    (None, why) when it is not a regular file (never opened through a link, never blocking on a FIFO), cannot
+    be read, is larger than `max_bytes` or is not UTF-8. `label` names the file in `why`."""
+    found = kind_of(path)
+    if found:
+        return None, f"{label} is {found}, not a regular file"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, f"{label} cannot be read ({e.strerror or e})"
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as e:
+        return None, f"{label} cannot be read ({e.strerror or e})"
+    if len(raw) > max_bytes:
+        return None, f"{label} is not usable (larger than {max_bytes:,} bytes)"
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, f"{label} is not usable (not UTF-8)"
+
+
 def finite(value):
     """`value` with every non-finite float (NaN, Infinity) turned into None, so json.dumps of it is strict JSON."""
     if isinstance(value, float):
