@@ -138,8 +138,8 @@ def across_devices(asked: Predicted, on_row=None) -> dict:
 
 @dataclass(frozen=True)
 class Predicted:
-    """One --predict question, as given (predicted_select checks it): the API's zoo.select Query fields of the
-    same names, or the command line's text."""
+    """One --predict question, as given (predicted_select checks it): the API's zoo.select options of the
+    same names (zoo.options.select.OPTIONS), or the command line's text."""
     device: str
     models: Union[str, list, None] = "all"
     resolution: Union[str, int, tuple, Size] = 224
@@ -155,20 +155,24 @@ class Predicted:
     tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.runs.roofline_rows.predict)
 
 
-TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
+TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of OPTIONS
 
 
-def from_query(query) -> Predicted:
-    """The question of a zoo.select Query with `predict` set (select(..., predict=DEVICE)); a UsageError for any
-    other option set (never silently ignored)."""
-    import dataclasses
+def from_options(options: dict) -> Predicted:
+    """The question of zoo.select's options by their flat names (zoo.options.select.OPTIONS) with `predict` set
+    (select(..., predict=DEVICE)); a UsageError for any other option set (never silently ignored), TypeError for
+    a name that is no option."""
+    from ..options.select import DEFAULTS, OPTIONS
 
-    given = [f.name for f in dataclasses.fields(query) if f.name not in ("predict", "out", "save", *TAKES)
-             and getattr(query, f.name) != f.default]
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise TypeError(f"zoo.select: no option {', '.join(unknown)}")
+    asked = {**DEFAULTS, **options}
+    given = [name for name in OPTIONS if name not in ("predict", "out", "save", *TAKES) and asked[name] != DEFAULTS[name]]
     if given:
         raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
                          f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
-    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES}, out=query.out, save=query.save)
+    return Predicted(asked["predict"], **{name: asked[name] for name in TAKES}, out=asked["out"], save=asked["save"])
 
 
 def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
