@@ -105,7 +105,7 @@ def predict_devices(text: str) -> list[str]:
     (one line) for an empty item, an unknown device or one named twice."""
     from analysis.timing.devices import device_sheet
 
-    from ..runs.plan import split_list
+    from .values import split_list
 
     names = []
     for item in split_list(text, "predict"):
@@ -125,7 +125,7 @@ def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
     named twice, or left without a price."""
     from analysis.timing.devices import device_sheet
 
-    from ..runs.plan import finite_number, split_list
+    from .values import finite_number, split_list
 
     def price(value: str, device: str) -> float:
         usd = finite_number(value.strip(), "price-per-hour")
@@ -188,7 +188,7 @@ def check_timing(timing, backends, dtype: str, train: bool) -> None:
     """A Timing (zoo.runs.tasks) both commands time with: a known compile mode and backends, each backend able to
     time these options (it says itself why not: analysis.timing.backends). Eager times every setting, so it
     is not asked (the check would load torch)."""
-    from ..runs.plan import choice
+    from .values import choice
 
     if timing.compile is not None:
         choice(timing.compile, COMPILE_MODES, "compile")
@@ -211,9 +211,9 @@ def check_timing(timing, backends, dtype: str, train: bool) -> None:
 
 def timing_of(asked, backends, dtype: str, train: bool, local: bool = True):
     """The Timing both commands time with, from a Timing of the options as typed: its compile mode and backends
-    checked (check_timing), the device resolved (zoo.runs.plan.check_device; with Ray, local=False, "auto"
+    checked (check_timing), the device resolved (zoo.options.values.check_device; with Ray, local=False, "auto"
     stays for the workers), threads, iters and min-seconds parsed. A UsageError (one line) before any work."""
-    from ..runs.plan import MAX_ITERS, check_device, check_threads, positive_int, positive_number
+    from .values import MAX_ITERS, check_device, check_threads, positive_int, positive_number
 
     check_timing(asked, backends, dtype, train)
     return asked.replace(device=check_device(asked.device, local=local),

@@ -8,7 +8,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
-from analysis.size import Size
 
 from ..errors import UsageError
 from ..runs.request import Request
@@ -127,7 +126,7 @@ REQUEST_OPTIONS = ("batch_size", "dtype", "features", "detector", "segmenter", "
 
 def limit(text: str | float | None, flag: str) -> float | None:
     """A constraint's value: a finite, non-negative number (top-1 at most 100)."""
-    from ..runs.plan import finite_number
+    from .values import finite_number
 
     if text is None:
         return None
@@ -141,7 +140,7 @@ def limit(text: str | float | None, flag: str) -> float | None:
 
 
 def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
-    from ..runs.plan import MAX_BATCH, positive_int
+    from .values import MAX_BATCH, positive_int
 
     if str(text) == "auto":
         if max_serve_mib is None:
@@ -153,7 +152,7 @@ def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
 def _check_detector(detector: str | None, rank: str, measured: bool) -> None:
     """--detector: a known name, counted constraints only (timing a whole detector is not a select screen);
     --rank box_ap / mask_ap only with it."""
-    from ..runs.plan import choice
+    from .values import choice
 
     if detector is None:
         if rank in TASK_RANKS:
@@ -179,7 +178,7 @@ def check_query(asked: dict) -> Query:
     """The Query of options by their flat names (OPTIONS; the rest take DEFAULTS), every one checked, in this
     order, with one UsageError before any work. TypeError for a name that is no option."""
     from ..runs.data_dir import out_or_default
-    from ..runs.plan import (MAX_SECONDS, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
+    from .values import (MAX_SECONDS, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
                              finite_number, frozen_stages_option, model_names, one_size, pad_size, positive_int,
                              positive_number)
     from . import OPTIMIZERS, check_heads, pretraining_option, weights_option

@@ -37,7 +37,7 @@ from ..errors import UsageError, UsageParser, ZooError
 from ..options import DATASHEET_DEVICES, add_options
 from ..options.select import OPTIONS
 from ..runs.data_dir import out_or_default
-from ..runs.plan import check_out_dir, choice
+from ..options.values import check_out_dir, choice
 from ..runs.safe_io import strict_dumps
 from ..answers.text import render  # noqa: F401 - render: part of the API
 from ..runs.user_cache import disabled

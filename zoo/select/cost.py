@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from analysis.batch_search import largest_batch_where
 
-from ..runs.plan import MAX_BATCH
+from ..options.values import MAX_BATCH
 from .bound import split_macs
 
 MIB = 2 ** 20

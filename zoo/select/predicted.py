@@ -19,7 +19,7 @@ from analysis.size import Size
 from ..answers.text import predicted_text
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import add_options
-from ..runs.plan import MAX_BATCH, check_dtype, choice, model_names, one_size, positive_int, positive_number
+from ..options.values import MAX_BATCH, check_dtype, choice, model_names, one_size, positive_int, positive_number
 from ..runs.request import Request
 
 RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
@@ -95,7 +95,7 @@ def answer(asked: Predicted) -> dict:
 
     from ..runs.predicted import saved
     from ..runs.data_dir import out_or_default
-    from ..runs.plan import check_out_dir
+    from ..options.values import check_out_dir
     from ..runs.store import ResultStore
 
     store = ResultStore(check_out_dir(out_or_default(asked.out))) if asked.save else None

@@ -10,7 +10,7 @@ from ..models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, ent
 from ..models.accuracy import pretraining_groups as checkpoint_groups
 from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
-from ..runs.plan import NO_STAGES, no_stages
+from ..options.compare import NO_STAGES, no_stages
 from ..options import BACKENDS, COMPILE_MODES, pretraining_option  # noqa: F401 - zoo.select names them
 from ..options import SELECT_FORMATS as FORMATS
 from ..options.select import (DEFAULT_BUDGET_S, LATENCY_STATS, Constraints, Query, check_query,  # noqa: F401

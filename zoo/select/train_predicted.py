@@ -11,7 +11,7 @@ import sys
 from types import SimpleNamespace
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..runs.plan import check_dtype, choice, model_names, one_size, positive_int, positive_number
+from ..options.values import check_dtype, choice, model_names, one_size, positive_int, positive_number
 from ..runs.request import Request
 
 RANKS = ("train_imgs_per_s", "top1")
@@ -50,7 +50,7 @@ def screen(row: dict, max_hours: float | None) -> str | None:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     """The options, checked before anything is counted (UsageError: exit 2)."""
     from ..runs.roofline_rows import check_predict
-    from ..runs.train_predicted import check_train_predict
+    from ..options.compare import check_train_predict
 
     args = build_parser().parse_args(argv)
     if args.metrics != "train":
