@@ -118,6 +118,8 @@ def check_predict_options(args: argparse.Namespace) -> None:
     choice(args.reparam, REPARAM_FORMS, "reparam")
     check_train_predict(args)                # --metrics train alone: one device, the schedule's options
     args.predict = predict_devices(args.predict)
+    if args.format == "csv" and len(args.predict) > 1:
+        raise UsageError("--format csv: one device's rows; several devices give a decision too (markdown or json)")
     if args.channels_last:
         from ..runs.roofline_rows import check_channels_last
 

@@ -228,3 +228,20 @@ def check_query(asked: dict) -> Query:
     return Query(models, request, timing, constraints, pad_to, size.label if padded != size else None, pretraining,
                  weights, o["weights_available"], o["latency_stat"], o["allow_noisy"], wait_quiet, budget_s,
                  o["time_all"], rank, out, o["save"])
+
+
+def check_from_plan(given: list[str], path: str, plan: dict | None = None) -> None:
+    """--from-plan FILE: no query option beside it (`given`: those that differ from their defaults; one run could
+    not say which query it answered), checked before FILE is read; then candidates left in the `plan` read."""
+    if given:
+        raise UsageError(f"--from-plan: the plan fixes the query; drop --{given[0].replace('_', '-')}")
+    if plan is not None and not plan["candidates"]:
+        raise UsageError(f"--from-plan: {path!r} has no candidates left to time")
+
+
+def check_save_plan(q: Query) -> None:
+    """--save-plan FILE: something to write (not --no-save) and something to time on the serving machine."""
+    if not q.save:
+        raise UsageError("--save-plan writes FILE and --no-save writes nothing: drop one")
+    if not q.measured:
+        raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")

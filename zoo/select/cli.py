@@ -35,7 +35,7 @@ import sys
 
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import DATASHEET_DEVICES, add_options
-from ..options.select import OPTIONS
+from ..options.select import OPTIONS, check_from_plan, check_save_plan
 from ..runs.data_dir import out_or_default
 from ..options.values import check_out_dir, choice
 from ..runs.safe_io import strict_dumps
@@ -144,19 +144,12 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
     defaults = vars(build_parser().parse_args([]))
     given = [k for k, v in vars(args).items() if k in OPTIONS and k not in RUN_OPTIONS
              and v != defaults[k]]
-    if given:
-        raise UsageError(f"--from-plan: the plan fixes the query; drop --{given[0].replace('_', '-')}")
+    check_from_plan(given, args.from_plan)
     plan = read_plan(args.from_plan)
-    if not plan["candidates"]:
-        raise UsageError(f"--from-plan: {args.from_plan!r} has no candidates left to time")
+    check_from_plan(given, args.from_plan, plan)
     runs = {"out": args.out, "save": not args.no_save, "budget_s": args.budget_s, "wait_quiet": args.wait_quiet,
             "time_all": args.time_all, "threads": args.threads}
-    try:             # the plan's query checked whole here, before any count or timing
-        query = query_from_plan(plan, runs)
-    except (TypeError, KeyError, ValueError, AttributeError) as e:
-        raise UsageError(f"--from-plan: {args.from_plan!r}: its query is not one zoo.select asks "
-                         f"({type(e).__name__}: {e})") from None
-    return query, plan
+    return query_from_plan(plan, runs, args.from_plan), plan     # checked whole, before any count or timing
 
 
 def _save_plan(q: Query, path: str) -> str:
@@ -164,10 +157,7 @@ def _save_plan(q: Query, path: str) -> str:
     from .shortlist import count_screen, rank_screen, screen_all
     from .plan import check_plan_path, plan_of, write_plan
 
-    if not q.save:
-        raise UsageError("--save-plan writes FILE and --no-save writes nothing: drop one")
-    if not q.measured:
-        raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")
+    check_save_plan(q)
     check_plan_path(path)
     excluded, published = screen_all(q)
     _, counted, stop = count_screen(published, q, excluded)

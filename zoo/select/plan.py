@@ -82,9 +82,17 @@ def _size_ok(size) -> bool:
     return 1 <= len(ints) <= 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in ints)
 
 
-def query_from_plan(plan: dict, run_options: dict):
+def query_from_plan(plan: dict, run_options: dict, path: str):
     """The plan's Query on its candidates, with this machine's run options (--out, --budget-s, ...), checked
-    (Query.of)."""
+    (Query.of; a UsageError for a query no zoo.select asks)."""
+    try:
+        return _query_of(plan, run_options)
+    except (TypeError, KeyError, ValueError, AttributeError) as e:
+        raise UsageError(f"--from-plan: {path!r}: its query is not one zoo.select asks "
+                         f"({type(e).__name__}: {e})") from None
+
+
+def _query_of(plan: dict, run_options: dict):
     from ..options.select import OPTIONS
     from .shortlist import Query
 
