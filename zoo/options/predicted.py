@@ -23,7 +23,8 @@ def predicted_fields(options: dict) -> dict:
     if unknown:
         raise TypeError(f"zoo.select: no option {', '.join(unknown)}")
     asked = {**DEFAULTS, **options}
-    given = [name for name in OPTIONS if name not in ("predict", "out", "save", *TAKES) and asked[name] != DEFAULTS[name]]
+    given = [name for name in OPTIONS
+             if name not in ("predict", "out", "save", *TAKES) and asked[name] != DEFAULTS[name]]
     if given:
         raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
                          f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")

@@ -225,9 +225,10 @@ def check_query(asked: dict) -> Query:
         out = str(check_out_dir(out))
     request = Request(ANY_MODEL, padded, batch_size, o["dtype"], train=train, features=o["features"],
                       frozen_stages=frozen, detector=o["detector"], segmenter=o["segmenter"], optimizer=o["optimizer"])
-    return Query(models, request, timing, constraints, pad_to, size.label if padded != size else None, pretraining,
-                 weights, o["weights_available"], o["latency_stat"], o["allow_noisy"], wait_quiet, budget_s,
-                 o["time_all"], rank, out, o["save"])
+    own = {name: o[name] for name in ("weights_available", "latency_stat", "allow_noisy", "time_all", "save")}
+    return Query(models, request, timing, constraints, pad_to=pad_to,
+                 padded_from=size.label if padded != size else None, pretraining=pretraining, weights=weights, wait_quiet=wait_quiet, budget_s=budget_s, rank=rank,
+                 out=out, **own)
 
 
 def check_from_plan(given: list[str], path: str, plan: dict | None = None) -> None:
