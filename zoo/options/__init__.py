@@ -10,7 +10,7 @@ from analysis.vocab import DEVICES, DTYPE_NAMES
 
 from ..errors import UsageError
 
-from ..models.accuracy import pretraining_option, weights_option
+from .values import pretraining_option, weights_option
 from ..models.cards import PRETRAINING
 
 FORMATS = ("table", "markdown", "csv", "json")              # zoo.compare's stdout

@@ -1,10 +1,12 @@
 """The command line's values, each parsed and checked in one place with one UsageError (exit 2) naming its
-option: lists, bounded numbers, sizes (Size.parse), model names, choices, the device and threads. zoo.options'
+option: lists, bounded numbers, sizes (Size.parse), model names, choices, the device and threads, whose accuracy
+(--weights) and which pretraining (--pretraining; zoo.report parses these two here too). zoo.options'
 command rules (compare.py, select.py) and zoo.select.predicted build on them."""
 from __future__ import annotations
 
 import math
 import os
+from typing import Iterable
 
 from analysis.size import Size
 from analysis.timing.fingerprint import available_cores
@@ -189,3 +191,27 @@ def pad_size(size: Size, multiple: int | None) -> Size:
         raise UsageError(f"--pad-to: {size.label} padded up to a multiple of {multiple} is "
                          f"{grown.height}x{grown.width} px, past archzoo's bound of {MAX_SIDE:,} px a side")
     return grown
+
+
+def weights_option(text: str | None) -> str:
+    """--weights: one of zoo.models.accuracy.WEIGHT_POLICIES (default: default)."""
+    from ..models.accuracy import WEIGHT_POLICIES
+
+    if text is None:
+        return "default"
+    if text not in WEIGHT_POLICIES:
+        raise UsageError(f"--weights: {text!r} is not one of {', '.join(WEIGHT_POLICIES)}")
+    return text
+
+
+def pretraining_option(text: str | Iterable[str] | None) -> list[str] | None:
+    """--pretraining: a comma list (or list) of zoo.models.cards.PRETRAINING groups, or None for all."""
+    from ..models.cards import PRETRAINING
+
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",")] if isinstance(text, str) else list(text)
+    for item in items:
+        if item not in PRETRAINING:
+            raise UsageError(f"--pretraining: unknown group {item!r}; expected some of {', '.join(PRETRAINING)}")
+    return list(dict.fromkeys(items))
