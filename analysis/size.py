@@ -33,7 +33,7 @@ class Size:
     @classmethod
     def parse(cls, text: str) -> Size:
         """"224" (a side) or "800x1344" (HEIGHTxWIDTH); ValueError otherwise, saying what is wrong (the
-        command line's message: zoo.runs.plan.sizes prefixes the option)."""
+        command line's message: zoo.options.values.sizes prefixes the option)."""
         parts = [p.strip() for p in str(text).lower().split("x")]
         if len(parts) > 2:
             raise ValueError(f"{text!r} is not a side or HEIGHTxWIDTH (e.g. 800x1344)")

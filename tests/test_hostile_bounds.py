@@ -7,7 +7,7 @@ from cli import call_main, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zoo.runs.plan import MAX_BATCH, MAX_SECONDS, MAX_SIDE
+from zoo.options.values import MAX_BATCH, MAX_SECONDS, MAX_SIDE
 from zoo.runs.schema import MAX_COUNT, validate
 from zoo.runs.tasks import Task, run_task
 
@@ -65,7 +65,7 @@ def test_pad_to_and_durations_past_their_bounds_are_one_line_refusals(tmp_path, 
 
 
 def test_durations_at_their_bound_are_accepted():
-    from zoo.runs.plan import positive_number
+    from zoo.options.values import positive_number
 
     assert positive_number(str(MAX_SECONDS), "min-seconds") == MAX_SECONDS
 

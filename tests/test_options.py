@@ -1,4 +1,4 @@
-"""Each word the commands share is defined once (zoo/options.py) and both commands use that definition."""
+"""Each word the commands share is defined once (zoo/options/) and both commands use that definition."""
 import ast
 from pathlib import Path
 
@@ -26,7 +26,7 @@ def assigned_names(path: Path) -> set[str]:
 
 def test_the_shared_vocabularies_are_assigned_only_in_zoo_options():
     where = {str(p.relative_to(ROOT)): sorted(assigned_names(p) & SHARED) for p in (ROOT / "zoo").rglob("*.py")}
-    assert {p: names for p, names in where.items() if names} == {"zoo/options.py": sorted(SHARED)}
+    assert {p: names for p, names in where.items() if names} == {"zoo/options/__init__.py": sorted(SHARED)}
 
 
 def test_both_commands_use_the_one_definition():
@@ -149,3 +149,14 @@ def test_both_commands_refuse_a_shared_rule_with_the_same_line(options, line):
     said = [r.stderr.strip().splitlines()[-1].partition("error: ")[2] for r in (compare, select)]
     assert (compare.returncode, select.returncode) == (2, 2) and line in said[0], said
     assert said[0] == said[1]
+
+
+def test_the_commands_refuse_options_only_through_zoo_options():
+    """compare's and select's usage refusals are raised in zoo/options/; left in the commands: reading a
+    --from-plan file's content (zoo/select/plan.py), a file check like zoo.runs.safe_io's; none in the models."""
+    raising = {str(p.relative_to(ROOT)) for command in ("compare", "select") for p in (ROOT / "zoo" / command).rglob("*.py")
+               if "UsageError(" in p.read_text(encoding="utf-8")}
+    assert raising == {"zoo/select/plan.py"}
+    assert "UsageError(" not in (ROOT / "zoo" / "runs" / "plan.py").read_text(encoding="utf-8").replace(
+        'raise UsageError(f"{model} {cannot_take(', "")      # plan.py plans; a timm: model's size needs its build
+    assert not [p for p in (ROOT / "zoo" / "models").rglob("*.py") if "UsageError" in p.read_text(encoding="utf-8")]

@@ -258,15 +258,16 @@ def test_an_h_x_w_resolution_is_counted_per_side():
 
 def test_the_api_takes_a_size_as_a_side_a_pair_or_a_size_and_checks_it_without_text():
     """One size whatever the API was handed; a bad side is named as the command line names it."""
-    from zoo.select.shortlist import Query, check_query
+    from zoo.select.shortlist import Query
 
     for given in ((800, 1344), Size(800, 1344), "800x1344"):
-        q = check_query(Query(["convnext_t"], given, save=False))
-        assert q.size == Size(800, 1344) and q.resolution == (800, 1344)
-        assert q.request("convnext_t", 2).img_size == Size(800, 1344) and q.request("convnext_t", 2).batch_size == 2
-    assert check_query(Query(["convnext_t"], Size(224, 224), save=False)).resolution == 224
+        q = Query.of(["convnext_t"], given, save=False)
+        assert q.request.img_size == Size(800, 1344) and q.resolution == (800, 1344)
+        request = q.request_for("convnext_t", 2)
+        assert request.model == "convnext_t" and request.img_size == Size(800, 1344) and request.batch_size == 2
+    assert Query.of(["convnext_t"], Size(224, 224), save=False).resolution == 224
     for bad, message in (((224, 0), "--resolution: a size's width is a positive integer, not 0"),
                          ((70_000, 224), "--resolution: 70000 is larger than archzoo's bound of 65,536"),
                          (224.0, "--resolution: a size is an integer")):
         with pytest.raises(UsageError, match=re.escape(message)):
-            check_query(Query(["convnext_t"], bad, save=False))
+            Query.of(["convnext_t"], bad, save=False)

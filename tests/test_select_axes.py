@@ -27,18 +27,36 @@ def test_no_function_of_select_takes_more_than_ten_parameters():
                 assert len(inspect.signature(fn).parameters) <= 10, f"{module.__name__}.{name}"
 
 
-def test_every_option_of_the_command_is_a_query_field():
+def test_every_option_of_the_command_is_a_query_option():
+    """The command line's options land where they belong: what is built in the Request template, how it is timed
+    in the Timing, the bounds in the Constraints; and no option of the command is missing from OPTIONS."""
+    from zoo.options.select import OPTIONS
     from zoo.select.cli import build_parser, query_of
     from zoo.select.shortlist import Query
 
     args = build_parser().parse_args(["--features", "--train", "--optimizer", "adamw", "--backend", "eager",
-                                      "--channels-last", "--compile", "--allow-noisy", "--wait-quiet", "5"])
+                                      "--channels-last", "--compile", "--allow-noisy", "--wait-quiet", "5",
+                                      "--max-gmacs", "7", "--batch-size", "3", "--models", "convnext_t"])
     q = query_of(args)
-    assert isinstance(q, Query) and q.features and q.train and q.optimizer == "adamw" and q.channels_last
-    assert q.compile == "default" and q.allow_noisy and q.wait_quiet == "5" and q.save
+    assert isinstance(q, Query) and q.request.features and q.request.train and q.request.optimizer == "adamw"
+    assert q.request.batch_size == 3 and q.timing.channels_last and q.timing.compile == "default"
+    assert q.constraints.max_gmacs == 7.0 and q.allow_noisy and q.wait_quiet == 5.0 and q.save
     dests = {a.dest for a in build_parser()._actions} - {"help", "format", "no_save", "answers", "no_cache",
                                                          "save_plan", "from_plan"}    # how to run, not what to ask
-    assert dests <= set(Query.__dataclass_fields__)
+    assert dests <= set(OPTIONS)
+
+
+def test_a_query_restates_no_field_of_what_it_holds():
+    """Query composes a Request template, a Timing and Constraints: none of their fields is one of its own."""
+    import dataclasses
+
+    from zoo.runs.request import Request
+    from zoo.runs.tasks import Timing
+    from zoo.select.shortlist import Constraints, Query
+
+    own = {f.name for f in dataclasses.fields(Query)}
+    for held in (Request, Timing, Constraints):
+        assert own & {f.name for f in dataclasses.fields(held)} == set(), held.__name__
 
 
 def flop_counter_macs(timm_name: str, hw: tuple[int, int]) -> int:

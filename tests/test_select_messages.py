@@ -21,7 +21,7 @@ def test_a_refusal_says_what_is_accepted(argv, said, capsys, tmp_path):
 
 def test_select_predict_takes_the_batches_compare_predict_takes(capsys):
     # docs/prediction.md and zoo.compare --predict: batches up to 2^20; select --predict refused above 65,536
-    from zoo.runs.plan import MAX_BATCH
+    from zoo.options.values import MAX_BATCH
     from zoo.runs.schema import BOUNDS
 
     assert MAX_BATCH == BOUNDS["batch_size"][1] == 2 ** 20

@@ -19,18 +19,14 @@ import sys
 
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS,  # noqa: F401 - zoo.compare
-                       add_options, check_heads, timing_of, pretraining_option, weights_option)  # names them
+                       add_options, pretraining_option)  # names them
+from ..options.compare import DEFAULT_METRICS, METRICS, checked
+from ..options.values import MAX_BATCH, MAX_SIDE
 from ..console.signals import Terminated, terminate_as_interrupt
-from ..models.detectors import DETECTOR_NAMES
-from ..models.segmenters.specs import SEGMENTERS
 from ..runs.executors import EXECUTORS
 from ..runs.store import StoreWriteError
-from ..runs.tasks import Timing
-from ..runs.data_dir import out_or_default
 from ..runs.user_cache import disabled
-from ..runs.plan import (DEFAULT_METRICS, MAX_BATCH, MAX_SIDE, METRICS, check_dtype, check_memory_override,
-                         check_out_dir, choice, frozen_stages_option, model_names, plan_tasks, positive_int,
-                         positive_ints, positive_number, sizes, slide_option, split_list)
+from ..runs.plan import plan_tasks
 
 log = logging.getLogger("zoo.compare")
 
@@ -79,104 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    args = build_parser().parse_args(argv)
-    args.models = model_names(args.models)
-    args.resolutions = sizes(args.resolutions) if args.resolutions is not None else None
-    args.sweep = args.batch_sizes.strip() == "sweep"
-    args.batch_sizes = [1] if args.sweep else positive_ints(args.batch_sizes, "batch-sizes", MAX_BATCH)
-    if args.sweep != (args.latency_target_ms is not None):
-        raise UsageError("--batch-sizes sweep and --latency-target-ms go together")
-    if args.sweep:
-        args.latency_target_ms = positive_number(args.latency_target_ms, "latency-target-ms")
-    args.pad_to = None if args.pad_to is None else positive_int(args.pad_to, "pad-to", MAX_SIDE)
-    args.backends = list(dict.fromkeys(split_list(args.backend, "backend")))      # checked with the timing
-    if args.metrics is None:
-        args.metrics = ",".join(m for m in DEFAULT_METRICS if not (args.slide and m == "throughput"))
-    args.metrics = list(dict.fromkeys(choice(m, METRICS, "metric") for m in split_list(args.metrics, "metrics")))
-    args.slide = slide_option(args.slide, args.segmenter, args.metrics)
-    check_memory_override()
-    if args.frozen_stages is not None:
-        args.frozen_stages = frozen_stages_option(args.frozen_stages)
-    if args.optimizer is not None:
-        choice(args.optimizer, OPTIMIZERS, "optimizer")
-        if "train" not in args.metrics:
-            raise UsageError("--optimizer: the training step's memory; needs --metrics with train")
-    if args.detector is not None:
-        choice(args.detector, DETECTOR_NAMES, "detector")
-    if args.segmenter is not None:
-        choice(args.segmenter, tuple(SEGMENTERS), "segmenter")
-    check_heads(args.features, args.frozen_stages, args.detector, args.segmenter)
-    choice(args.format, FORMATS, "format")
-    args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
-    check_dtype(args.dtype)
-    choice(args.executor, EXECUTORS, "executor")
-    args.device_asked = args.device
-    if args.ray_address is not None and args.executor != "ray":
-        raise UsageError("--ray-address: only used with --executor ray")
-    if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
-        raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
-    asked = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
-                   compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)    # per backend: plan_tasks
-    args.timing = timing_of(asked, args.backends, args.dtype, "train" in args.metrics,
-                            local=args.executor != "ray")      # with Ray the GPUs are the workers'
-    if args.no_save and (args.resume or args.reprobe_peak):
-        raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
-    if args.predict is None:
-        for name, given in (("--price-per-hour", args.price_per_hour is not None),
-                            ("--reparam", args.reparam != "trained"),
-                            ("--tf32 (a timed run takes the process's own torch.backends settings)",
-                             args.tf32 is not None),
-                            ("--epochs, --train-images, --gpus (they take --predict and --metrics train)",
-                             args.epochs is not None or args.train_images is not None or args.gpus != "1")):
-            if given:
-                raise UsageError(f"{name}: only with --predict")
-    else:
-        check_predict_options(args)
-    if not args.no_save:
-        args.out = check_out_dir(out_or_default(args.out))
-    if args.executor == "ray":
-        from ..runs.ray_executor import check_ray
-
-        check_ray(args.ray_address)
-    return args
-
-
-def check_predict_options(args: argparse.Namespace) -> None:
-    """--predict's devices, prices and form; a UsageError (exit 2, one line) for any option it does not model,
-    never a silent figure of something else (the backbone only, inference only, eager, a default timing)."""
-    from ..options import REPARAM_FORMS, predict_devices, prices_per_hour
-    from ..runs.roofline_rows import check_predict
-    from ..runs.train_predicted import check_train_predict
-
-    unmodelled = [name for name, given in (("--slide (counted, not timed)", args.slide is not None),
-                                           ("--metrics train with other metrics",
-                                            "train" in args.metrics and args.metrics != ["train"]),
-                                           ("--backend onnxruntime", "onnxruntime" in args.backends),
-                                           ("--compile", args.compile is not None)) if given]
-    if unmodelled:
-        raise UsageError(f"--predict: the estimate is an eager forward or training step without torch.compile; it "
-                         f"does not model {', '.join(unmodelled)} (drop {'them' if len(unmodelled) > 1 else 'it'})")
-    ignored = [name for name, given in (("--device", args.device_asked != "auto"), ("--threads", args.threads),
-                                        ("--quick", args.quick), ("--iters", args.iters),
-                                        ("--min-seconds", args.min_seconds), ("--resume", args.resume),
-                                        ("--reprobe-peak", args.reprobe_peak),
-                                        ("--executor", args.executor != "local"),
-                                        ("--weights/--pretraining (no accuracy is shown)",
-                                         args.weights != "default" or bool(args.pretraining))) if given]
-    if ignored:
-        raise UsageError(f"--predict: times nothing here, so {', '.join(ignored)} would change nothing (drop "
-                         f"{'them' if len(ignored) > 1 else 'it'})")
-    choice(args.reparam, REPARAM_FORMS, "reparam")
-    check_train_predict(args)                # --metrics train alone: one device, the schedule's options
-    args.predict = predict_devices(args.predict)
-    if args.channels_last:
-        from ..runs.roofline_rows import check_channels_last
-
-        check_channels_last()
-    for device in args.predict:
-        check_predict(device, args.dtype, args.tf32, train=args.metrics == ["train"])
-    if args.price_per_hour is not None:
-        args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
+    """The command line parsed and checked (zoo.options.compare.checked): one UsageError before any work."""
+    return checked(build_parser().parse_args(argv))
 
 
 def run(args: argparse.Namespace, plan) -> list[dict]:

@@ -8,7 +8,6 @@ import contextlib
 import json
 import sys
 
-from ..errors import UsageError
 from ..runs.predicted import decision_markdown, saved
 
 SAVED_BY = "zoo.compare --predict"
@@ -30,8 +29,6 @@ def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
 def print_predictions(plan, args) -> int:
     from ..runs.predicted import break_even, break_even_markdown, predicted_markdown
 
-    if args.format == "csv" and len(args.predict) > 1:
-        raise UsageError("--format csv: one device's rows; several devices give a decision too (markdown or json)")
     rows, decided = run_predictions(plan, args)
     per_device = [[r for r in rows if r["device"] == d] for d in args.predict]
     even = break_even(*per_device) if len(per_device) == 2 and not args.sweep else None

@@ -9,7 +9,7 @@ import io
 from importlib import resources
 from typing import Iterable
 
-from ..errors import UnknownModelError, UsageError
+from ..errors import UnknownModelError
 from .cards import CARDS, TIMM_ARCHS, AccuracyEntry
 from .pretraining import PRETRAINING, teacher_of, weights_text
 from .registry import TIMM_PREFIX, get_spec
@@ -210,26 +210,6 @@ def teacher_groups(model: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def weights_option(text: str | None) -> str:
-    """--weights: one of WEIGHT_POLICIES (default: default)."""
-    if text is None:
-        return "default"
-    if text not in WEIGHT_POLICIES:
-        raise UsageError(f"--weights: {text!r} is not one of {', '.join(WEIGHT_POLICIES)}")
-    return text
-
-
-def pretraining_option(text: str | Iterable[str] | None) -> list[str] | None:
-    """--pretraining: a comma list (or list) of PRETRAINING groups, or None for all."""
-    if text is None:
-        return None
-    items = [t.strip() for t in text.split(",")] if isinstance(text, str) else list(text)
-    for item in items:
-        if item not in PRETRAINING:
-            raise UsageError(f"--pretraining: unknown group {item!r}; expected some of {', '.join(PRETRAINING)}")
-    return list(dict.fromkeys(items))
-
-
 def pareto_front(points: list[dict], x_key: str, y_key: str = "top1", lower_x_is_better: bool = True) -> set[int]:
     """Indices of the points no other point of the same group beats: x at least as good and y at least as
     high, one of them strictly. Groups are (point["pretraining"], point.get("crops", "single")): a multi-crop
@@ -252,4 +232,4 @@ def pareto_front(points: list[dict], x_key: str, y_key: str = "top1", lower_x_is
 __all__ = ["PRETRAINING", "SHIFTED", "WEIGHT_POLICIES", "AccuracyEntry", "accuracy_at", "accuracy_entries",
            "checkpoint_at", "pareto_front", "pretraining_groups", "pretraining_of", "short_weights", "teacher_groups",
            "timm_archs",
-           "timm_table", "timm_tag_order", "top1_at", "weight_order", "weights_option", "pretraining_option"]
+           "timm_table", "timm_tag_order", "top1_at", "weight_order"]

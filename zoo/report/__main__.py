@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import UsageError, UsageParser
-from ..models.accuracy import pretraining_option, weights_option
+from ..options.values import pretraining_option, weights_option
 from ..runs.data_dir import out_or_default
 from ..runs.safe_io import check_out_dir, kind_of, refuse_symlinked_folder
 from ..runs.user_cache import disabled

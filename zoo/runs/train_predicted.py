@@ -109,33 +109,6 @@ def predict_train(request: Request, device: str, foreach: bool = True, gpus: int
             "train_fits_memory": fits, "train_band_from": band_from, "train_calibration_source": cal.source}
 
 
-def check_train_predict(args) -> None:
-    """zoo.compare --predict with --metrics train: one device, and the schedule options' values (UsageError,
-    exit 2); --epochs and --train-images go together, --gpus above 1 needs a sourced interconnect."""
-    from ..errors import UsageError
-    from .plan import positive_int, positive_number
-    from .train_hours import interconnect
-
-    schedule_given = args.epochs is not None or args.train_images is not None or args.gpus != "1"
-    if args.metrics != ["train"]:
-        if schedule_given:
-            raise UsageError("--epochs, --train-images, --gpus: only with --predict and --metrics train")
-        return
-    if "," in args.predict or args.sweep:
-        raise UsageError("--predict with --metrics train: one device, and a list of batch sizes (no sweep)")
-    if (args.epochs is None) != (args.train_images is None):
-        raise UsageError("--epochs and --train-images go together")
-    args.gpus = positive_int(args.gpus, "gpus", 1 << 16)
-    if args.epochs is not None:
-        args.epochs = positive_number(args.epochs, "epochs", 1e6)
-        args.train_images = positive_int(args.train_images, "train-images", 1 << 40)
-    if args.gpus > 1:
-        try:
-            interconnect(device_sheet(args.predict.strip()).name)
-        except (KeyError, ValueError) as e:
-            raise UsageError(f"--gpus: {str(e).strip(chr(39))}") from None
-
-
 def train_rows(plan, args) -> list[dict]:
     """One predicted training row per model, size and batch of the plan."""
     from .train_hours import allreduce_seconds, schedule

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..answers.stored import ANSWERS_FILE, answers_path, read_answers, write_answers_file
 
-QUESTIONS = [  # (question, zoo.select options: each a Query field and the --flag of the same name)
+QUESTIONS = [  # (question, zoo.select options: each one of zoo.options.select.OPTIONS, the --flag of that name)
     ("Among the registry's models: the most accurate ImageNet-1k-only backbone (its teachers included) under "
      "5 GMACs at 224 px",
      {"resolution": "224", "max_gmacs": "5", "pretraining": "in1k"}),
@@ -35,7 +35,7 @@ def fresh_answers() -> list[dict]:
 
     answered = []
     for question, options in QUESTIONS:
-        result = select(Query(**options, save=False))
+        result = select(Query.of(**options, save=False))
         answered.append({"question": question, "command": command(options), "answer": json.loads(json.dumps(result))})
     return answered
 

@@ -35,8 +35,9 @@ import sys
 
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import DATASHEET_DEVICES, add_options
+from ..options.select import OPTIONS, check_from_plan, check_save_plan
 from ..runs.data_dir import out_or_default
-from ..runs.plan import check_out_dir, choice
+from ..options.values import check_out_dir, choice
 from ..runs.safe_io import strict_dumps
 from ..answers.text import render  # noqa: F401 - render: part of the API
 from ..runs.user_cache import disabled
@@ -96,9 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def query_of(args: argparse.Namespace) -> Query:
-    """The Query the command line asks (every field of Query is an option of the same name)."""
-    fields = {k: v for k, v in vars(args).items() if k in Query.__dataclass_fields__}
-    return Query(**fields, save=not args.no_save)
+    """The checked Query the command line asks (each option it asks is one of zoo.options.select.OPTIONS, by the
+    same name); a UsageError (one line) before any work."""
+    fields = {k: v for k, v in vars(args).items() if k in OPTIONS}
+    return Query.of(**fields, save=not args.no_save)
 
 
 def answer_questions(args: argparse.Namespace) -> int:
@@ -108,9 +110,7 @@ def answer_questions(args: argparse.Namespace) -> int:
     from ..answers.stored import answers_path
     from .answers import fresh_answers, write_answers
     from ..runs.safe_io import refuse_unless_regular
-    from .shortlist import check_query
-
-    check_query(query_of(args))
+    query_of(args)
     out = None if args.no_save else check_out_dir(out_or_default(args.out))
     if out is not None:
         refuse_unless_regular(answers_path(out), option="--out")
@@ -142,36 +142,22 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
     from .plan import RUN_OPTIONS, query_from_plan, read_plan
 
     defaults = vars(build_parser().parse_args([]))
-    given = [k for k, v in vars(args).items() if k in Query.__dataclass_fields__ and k not in RUN_OPTIONS
+    given = [k for k, v in vars(args).items() if k in OPTIONS and k not in RUN_OPTIONS
              and v != defaults[k]]
-    if given:
-        raise UsageError(f"--from-plan: the plan fixes the query; drop --{given[0].replace('_', '-')}")
+    check_from_plan(given, args.from_plan)
     plan = read_plan(args.from_plan)
-    if not plan["candidates"]:
-        raise UsageError(f"--from-plan: {args.from_plan!r} has no candidates left to time")
+    check_from_plan(given, args.from_plan, plan)
     runs = {"out": args.out, "save": not args.no_save, "budget_s": args.budget_s, "wait_quiet": args.wait_quiet,
             "time_all": args.time_all, "threads": args.threads}
-    from .shortlist import check_query
-
-    try:             # the plan's query checked whole here, before any count or timing
-        query = query_from_plan(plan, runs)
-        check_query(query)
-    except (TypeError, KeyError, ValueError, AttributeError) as e:
-        raise UsageError(f"--from-plan: {args.from_plan!r}: its query is not one zoo.select asks "
-                         f"({type(e).__name__}: {e})") from None
-    return query, plan
+    return query_from_plan(plan, runs, args.from_plan), plan     # checked whole, before any count or timing
 
 
 def _save_plan(q: Query, path: str) -> str:
     """--save-plan: the screens here (no timing), the plan written; returns what to run on the serving machine."""
-    from .shortlist import check_query, count_screen, rank_screen, screen_all
+    from .shortlist import count_screen, rank_screen, screen_all
     from .plan import check_plan_path, plan_of, write_plan
 
-    if not q.save:
-        raise UsageError("--save-plan writes FILE and --no-save writes nothing: drop one")
-    q = check_query(q)
-    if not q.measured:
-        raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")
+    check_save_plan(q)
     check_plan_path(path)
     excluded, published = screen_all(q)
     _, counted, stop = count_screen(published, q, excluded)

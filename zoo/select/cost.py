@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from analysis.batch_search import largest_batch_where
 
-from ..runs.plan import MAX_BATCH
+from ..options.values import MAX_BATCH
 from .bound import split_macs
 
 MIB = 2 ** 20
@@ -14,7 +14,7 @@ MIB = 2 ** 20
 def cost_task(model: str, q, batch: int):
     from ..runs.tasks import Task
 
-    return Task.of("cost", q.request(model, batch), padded_from=q.padded_from)
+    return Task.of("cost", q.request_for(model, batch), padded_from=q.padded_from)
 
 
 def count_candidates(models: list[str], q):
@@ -24,7 +24,7 @@ def count_candidates(models: list[str], q):
     from ..runs.scheduler import run_in_order, schedule
     from ..runs.tasks import run_task
 
-    tasks = [cost_task(model, q, 1 if q.batch_size == "auto" else q.batch_size) for model in models]
+    tasks = [cost_task(model, q, 1 if q.request.batch_size == "auto" else q.request.batch_size) for model in models]
     plan, rows, stop = schedule(tasks), [], None
     try:
         run_in_order(plan, run_task, rows.append, pooled=True)
@@ -36,7 +36,7 @@ def count_candidates(models: list[str], q):
 def _count(model: str, q, batch: int) -> dict:
     from ..runs.counted import counted
 
-    return counted(q.request(model, batch))   # the user cache's when counted; --train's with the query's optimizer
+    return counted(q.request_for(model, batch))   # the user cache's when counted; --train's with the query's optimizer
 
 
 def _serve_mib(c: dict) -> float:
@@ -44,9 +44,9 @@ def _serve_mib(c: dict) -> float:
 
 
 def _auto_batch(model: str, q, first: dict) -> tuple[int, dict]:
-    """The largest batch whose weights + activation peak fit q.max_serve_mib (counted on meta), with its
+    """The largest batch whose weights + activation peak fit q.constraints.max_serve_mib (counted on meta), with its
     count; `first` is the batch-1 count, which fits."""
-    counts, budget_mib = {1: first}, q.max_serve_mib
+    counts, budget_mib = {1: first}, q.constraints.max_serve_mib
 
     def fits(b: int) -> bool:
         if b not in counts:
@@ -62,27 +62,27 @@ def _auto_batch(model: str, q, first: dict) -> tuple[int, dict]:
 def counted_row(model: str, q, cost_row: dict) -> dict:
     """The counted fields of a shortlist row from the model's cost row at the query's batch (batch "auto":
     the largest batch that fits --max-serve-mib)."""
-    auto = q.batch_size == "auto"
+    auto = q.request.batch_size == "auto"
     batch = cost_row["batch_size"]
     counted = cost_row       # --train's memory is the query's optimizer's (its request's)
-    if auto and _serve_mib(counted) <= q.max_serve_mib:
+    if auto and _serve_mib(counted) <= q.constraints.max_serve_mib:
         batch, counted = _auto_batch(model, q, counted)
     row = {"batch_size": batch, "params_m": counted["params"] / 1e6, "gmacs": counted["macs"] / 1e9,
            "macs": counted["macs"], "act_mib": counted["act_peak_bytes"] / MIB,
            "weight_mib": counted["weight_bytes"] / MIB, "serve_mib": _serve_mib(counted)}
     gemm, other = split_macs(counted)
     row["work"] = {"gemm_macs": gemm, "other_macs": other, "weight_bytes": counted["weight_bytes"]}  # the bound's
-    if q.features:
+    if q.request.features:
         row["features"] = counted.get("features")
-    if q.segmenter:     # the published ADE20K row --pretraining / --weights pick (zoo.models.segmenters.published)
+    if q.request.segmenter:     # the published ADE20K row --pretraining / --weights pick (zoo.models.segmenters.published)
         from ..models.segmenters.published import task_fields
 
-        seg = task_fields(model, q.segmenter, (cost_row["img_h"], cost_row["img_w"]), q.pretraining, q.weights)
+        seg = task_fields(model, q.request.segmenter, (cost_row["img_h"], cost_row["img_w"]), q.pretraining, q.weights)
         published = seg["seg_published"] or {}
         row.update(miou=seg["miou"], miou_ms=seg["miou_ms"], miou_source=published.get("source"),
                    miou_recipe=seg["seg_recipe"] or seg["seg_unmatched"],
                    miou_pretraining=published.get("pretraining_group"))    # the recipe's: the front's groups
-    if q.detector is not None:     # the published AP of the recipe counted (zoo.models.detectors.published)
+    if q.request.detector is not None:     # the published AP of the recipe counted (zoo.models.detectors.published)
         published = cost_row.get("task_published") or {}
         row.update(detector=cost_row["settings"]["detector"], box_ap=cost_row.get("box_ap"),
                    mask_ap=cost_row.get("mask_ap"), task_recipe=cost_row.get("task_recipe"),
@@ -90,7 +90,7 @@ def counted_row(model: str, q, cost_row: dict) -> dict:
         if published:      # the Pareto front groups by the pretraining behind the published AP
             row.update(pretraining=published["pretraining_group"],
                        ap_recipe=f"{published['schedule']}, {published['pretraining']}")
-    if q.train:
+    if q.request.train:
         gpu = counted["train_gpu_parts"]        # train_mib's own step (zoo.runs.counted.serving_memory)
         row.update(train_gmacs=counted["train_macs"] / 1e9, train_act_mib=gpu["act_peak_bytes"] / MIB,
                    train_mib=counted["train_serve_bytes"] / MIB, train_optimizer=counted["train_optimizer"])
@@ -112,7 +112,7 @@ def counted_reason(row: dict, q) -> str | None:
               ("max_train_mib", row.get("train_mib"), "training memory {v} MiB > {lim} MiB{b} ({o}; "
                                                       "training activations {t} MiB)")]
     for key, value, text in checks:
-        limit = getattr(q, key)
+        limit = getattr(q.constraints, key)
         if limit is not None and value > limit:
             return text.format(v=num(value), lim=f"{limit:g}", b=at_batch(row), w=num(row["weight_mib"]),
                                a=num(row["act_mib"]), o=row.get("train_optimizer"),

@@ -5,7 +5,6 @@ on exactly those candidates, times them there, appends its rows to DIR/results/t
 its answer in DIR/results/select-answer.json, with the plan's screened-out models listed as excluded."""
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -13,7 +12,8 @@ from ..errors import UsageError
 
 PLAN_FORMAT = "archzoo-select-plan"
 PLAN_VERSION = 1
-# options a plan fixes: everything of the Query but where and how long this machine runs it
+# options a plan fixes: every option of the Query (zoo.options.select.OPTIONS) but where and how long this
+# machine runs it
 RUN_OPTIONS = ("out", "save", "budget_s", "wait_quiet", "time_all", "threads")
 
 
@@ -22,7 +22,7 @@ def plan_of(q, candidates: list[str], excluded: list[dict]) -> dict:
     models screened out here (with their reasons)."""
     from ..runs.tasks import software
 
-    query = {k: v for k, v in dataclasses.asdict(q).items() if k not in RUN_OPTIONS}
+    query = {k: v for k, v in q.flat().items() if k not in RUN_OPTIONS}
     query["models"] = list(q.models)
     return {"format": PLAN_FORMAT, "version": PLAN_VERSION, "query": query, "candidates": candidates,
             "screened_out": excluded, "software": software()}
@@ -82,13 +82,22 @@ def _size_ok(size) -> bool:
     return 1 <= len(ints) <= 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in ints)
 
 
-def query_from_plan(plan: dict, run_options: dict):
-    """The plan's Query on its candidates, with this machine's run options (--out, --budget-s, ...)."""
+def query_from_plan(plan: dict, run_options: dict, path: str):
+    """The plan's Query on its candidates, with this machine's run options (--out, --budget-s, ...), checked
+    (Query.of; a UsageError for a query no zoo.select asks)."""
+    try:
+        return _query_of(plan, run_options)
+    except (TypeError, KeyError, ValueError, AttributeError) as e:
+        raise UsageError(f"--from-plan: {path!r}: its query is not one zoo.select asks "
+                         f"({type(e).__name__}: {e})") from None
+
+
+def _query_of(plan: dict, run_options: dict):
+    from ..options.select import OPTIONS
     from .shortlist import Query
 
-    fields = set(Query.__dataclass_fields__)
-    query = {k: v for k, v in plan["query"].items() if k in fields and k not in RUN_OPTIONS}
+    query = {k: v for k, v in plan["query"].items() if k in OPTIONS and k not in RUN_OPTIONS}
     query["resolution"] = tuple(query["resolution"]) if isinstance(query["resolution"], list) else query["resolution"]
     query["padded_from"] = None       # check_query sets it again from pad_to
     query["models"] = plan["candidates"] or []
-    return Query(**query, **{k: v for k, v in run_options.items() if k in RUN_OPTIONS})
+    return Query.of(**query, **{k: v for k, v in run_options.items() if k in RUN_OPTIONS})

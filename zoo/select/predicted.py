@@ -19,10 +19,10 @@ from analysis.size import Size
 from ..answers.text import predicted_text
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import add_options
-from ..runs.plan import MAX_BATCH, check_dtype, choice, model_names, one_size, positive_int, positive_number
+from ..options.predicted import RANKS
+from ..options.values import choice
 from ..runs.request import Request
 
-RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
 GIB = 1024 ** 3
 
 
@@ -95,7 +95,7 @@ def answer(asked: Predicted) -> dict:
 
     from ..runs.predicted import saved
     from ..runs.data_dir import out_or_default
-    from ..runs.plan import check_out_dir
+    from ..options.values import check_out_dir
     from ..runs.store import ResultStore
 
     store = ResultStore(check_out_dir(out_or_default(asked.out))) if asked.save else None
@@ -138,8 +138,8 @@ def across_devices(asked: Predicted, on_row=None) -> dict:
 
 @dataclass(frozen=True)
 class Predicted:
-    """One --predict question, as given (predicted_select checks it): the API's zoo.select Query fields of the
-    same names, or the command line's text."""
+    """One --predict question, as given (predicted_select checks it): the API's zoo.select options of the
+    same names (zoo.options.select.OPTIONS), or the command line's text."""
     device: str
     models: Union[str, list, None] = "all"
     resolution: Union[str, int, tuple, Size] = 224
@@ -155,20 +155,12 @@ class Predicted:
     tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.runs.roofline_rows.predict)
 
 
-TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of a Query
+def from_options(options: dict) -> Predicted:
+    """The question of zoo.select's options by their flat names with `predict` set (select(..., predict=DEVICE)),
+    checked by zoo.options.predicted.predicted_fields (no other option is silently ignored)."""
+    from ..options.predicted import predicted_fields
 
-
-def from_query(query) -> Predicted:
-    """The question of a zoo.select Query with `predict` set (select(..., predict=DEVICE)); a UsageError for any
-    other option set (never silently ignored)."""
-    import dataclasses
-
-    given = [f.name for f in dataclasses.fields(query) if f.name not in ("predict", "out", "save", *TAKES)
-             and getattr(query, f.name) != f.default]
-    if given:
-        raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
-                         f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
-    return Predicted(query.predict, **{name: getattr(query, name) for name in TAKES}, out=query.out, save=query.save)
+    return Predicted(**predicted_fields(options))
 
 
 def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
@@ -177,29 +169,13 @@ def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     zoo.runs.predicted.best_batch) and dtype asked, those that break the device's memory or a constraint excluded
     (with the first they broke), the rest ranked. UsageError for bad options, before anything is counted.
     on_row: called with each row as it is made; counts: a zoo.runs.decision.Counts shared with other devices."""
-    from analysis.timing.devices import device_sheet
-
-    from ..options import REPARAM_FORMS, prices_per_hour
+    from ..options.predicted import check_predicted
     from ..runs.decision import Counts
     from ..runs.predicted import best_batch
-    from ..runs.roofline_rows import check_predict
 
-    choice(asked.rank, RANKS, "rank")
-    choice(asked.reparam, REPARAM_FORMS, "reparam")
-    size = one_size(asked.resolution, "resolution")
-    best = str(asked.batch_size).strip() == "best"
-    batch = None if best else positive_int(str(asked.batch_size), "batch-size", MAX_BATCH)  # as compare --predict
-    limits = {name: None if getattr(asked, name) is None else positive_number(getattr(asked, name), flag)
-              for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
-    if best and limits["max_latency_ms"] is None:
-        raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
-    check_predict(asked.device, check_dtype(asked.dtype), asked.tf32)
-    name = device_sheet(asked.device).name
-    limits["price_per_hour"] = None if asked.price_per_hour is None else \
-        prices_per_hour(str(asked.price_per_hour), [name])[name]      # finite, 0.001 to 1e6 USD per hour
-    if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
-        raise UsageError("--rank imgs_per_usd needs --price-per-hour")
-    models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
+    checked = check_predicted(asked)
+    size, best, batch, limits, name, models = (checked[k] for k in ("size", "best", "batch", "limits", "device",
+                                                                   "models"))
     counts = counts or Counts(asked.reparam, asked.tf32)
     kept, excluded = [], []
     for model in models:

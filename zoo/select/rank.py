@@ -2,10 +2,7 @@
 the asked key, the screen of candidates that cannot win an accuracy rank, and how close each row is to the next."""
 from __future__ import annotations
 
-RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "box_ap", "mask_ap", "miou", "miou_ms")
-TASK_RANKS = ("box_ap", "mask_ap")     # published COCO AP of the detector's recipe: with --detector
-SEG_RANKS = ("miou", "miou_ms")        # published ADE20K mIoU of the segmenter's recipe: with --segmenter
-MEASURED_RANKS = ("latency", "imgs_per_s")
+from ..options.select import MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS  # noqa: F401 - the ranks, defined once
 FALLBACK_RANK = "gmacs"         # what a rank no candidate has a value for falls back to (every row has GMACs)
 
 
@@ -35,7 +32,7 @@ def effective_rank(rows: list[dict], q) -> tuple[str, str | None]:
     field, _ = _rank_field(q.rank, q.latency_stat)
     if not rows or any(r.get(field) is not None for r in rows):
         return q.rank, None
-    return FALLBACK_RANK, (f"no candidate has {field} at {q.size.label} px, so ranked by "
+    return FALLBACK_RANK, (f"no candidate has {field} at {q.request.img_size.label} px, so ranked by "
                            f"{FALLBACK_RANK} instead of {q.rank}")
 
 
@@ -49,7 +46,7 @@ def rank_screen(rows: list[dict], q, excluded: list[dict]) -> list[dict]:
         return rows
     for row in rows:
         if row.get(field) is None:
-            row["unranked"] = f"no {field} at {q.size.label} px to rank by: listed after the ranked models"
+            row["unranked"] = f"no {field} at {q.request.img_size.label} px to rank by: listed after the ranked models"
     return rows
 
 

@@ -2,211 +2,44 @@
 counted cost and measured speed (in that order), ranked, with Pareto fronts and reasons for every exclusion."""
 from __future__ import annotations
 
-import dataclasses
 import time
-from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Union
 
-from ..errors import UsageError
 from ..models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, entry_fields, pareto_front,
                               pretraining_of, teacher_groups)
 from ..models.accuracy import pretraining_groups as checkpoint_groups
 from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
-from ..runs.data_dir import out_or_default
-from ..runs.plan import (MAX_BATCH, MAX_SECONDS, MAX_SIDE, NO_STAGES, check_dtype, check_memory_override, check_out_dir,
-                         choice, finite_number, frozen_stages_option, model_names, no_stages, one_size, pad_size,
-                         positive_int, positive_number)
-from ..options import BACKENDS, COMPILE_MODES  # noqa: F401 - zoo.select names them
-from ..options import OPTIMIZERS, check_heads, pretraining_option, timing_of, weights_option
+from ..options.compare import NO_STAGES, no_stages
+from ..options import BACKENDS, COMPILE_MODES, pretraining_option  # noqa: F401 - zoo.select names them
 from ..options import SELECT_FORMATS as FORMATS
+from ..options.select import (DEFAULT_BUDGET_S, LATENCY_STATS, Constraints, Query, check_query,  # noqa: F401
+                              limit)
 from ..runs.tasks import one_line
 from ..console.signals import defer
 from ..answers.text import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
                    _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen, timing_key)
-LATENCY_STATS = ("p50", "p99")
 MIB = 2 ** 20
-DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within it says what it is sure of
-# numeric constraints (all >= 0) -> their upper bound, if any
-LIMITS = {"max_gmacs": None, "max_params": None, "max_act_mib": None, "max_serve_mib": None, "max_train_mib": None,
-          "min_top1": 100.0, "max_latency_ms": None, "min_imgs_per_s": None}
-
-
-@dataclass
-class Query:
-    """One zoo.select question. MiB are 2**20 bytes, max_params is in millions, latencies are per batch."""
-    models: Union[list, str, None] = None        # names, wildcards, timm:<name>; None: the registry
-    resolution: Union[Size, int, tuple, str] = 224   # one side, (H, W), a Size or "HxW" (checked: a side or (H, W))
-    pad_to: Optional[int] = None                 # pad each side up to a multiple of this first (detection: 32)
-    # constraints, in the order they apply (None: not asked)
-    pretraining: Union[list, str, None] = None   # also chooses the checkpoint shown among these groups'
-    weights: str = "default"                     # whose accuracy: default (timm's pretrained=True), paper, best
-    weights_available: bool = False
-    min_top1: Optional[float] = None
-    max_params: Optional[float] = None
-    max_gmacs: Optional[float] = None
-    max_act_mib: Optional[float] = None
-    max_serve_mib: Optional[float] = None
-    max_train_mib: Optional[float] = None        # weights, gradients, optimizer state, training activations
-    max_latency_ms: Optional[float] = None
-    min_imgs_per_s: Optional[float] = None
-    # what is counted and timed
-    batch_size: Union[int, str] = 1              # or "auto" with max_serve_mib
-    dtype: str = "fp32"
-    features: bool = False                       # the backbone as a feature extractor (no pooling, no head)
-    detector: Optional[str] = None               # count the whole detector on each backbone (zoo.models.detectors)
-    segmenter: Optional[str] = None              # count (and time) the whole segmenter (zoo.models.segmenters)
-    frozen_stages: Optional[int] = None          # no gradients for the stem and stages 1..K (with the three above)
-    train: bool = False                          # count (and time) a training step
-    optimizer: str = "sgd"                       # whose state the training memory counts
-    # how timing runs
-    latency_stat: str = "p50"
-    device: str = "auto"
-    threads: Optional[int] = None
-    quick: bool = False
-    iters: Optional[int] = None                  # at least this many timed steps (a p99 needs 100)
-    min_seconds: Optional[float] = None          # at least this timed span
-    backend: str = "eager"
-    channels_last: bool = False
-    compile: Optional[str] = None
-    allow_noisy: bool = False                    # decide on noisy timings too (else: "undecided")
-    wait_quiet: Optional[float] = None           # seconds to wait for a quiet machine before each timing
-    budget_s: float = DEFAULT_BUDGET_S           # timing stops here; the answer so far is marked partial
-    time_all: bool = False                       # time every candidate (else: stop once none can beat the best)
-    predict: Optional[str] = None                # a datasheet device: roofline predictions instead of timing
-    # output
-    rank: str = "top1"
-    out: Optional[str] = None                    # None: the user data folder (zoo.runs.data_dir)
-    save: bool = True
-    padded_from: Optional[str] = None            # set by check_query: the size asked for, when pad_to changed it
-
-    @property
-    def size(self) -> Size:
-        """The size counted and timed: after check_query, --resolution padded by --pad-to."""
-        return Size.of(self.resolution)
-
-    def request(self, model: str, batch_size: int):
-        """What `model` is counted as at `batch_size` under this query (zoo.runs.request): the classifier, its
-        feature extractor, the whole detector (q.detector as that backbone means it) or segmenter."""
-        from ..models.detectors.specs import resolve_detector
-        from ..runs.request import Request
-
-        detector = None if self.detector is None else resolve_detector(model, self.detector)
-        return Request(model, self.size, batch_size, self.dtype, train=self.train, features=self.features,
-                       frozen_stages=self.frozen_stages, detector=detector, segmenter=self.segmenter, optimizer=self.optimizer if self.train else None)
-
-    @property
-    def timing(self):
-        """How this query's survivors are timed (zoo.runs.tasks.Timing)."""
-        from ..runs.tasks import Timing
-
-        return Timing(device=self.device, threads=self.threads, quick=self.quick, channels_last=self.channels_last,
-                      compile=self.compile, backend=self.backend, iters=self.iters, min_seconds=self.min_seconds)
-
-    @property
-    def measured(self) -> bool:
-        return (self.max_latency_ms is not None or self.min_imgs_per_s is not None
-                or self.rank in ("latency", "imgs_per_s"))
-
-
-def limit(text: str | float | None, flag: str) -> float | None:
-    """A constraint's value: a finite, non-negative number (top-1 at most 100)."""
-    if text is None:
-        return None
-    value = finite_number(text, flag)
-    bound = LIMITS[flag.replace("-", "_")]
-    if value < 0:
-        raise UsageError(f"--{flag}: {text!r} must be a finite number >= 0")
-    if bound is not None and value > bound:
-        raise UsageError(f"--{flag}: {text!r} is above {bound:g}")
-    return value
-
-
-def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
-    if str(text) == "auto":
-        if max_serve_mib is None:
-            raise UsageError("--batch-size auto: needs --max-serve-mib (the largest batch whose serving memory fits)")
-        return "auto"
-    return positive_int(str(text), "batch-size", MAX_BATCH)
-
-
-def _check_detector(q: Query) -> None:
-    """--detector: a known name, counted constraints only (timing a whole detector is not a select screen);
-    --rank box_ap / mask_ap only with it."""
-    if q.detector is None:
-        if q.rank in TASK_RANKS:
-            raise UsageError(f"--rank {q.rank}: the published COCO AP of a detector recipe: needs --detector")
-        return
-    from ..models.detectors.specs import DETECTOR_NAMES
-
-    choice(q.detector, DETECTOR_NAMES, "detector")
-    if q.measured:
-        raise UsageError("--detector: counted constraints only (params, GMACs, memory); select does not time "
-                         "whole detectors (no --max-latency-ms, --min-imgs-per-s, --rank latency/imgs_per_s)")
 
 
 def detector_reason(model: str, q: Query) -> str | None:
     """Why `model` cannot carry q.detector: a detector needs maps at strides 4-32 (hierarchical backbones and
     ViTDet's simple pyramid), which a plain ViT/DeiT and a timm: model (not checked here) do not give."""
-    spec = get_spec(model)
-    if q.detector is None or spec.family == "vitdet":
+    spec, detector = get_spec(model), q.request.detector
+    if detector is None or spec.family == "vitdet":
         return None
     if model.startswith(TIMM_PREFIX) or spec.is_token_model:
-        return f"--detector {q.detector}: gives one map, not maps at strides 4-32 (use vitdet_*)"
+        return f"--detector {detector}: gives one map, not maps at strides 4-32 (use vitdet_*)"
     return None
 
 
 def stages_reason(model: str, q: Query) -> str | None:
     """Why `model` cannot have q.frozen_stages: it has blocks, not stages (as zoo.compare refuses it)."""
-    if q.frozen_stages is None or model.startswith(TIMM_PREFIX) or not no_stages(model):
+    if q.request.frozen_stages is None or model.startswith(TIMM_PREFIX) or not no_stages(model):
         return None
     return f"--frozen-stages: {NO_STAGES}"
-
-
-def check_query(query: Query) -> Query:
-    """Every option checked (one UsageError, before any work); returns the normalised query."""
-    q = dataclasses.replace(query)
-    q.models = model_names(q.models if isinstance(q.models, str) else ",".join(q.models or ["all"]))
-    asked = one_size(q.resolution, "resolution")
-    q.pad_to = None if q.pad_to is None else positive_int(str(q.pad_to), "pad-to", MAX_SIDE)
-    padded = pad_size(asked, q.pad_to)
-    q.resolution = padded.compact      # JSON-able: a side or (H, W)
-    q.padded_from = asked.label if padded != asked else None
-    for key in LIMITS:
-        setattr(q, key, limit(getattr(q, key), key.replace("_", "-")))
-    q.train = q.train or q.max_train_mib is not None
-    q.pretraining = pretraining_option(q.pretraining)
-    q.weights = weights_option(q.weights)
-    q.batch_size = batch_option(q.batch_size, q.max_serve_mib)
-    choice(q.rank, RANKS, "rank")
-    _check_detector(q)
-    q.frozen_stages = None if q.frozen_stages is None else frozen_stages_option(str(q.frozen_stages))
-    if q.segmenter is not None:
-        from ..models.segmenters.specs import SEGMENTERS
-
-        choice(q.segmenter, tuple(SEGMENTERS), "segmenter")
-    check_heads(q.features, q.frozen_stages, q.detector, q.segmenter)
-    if q.rank.startswith("miou") and q.segmenter is None:
-        raise UsageError(f"--rank {q.rank}: a segmenter's published ADE20K mIoU; needs --segmenter")
-    choice(q.latency_stat, LATENCY_STATS, "latency-stat")
-    choice(q.optimizer, OPTIMIZERS, "optimizer")
-    check_dtype(q.dtype)
-    timing = timing_of(q.timing, [q.backend], q.dtype, q.train)
-    q.device, q.threads, q.iters, q.min_seconds = timing.device, timing.threads, timing.iters, timing.min_seconds
-    check_memory_override()
-    q.budget_s = positive_number(q.budget_s, "budget-s")
-    if q.predict is not None:          # select() and zoo.select.predicted answer --predict, never this path
-        raise UsageError("--predict: answered by zoo.select.predicted (select(..., predict=DEVICE))")
-    if q.wait_quiet is not None:
-        q.wait_quiet = finite_number(q.wait_quiet, "wait-quiet")
-        if not 0 <= q.wait_quiet <= MAX_SECONDS:
-            raise UsageError(f"--wait-quiet: {q.wait_quiet:g} must be between 0 and {MAX_SECONDS:,} seconds")
-    q.out = out_or_default(q.out)
-    if q.measured and q.save:
-        q.out = str(check_out_dir(q.out))
-    return q
 
 
 def _accuracy(model: str, img_size: Size, groups: list[str] | None, weights: str) -> tuple[dict | None, str | None]:
@@ -241,26 +74,26 @@ def size_reason(model: str, size: Size) -> str | None:
 
 def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the accuracy constraint it broke)."""
-    size, groups = q.resolution, q.pretraining
+    size, groups, label, min_top1 = q.resolution, q.pretraining, q.request.img_size.label, q.constraints.min_top1
     entry, reason = _accuracy(model, size, groups, q.weights)
     if reason:
         return None, reason
     if q.weights_available and not any(e["source"] == "timm" and e["img_size"] == size
                                        and (groups is None or e["pretraining"] in groups)
                                        for e in accuracy_entries(model)):
-        return None, f"no timm weights evaluated at {q.size.label} px"
-    if q.min_top1 is not None:
+        return None, f"no timm weights evaluated at {label} px"
+    if min_top1 is not None:
         if entry is None:
-            return None, f"no top-1 known at {q.size.label} px"
-        if entry["top1"] < q.min_top1:
-            return None, f"top-1 {entry['top1']:g} < {q.min_top1:g} ({entry['source']}, {q.size.label} px)"
+            return None, f"no top-1 known at {label} px"
+        if entry["top1"] < min_top1:
+            return None, f"top-1 {entry['top1']:g} < {min_top1:g} ({entry['source']}, {label} px)"
     return entry, None
 
 
 def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the first constraint it broke before counting): its
     size rule, then published accuracy."""
-    reason = size_reason(model, q.size) or detector_reason(model, q) or stages_reason(model, q)
+    reason = size_reason(model, q.request.img_size) or detector_reason(model, q) or stages_reason(model, q)
     return (None, reason) if reason else _published(model, q)
 
 
@@ -311,15 +144,16 @@ def count_screen(published: dict[str, dict | None], q: Query, excluded: list[dic
 
 def _describe(q: Query, rank: str, note: str | None, axes: tuple) -> dict:
     x, y, lower = axes
-    query = {k: getattr(q, k) for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "detector",
+    flat = q.flat()
+    query = {k: flat[k] for k in ("resolution", "padded_from", "batch_size", "dtype", "features", "detector",
                                         "train", "optimizer", "device", "threads", "quick", "iters", "min_seconds", "backend",
                                         "channels_last", "compile", "allow_noisy", "latency_stat", "pretraining",
                                         "weights", "weights_available", "budget_s", "time_all", "predict")}
     for axis in ("segmenter", "frozen_stages"):   # only when asked: stored answers to other questions keep their keys
-        if getattr(q, axis) is not None:
-            query[axis] = getattr(q, axis)
+        if flat[axis] is not None:
+            query[axis] = flat[axis]
     query.update({"rank": rank, "rank_asked": q.rank, "rank_note": note, "models": q.models,
-                  "constraints": {k: getattr(q, k) for k in LIMITS if getattr(q, k) is not None},
+                  "constraints": q.constraints.asked(),
                   "pareto_axes": {"x": x, "y": y, "lower_x_is_better": lower}})
     return query
 
@@ -328,15 +162,15 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
            **options) -> dict:
     """What `python -m zoo.select` prints as JSON: {"query", "shortlist", "excluded", "undecided", "pareto"},
     and for a measured (or interrupted) question also "untimed" and "timing" (counts, partial or None).
-    Takes a Query, or its fields (`select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad
-    options before any work. timing: a zoo.select.timing.Timing (tests hand in a fake timer)."""
-    started = time.monotonic()          # the budget counts from here: counting and the peak probe spend it too
-    query = models if isinstance(models, Query) else Query(models, resolution, **options)
-    if query.predict is not None:       # a GPU not at hand: the command line's one --predict path
-        from .predicted import answer, from_query
+    Takes a checked Query (Query.of), or its options by their flat names (zoo.options.select.OPTIONS:
+    `select(["deit_ti"], 384, max_gmacs=20)`). Raises UsageError for bad options before any work. timing: a
+    zoo.select.timing.Timing (tests hand in a fake timer)."""
+    started = time.monotonic()          # the budget counts from here: checking, counting, the peak probe spend it
+    if not isinstance(models, Query) and options.get("predict") is not None:     # a GPU not at hand
+        from .predicted import answer, from_options
 
-        return answer(from_query(query))
-    q = check_query(query)
+        return answer(from_options({"models": models, "resolution": resolution, **options}))
+    q = models if isinstance(models, Query) else Query.of(models, resolution, **options)
     excluded, undecided, candidates, summary, where = [], [], [], None, "while counting"
     try:        # an interrupt in the screens, the counts or before the timing loop: what is decided stays
         screened, published = screen_all(q)

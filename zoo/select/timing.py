@@ -53,7 +53,7 @@ class Progress:
 def task_for(row: dict, q):
     from ..runs.tasks import Task
 
-    request = q.request(row["model"], row["batch_size"]).replace(optimizer=None)    # a timed step is SGD's
+    request = q.request_for(row["model"], row["batch_size"]).replace(optimizer=None)    # a timed step is SGD's
     return Task.of("throughput", request, q.timing, padded_from=q.padded_from)
 
 
@@ -64,21 +64,21 @@ def decide(row: dict, q, load: float | None = None) -> tuple[str, str, dict]:
 
     stat, point = q.latency_stat, q.allow_noisy
     if row.get(f"latency_ms_{stat}") is None:
-        return "over", f"no latency {stat} in its timed row{at_batch(row)} ({q.backend})", {}
+        return "over", f"no latency {stat} in its timed row{at_batch(row)} ({q.timing.backend})", {}
     ev = evidence(row, stat, load)
     noisy = " (noisy timing, --allow-noisy)" if row.get("noisy") and point else ""
     texts = []
-    if q.max_latency_ms is not None:
-        verdict = against_budget(ev, q.max_latency_ms, point)
+    if q.constraints.max_latency_ms is not None:
+        verdict = against_budget(ev, q.constraints.max_latency_ms, point)
         sign = {"over": ">", "fits": "<=", "within noise": "vs"}[verdict]
-        texts.append((verdict, f"latency {stat} {num(ev['value_ms'])} ms {sign} {q.max_latency_ms:g} ms"
-                               f"{at_batch(row)} ({q.backend}; {band_text(ev)}){noisy}"))
-    if q.min_imgs_per_s is not None:
+        texts.append((verdict, f"latency {stat} {num(ev['value_ms'])} ms {sign} {q.constraints.max_latency_ms:g} ms"
+                               f"{at_batch(row)} ({q.timing.backend}; {band_text(ev)}){noisy}"))
+    if q.constraints.min_imgs_per_s is not None:
         median = evidence(row, "p50")
-        verdict = against_rate(median, row["batch_size"], q.min_imgs_per_s, point)
+        verdict = against_rate(median, row["batch_size"], q.constraints.min_imgs_per_s, point)
         sign = {"over": "<", "fits": ">=", "within noise": "vs"}[verdict]
-        texts.append((verdict, f"{num(row['imgs_per_s'])} img/s {sign} {q.min_imgs_per_s:g} img/s"
-                               f"{at_batch(row)} ({q.backend}; median step {band_text(median)}){noisy}"))
+        texts.append((verdict, f"{num(row['imgs_per_s'])} img/s {sign} {q.constraints.min_imgs_per_s:g} img/s"
+                               f"{at_batch(row)} ({q.timing.backend}; median step {band_text(median)}){noisy}"))
     if not texts and row.get("noisy") and not point:      # a measured rank on a noisy row: no budget to beat
         return "within noise", noise_reason(row), ev
     for wanted in ("over", "within noise"):
@@ -155,15 +155,15 @@ def _bound_out(rows: list[dict], q, peak: dict, caches, excluded: list[dict]) ->
     """The rows whose lower bound keeps the budget (model -> bound); the others go to `excluded`."""
     from .bound import bound_text, lower_bound_ms
 
-    budget = q.max_latency_ms if q.max_latency_ms is not None else None
-    if q.min_imgs_per_s is not None:
-        rate_budget = lambda r: r["batch_size"] * 1e3 / q.min_imgs_per_s   # noqa: E731
+    budget = q.constraints.max_latency_ms if q.constraints.max_latency_ms is not None else None
+    if q.constraints.min_imgs_per_s is not None:
+        rate_budget = lambda r: r["batch_size"] * 1e3 / q.constraints.min_imgs_per_s   # noqa: E731
     else:
         rate_budget = lambda r: None                                       # noqa: E731
-    device = "cpu" if str(q.device).startswith("cpu") else str(q.device)
+    device = "cpu" if str(q.timing.device).startswith("cpu") else str(q.timing.device)
     keep, bounds = [], {}
     for row in rows:
-        work = {**row["work"], "batch_size": row["batch_size"], "train": q.train}
+        work = {**row["work"], "batch_size": row["batch_size"], "train": q.request.train}
         bound = lower_bound_ms(work, peak, device, caches)
         bounds[row["model"]] = bound
         limits = [b for b in (budget, rate_budget(row)) if b is not None]
@@ -260,11 +260,11 @@ class Run:
         bound) when the probe is cut short by the budget or an interrupt, which makes the answer partial."""
         task = task_for(row, self.q)
         try:
-            return trusted_rates(self.timing.peak(task), self.timing.committed(task), self.q.threads)
+            return trusted_rates(self.timing.peak(task), self.timing.committed(task), self.q.timing.threads)
         except KeyboardInterrupt as e:
             self.disarm()
             self.done.partial = {**_partial(e), "reason": f"{_partial(e)['reason']} while probing the peak"}
-            return trusted_rates({}, self.timing.committed(task), self.q.threads)    # the committed one still holds
+            return trusted_rates({}, self.timing.committed(task), self.q.timing.threads)    # the committed one still holds
 
     def settle(self, rows: list[dict], tasks: list) -> None:
         """One candidate at a time, stopping as the module's docstring says."""
@@ -371,10 +371,10 @@ def _eta(timing, start, q, done, left: int) -> str:
 def _announce(q, to_time: int, screened: int, bounded: int | None, peak: dict) -> None:
     from ..runs.tasks import machine
 
-    cpu = machine(q.device).get("cpu_model") if q.device == "cpu" else machine(q.device).get("gpu_name")
+    cpu = machine(q.timing.device).get("cpu_model") if q.timing.device == "cpu" else machine(q.timing.device).get("gpu_name")
     log.info("zoo.select: measured latency answers for this machine only (%s, %s threads, %s); for another "
              "machine: --save-plan FILE here, --from-plan FILE there (docs/select.md)", cpu or "unknown",
-             q.threads or "all", q.backend)
+             q.timing.threads or "all", q.timing.backend)
     refused = f" ({peak['peak_flops_refused']}, and none committed for its CPU)" if peak.get("peak_flops_refused") \
         else ""
     bound = f"no lower bound: no trustworthy peak for this machine{refused}" if bounded is None else \

@@ -11,10 +11,10 @@ import sys
 from types import SimpleNamespace
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..runs.plan import check_dtype, choice, model_names, one_size, positive_int, positive_number
+from ..options.predicted import TRAIN_RANKS as RANKS
+from ..options.values import model_names
 from ..runs.request import Request
 
-RANKS = ("train_imgs_per_s", "top1")
 GIB = 1024 ** 3
 
 
@@ -48,33 +48,10 @@ def screen(row: dict, max_hours: float | None) -> str | None:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    """The options, checked before anything is counted (UsageError: exit 2)."""
-    from ..runs.roofline_rows import check_predict
-    from ..runs.train_predicted import check_train_predict
+    """The options, checked before anything is counted (zoo.options.predicted; UsageError: exit 2)."""
+    from ..options.predicted import check_train_predicted
 
-    args = build_parser().parse_args(argv)
-    if args.metrics != "train":
-        raise UsageError("--metrics: zoo.select --predict takes train here (inference: leave --metrics out)")
-    args.metrics, args.sweep = ["train"], False
-    choice(args.format, ("table", "json"), "format")
-    choice(args.rank, RANKS, "rank")
-    choice(args.optimizer, ("sgd", "adamw"), "optimizer")
-    args.size = one_size(args.resolution, "resolution")
-    args.batch_size = positive_int(args.batch_size, "batch-size", 1 << 16)
-    check_dtype(args.dtype)
-    check_train_predict(args)                       # epochs, train images, gpus (and their interconnect)
-    check_predict(args.predict, args.dtype, train=True)
-    if args.max_train_hours is not None:
-        if args.epochs is None:
-            raise UsageError("--max-train-hours needs --epochs and --train-images")
-        args.max_train_hours = positive_number(args.max_train_hours, "max-train-hours", 1e9)
-    if args.price_per_hour is not None:          # the bounds every price option has (a number, one device)
-        from analysis.timing.devices import device_sheet
-
-        from ..options import prices_per_hour
-
-        args.price_per_hour = prices_per_hour(args.price_per_hour, [device_sheet(args.predict).name])
-    return args
+    return check_train_predicted(build_parser().parse_args(argv))
 
 
 def predicted_train_select(args: argparse.Namespace) -> dict:

@@ -8,10 +8,10 @@ import argparse
 
 from analysis.vocab import DEVICES, DTYPE_NAMES
 
-from .errors import UsageError
+from ..errors import UsageError
 
-from .models.accuracy import pretraining_option, weights_option
-from .models.cards import PRETRAINING
+from .values import pretraining_option, weights_option
+from ..models.cards import PRETRAINING
 
 FORMATS = ("table", "markdown", "csv", "json")              # zoo.compare's stdout
 SELECT_FORMATS = tuple(f for f in FORMATS if f != "csv")    # zoo.select's: a shortlist with its reasons is no CSV
@@ -28,8 +28,8 @@ MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = 1e-3, 1e6
 
 def _shared() -> dict[str, dict]:
     """Option -> argparse keywords; built on first use (the detector and segmenter names come from their specs)."""
-    from .models.detectors.specs import DETECTOR_NAMES
-    from .models.segmenters.specs import SEGMENTERS
+    from ..models.detectors.specs import DETECTOR_NAMES
+    from ..models.segmenters.specs import SEGMENTERS
 
     return {
         "--models": dict(help="comma list: registry names, wildcards (swin_*), 'all', or timm:<name>"),
@@ -105,7 +105,7 @@ def predict_devices(text: str) -> list[str]:
     (one line) for an empty item, an unknown device or one named twice."""
     from analysis.timing.devices import device_sheet
 
-    from .runs.plan import split_list
+    from .values import split_list
 
     names = []
     for item in split_list(text, "predict"):
@@ -125,7 +125,7 @@ def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
     named twice, or left without a price."""
     from analysis.timing.devices import device_sheet
 
-    from .runs.plan import finite_number, split_list
+    from .values import finite_number, split_list
 
     def price(value: str, device: str) -> float:
         usd = finite_number(value.strip(), "price-per-hour")
@@ -188,7 +188,7 @@ def check_timing(timing, backends, dtype: str, train: bool) -> None:
     """A Timing (zoo.runs.tasks) both commands time with: a known compile mode and backends, each backend able to
     time these options (it says itself why not: analysis.timing.backends). Eager times every setting, so it
     is not asked (the check would load torch)."""
-    from .runs.plan import choice
+    from .values import choice
 
     if timing.compile is not None:
         choice(timing.compile, COMPILE_MODES, "compile")
@@ -211,9 +211,9 @@ def check_timing(timing, backends, dtype: str, train: bool) -> None:
 
 def timing_of(asked, backends, dtype: str, train: bool, local: bool = True):
     """The Timing both commands time with, from a Timing of the options as typed: its compile mode and backends
-    checked (check_timing), the device resolved (zoo.runs.plan.check_device; with Ray, local=False, "auto"
+    checked (check_timing), the device resolved (zoo.options.values.check_device; with Ray, local=False, "auto"
     stays for the workers), threads, iters and min-seconds parsed. A UsageError (one line) before any work."""
-    from .runs.plan import MAX_ITERS, check_device, check_threads, positive_int, positive_number
+    from .values import MAX_ITERS, check_device, check_threads, positive_int, positive_number
 
     check_timing(asked, backends, dtype, train)
     return asked.replace(device=check_device(asked.device, local=local),

@@ -1,0 +1,248 @@
+"""zoo.select's question, made once from its options: what every candidate is built and counted as (a Request
+template, zoo.runs.request), how the survivors are timed (a Timing, zoo.runs.tasks), the bounds they must meet
+(Constraints) and how the answer is decided and kept. `check_query` checks the options (the command line's text
+or the API's values) and builds it; nothing in a Query restates a field of the three it holds."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+from ..errors import UsageError
+from ..runs.request import Request
+from ..runs.tasks import Timing
+
+RANKS = ("top1", "imagenet_v2", "gmacs", "latency", "imgs_per_s", "box_ap", "mask_ap", "miou", "miou_ms")
+TASK_RANKS = ("box_ap", "mask_ap")     # published COCO AP of the detector's recipe: with --detector
+SEG_RANKS = ("miou", "miou_ms")        # published ADE20K mIoU of the segmenter's recipe: with --segmenter
+MEASURED_RANKS = ("latency", "imgs_per_s")
+LATENCY_STATS = ("p50", "p99")
+DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within it says what it is sure of
+ANY_MODEL = "*"                 # the template's model: each candidate's name replaces it (Query.request_for)
+
+
+def bound(most: float | None = None):
+    """A constraint: None (not asked) or a finite number >= 0, at most `most`."""
+    return field(default=None, metadata={"most": most})
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The bounds a candidate must meet, in the order the answer lists them (None: not asked). MiB are 2**20
+    bytes, max_params is in millions, latencies are per batch."""
+    max_gmacs: Optional[float] = bound()
+    max_params: Optional[float] = bound()
+    max_act_mib: Optional[float] = bound()
+    max_serve_mib: Optional[float] = bound()
+    max_train_mib: Optional[float] = bound()       # weights, gradients, optimizer state, training activations
+    min_top1: Optional[float] = bound(100.0)
+    max_latency_ms: Optional[float] = bound()
+    min_imgs_per_s: Optional[float] = bound()
+
+    def asked(self) -> dict:
+        """The constraints asked, by name, in order (the stored answer's "constraints")."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Query:
+    """One checked zoo.select question (check_query or Query.of builds it)."""
+    models: list                       # registry names and timm:<name>, in the order asked
+    request: Request                   # the template: model ANY_MODEL, the size counted (after --pad-to), the
+    #                                    batch (or "auto" with max_serve_mib), dtype, heads; optimizer as asked
+    timing: Timing                     # how survivors are timed (device resolved)
+    constraints: Constraints = Constraints()
+    pad_to: Optional[int] = None       # each side padded up to a multiple of this first (detection: 32)
+    padded_from: Optional[str] = None  # the size asked for, when pad_to changed it
+    pretraining: Optional[list] = None  # the shown checkpoint's pretraining groups (None: any)
+    weights: str = "default"           # whose accuracy: default (timm's pretrained=True), paper, best
+    weights_available: bool = False    # only models with timm weights evaluated at this size
+    latency_stat: str = "p50"
+    allow_noisy: bool = False          # decide on noisy timings too (else: "undecided")
+    wait_quiet: Optional[float] = None  # seconds to wait for a quiet machine before each timing
+    budget_s: float = DEFAULT_BUDGET_S  # timing stops here; the answer so far is marked partial
+    time_all: bool = False             # time every candidate (else: stop once none can beat the best)
+    rank: str = "top1"
+    out: Optional[str] = None          # where rows and the answer go (checked; the user data folder by default)
+    save: bool = True
+
+    @classmethod
+    def of(cls, models=None, resolution=224, **options) -> Query:
+        """The checked Query of the options by their flat names (OPTIONS), as select() and the command line take
+        them: Query.of(["deit_ti"], 384, max_gmacs=20). UsageError (one line) for bad options, before any work."""
+        return check_query({"models": models, "resolution": resolution, **options})
+
+    @property
+    def resolution(self):
+        """The size counted as the answer writes it: a side or (H, W)."""
+        return self.request.img_size.compact
+
+    @property
+    def measured(self) -> bool:
+        c = self.constraints
+        return c.max_latency_ms is not None or c.min_imgs_per_s is not None or self.rank in MEASURED_RANKS
+
+    def request_for(self, model: str, batch_size: int) -> Request:
+        """What `model` is counted as at `batch_size`: the template with its name, the detector as that backbone
+        means it (zoo.models.detectors), the optimizer only with a training step."""
+        from ..models.detectors.specs import resolve_detector
+
+        asked = self.request
+        detector = None if asked.detector is None else resolve_detector(model, asked.detector)
+        return asked.replace(model=model, batch_size=batch_size, detector=detector,
+                             optimizer=asked.optimizer if asked.train else None)
+
+    def flat(self) -> dict:
+        """Every option by its flat name, in OPTIONS' order, JSON-able (the plan file's "query", the answer's)."""
+        own = {f.name for f in dataclasses.fields(self)}
+        values = {"resolution": self.resolution, "predict": None}    # a Query never predicts (zoo.select.predicted)
+        for name in OPTIONS:
+            holder = next((h for h in (self.constraints, self.timing, self.request) if name in _names(h)), None)
+            if name not in values:
+                values[name] = getattr(self, name) if name in own else getattr(holder, name)
+        return {name: values[name] for name in OPTIONS}
+
+
+def _names(holder) -> set[str]:
+    return {f.name for f in dataclasses.fields(holder)}
+
+
+# The options by their flat names (the command line's, with _ for -), in the order plan files and answers list
+# them, and their defaults (the API's); each names a field of the Query or of the Request, Timing or Constraints
+# it holds ("resolution": the request's img_size; "predict": answered by zoo.select.predicted, never a Query).
+DEFAULTS = {"models": None, "resolution": 224, "pad_to": None, "pretraining": None, "weights": "default",
+            "weights_available": False, "min_top1": None, "max_params": None, "max_gmacs": None, "max_act_mib": None,
+            "max_serve_mib": None, "max_train_mib": None, "max_latency_ms": None, "min_imgs_per_s": None,
+            "batch_size": 1, "dtype": "fp32", "features": False, "detector": None, "segmenter": None,
+            "frozen_stages": None, "train": False, "optimizer": "sgd", "latency_stat": "p50", "device": "auto",
+            "threads": None, "quick": False, "iters": None, "min_seconds": None, "backend": "eager",
+            "channels_last": False, "compile": None, "allow_noisy": False, "wait_quiet": None,
+            "budget_s": DEFAULT_BUDGET_S, "time_all": False, "predict": None, "rank": "top1", "out": None, "save": True,
+            "padded_from": None}
+OPTIONS = tuple(DEFAULTS)
+REQUEST_OPTIONS = ("batch_size", "dtype", "features", "detector", "segmenter", "frozen_stages", "train", "optimizer")
+
+
+def limit(text: str | float | None, flag: str) -> float | None:
+    """A constraint's value: a finite, non-negative number (top-1 at most 100)."""
+    from .values import finite_number
+
+    if text is None:
+        return None
+    value = finite_number(text, flag)
+    most = Constraints.__dataclass_fields__[flag.replace("-", "_")].metadata["most"]
+    if value < 0:
+        raise UsageError(f"--{flag}: {text!r} must be a finite number >= 0")
+    if most is not None and value > most:
+        raise UsageError(f"--{flag}: {text!r} is above {most:g}")
+    return value
+
+
+def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
+    from .values import MAX_BATCH, positive_int
+
+    if str(text) == "auto":
+        if max_serve_mib is None:
+            raise UsageError("--batch-size auto: needs --max-serve-mib (the largest batch whose serving memory fits)")
+        return "auto"
+    return positive_int(str(text), "batch-size", MAX_BATCH)
+
+
+def _check_detector(detector: str | None, rank: str, measured: bool) -> None:
+    """--detector: a known name, counted constraints only (timing a whole detector is not a select screen);
+    --rank box_ap / mask_ap only with it."""
+    from .values import choice
+
+    if detector is None:
+        if rank in TASK_RANKS:
+            raise UsageError(f"--rank {rank}: the published COCO AP of a detector recipe: needs --detector")
+        return
+    from ..models.detectors.specs import DETECTOR_NAMES
+
+    choice(detector, DETECTOR_NAMES, "detector")
+    if measured:
+        raise UsageError("--detector: counted constraints only (params, GMACs, memory); select does not time "
+                         "whole detectors (no --max-latency-ms, --min-imgs-per-s, --rank latency/imgs_per_s)")
+
+
+def _timing(o: dict, train: bool) -> Timing:
+    """The Timing survivors are timed with, checked and resolved (zoo.options.timing_of)."""
+    from . import timing_of
+
+    asked = Timing(**{name: o[name] for name in _names(Timing)})
+    return timing_of(asked, [asked.backend], o["dtype"], train)
+
+
+def check_query(asked: dict) -> Query:
+    """The Query of options by their flat names (OPTIONS; the rest take DEFAULTS), every one checked, in this
+    order, with one UsageError before any work. TypeError for a name that is no option."""
+    from ..runs.data_dir import out_or_default
+    from .values import (MAX_SECONDS, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
+                             finite_number, frozen_stages_option, model_names, one_size, pad_size, positive_int,
+                             positive_number)
+    from . import OPTIMIZERS, check_heads, pretraining_option, weights_option
+
+    unknown = sorted(set(asked) - set(OPTIONS))
+    if unknown:
+        raise TypeError(f"zoo.select: no option {', '.join(unknown)}")
+    o = {**DEFAULTS, **asked}
+    models = model_names(o["models"] if isinstance(o["models"], str) else ",".join(o["models"] or ["all"]))
+    size = one_size(o["resolution"], "resolution")
+    pad_to = None if o["pad_to"] is None else positive_int(str(o["pad_to"]), "pad-to", MAX_SIDE)
+    padded = pad_size(size, pad_to)
+    constraints = Constraints(**{k: limit(o[k], k.replace("_", "-")) for k in _names(Constraints)})
+    train = o["train"] or constraints.max_train_mib is not None
+    pretraining, weights = pretraining_option(o["pretraining"]), weights_option(o["weights"])
+    batch_size = batch_option(o["batch_size"], constraints.max_serve_mib)
+    rank = choice(o["rank"], RANKS, "rank")
+    measured = constraints.max_latency_ms is not None or constraints.min_imgs_per_s is not None or \
+        rank in MEASURED_RANKS
+    _check_detector(o["detector"], rank, measured)
+    frozen = None if o["frozen_stages"] is None else frozen_stages_option(str(o["frozen_stages"]))
+    if o["segmenter"] is not None:
+        from ..models.segmenters.specs import SEGMENTERS
+
+        choice(o["segmenter"], tuple(SEGMENTERS), "segmenter")
+    check_heads(o["features"], frozen, o["detector"], o["segmenter"])
+    if rank.startswith("miou") and o["segmenter"] is None:
+        raise UsageError(f"--rank {rank}: a segmenter's published ADE20K mIoU; needs --segmenter")
+    choice(o["latency_stat"], LATENCY_STATS, "latency-stat")
+    choice(o["optimizer"], OPTIMIZERS, "optimizer")
+    check_dtype(o["dtype"])
+    timing = _timing(o, train)
+    check_memory_override()
+    budget_s = positive_number(o["budget_s"], "budget-s")
+    if o["predict"] is not None:          # select() and zoo.select.predicted answer --predict, never a Query
+        raise UsageError("--predict: answered by zoo.select.predicted (select(..., predict=DEVICE))")
+    wait_quiet = o["wait_quiet"]
+    if wait_quiet is not None:
+        wait_quiet = finite_number(wait_quiet, "wait-quiet")
+        if not 0 <= wait_quiet <= MAX_SECONDS:
+            raise UsageError(f"--wait-quiet: {wait_quiet:g} must be between 0 and {MAX_SECONDS:,} seconds")
+    out = out_or_default(o["out"])
+    if measured and o["save"]:
+        out = str(check_out_dir(out))
+    request = Request(ANY_MODEL, padded, batch_size, o["dtype"], train=train, features=o["features"],
+                      frozen_stages=frozen, detector=o["detector"], segmenter=o["segmenter"], optimizer=o["optimizer"])
+    own = {name: o[name] for name in ("weights_available", "latency_stat", "allow_noisy", "time_all", "save")}
+    return Query(models, request, timing, constraints, pad_to=pad_to,
+                 padded_from=size.label if padded != size else None, pretraining=pretraining, weights=weights, wait_quiet=wait_quiet, budget_s=budget_s, rank=rank,
+                 out=out, **own)
+
+
+def check_from_plan(given: list[str], path: str, plan: dict | None = None) -> None:
+    """--from-plan FILE: no query option beside it (`given`: those that differ from their defaults; one run could
+    not say which query it answered), checked before FILE is read; then candidates left in the `plan` read."""
+    if given:
+        raise UsageError(f"--from-plan: the plan fixes the query; drop --{given[0].replace('_', '-')}")
+    if plan is not None and not plan["candidates"]:
+        raise UsageError(f"--from-plan: {path!r} has no candidates left to time")
+
+
+def check_save_plan(q: Query) -> None:
+    """--save-plan FILE: something to write (not --no-save) and something to time on the serving machine."""
+    if not q.save:
+        raise UsageError("--save-plan writes FILE and --no-save writes nothing: drop one")
+    if not q.measured:
+        raise UsageError("--save-plan: nothing to time (no --max-latency-ms, --min-imgs-per-s or measured --rank)")
