@@ -93,11 +93,16 @@ def predicted_points(points: list[dict], rows: list[dict], device: str, x: str =
     return [{**p, f"pareto_{x}": id(p) in on_front} for p in mine]
 
 
-def accuracy_vs_predicted(points: list[dict], rows: list[dict], device: str, path: Path) -> Plotted:
+def predicted_inputs(points: list[dict], rows: list[dict], device: str) -> tuple[list[dict], str, str]:
+    """accuracy_vs's points, x and x label (before its path) for the device's plot."""
     name = device_sheet(device).name
-    return accuracy_vs(predicted_points(points, rows, name), "predicted_imgs_per_s", path,
-                       f"PREDICTED img/s on {name} ({SIZE} px, batch {PLOT_BATCH}, "
-                       f"{dtype_on(device)} autocast; not measured)")
+    return (predicted_points(points, rows, name), "predicted_imgs_per_s",
+            f"PREDICTED img/s on {name} ({SIZE} px, batch {PLOT_BATCH}, {dtype_on(device)} autocast; not measured)")
+
+
+def accuracy_vs_predicted(points: list[dict], rows: list[dict], device: str, path: Path) -> Plotted:
+    points, x, label = predicted_inputs(points, rows, device)
+    return accuracy_vs(points, x, path, label)
 
 
 def task_points(detectors: list[dict], segmenters: list[dict]) -> list[dict]:

@@ -240,16 +240,15 @@ def visible_tick_labels(ax, name: str) -> list[str]:
     return [formatter(t, i) for i, t in enumerate(ticks)]
 
 
-DRAWN: dict[str, dict] = {}     # PNG file name -> drawn_style of its figure, filled by save(); build.draw reads it
+DRAWN: dict[str, dict] = {}     # PNG file name -> drawn_style of its figure, filled by save(); redraw.draw reads it
 _HELD: dict[str, tuple] | None = None    # inside held_figures(): PNG file name -> (figure, path), not yet written
 _LAYOUT_AT_WRITE: weakref.WeakSet = weakref.WeakSet()   # figures whose tight layout waits for their PNG (save())
 
 
 @contextlib.contextmanager
 def held_figures():
-    """While a whole report draws (build.draw): save() keeps each figure instead of writing its PNG, so the
-    caller writes only the PNGs whose data changed (write_png); every held figure is closed at the end.
-    Rasterising is about half of drawing a plot."""
+    """While a report draws a figure (redraw.draw): save() keeps each figure instead of writing its PNG, so the
+    caller writes it (write_png, with its digests) or not (--check); every held figure is closed at the end."""
     global _HELD
     _HELD = held = {}
     try:
@@ -260,14 +259,14 @@ def held_figures():
             plt.close(fig)
 
 
-def write_png(fig, path: Path) -> None:
+def write_png(fig, path: Path, text: dict[str, str] | None = None) -> None:
     """The PNG (no layout change: labels were placed for this one), renamed into place: a symlink at `path` is
-    replaced, not followed."""
+    replaced, not followed. `text`: tEXt chunks to keep in it (zoo.report.redraw's digests)."""
     if fig in _LAYOUT_AT_WRITE:
         _LAYOUT_AT_WRITE.discard(fig)
         fig.tight_layout()
     png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=110, metadata={"Software": None})
+    fig.savefig(png, format="png", dpi=110, metadata={"Software": None, **(text or {})})
     write_atomic(path, png.getvalue())
 
 
