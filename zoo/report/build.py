@@ -9,11 +9,12 @@ from pathlib import Path
 from ..models.pretraining import PRETRAINING
 from ..console.markdown import markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
-from . import page_plots, predicted_gpu, roofline, style, summary, tables, tpu_compute
+from . import page_plots, predicted_gpu, roofline, summary, tables, tpu_compute
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
 from .detectors import detector_notes, detector_table, published_table
+from .families import family_key_html
 from .html import page
 from .redraw import PLOT_DATA_FILE, PLOT_FILES, STYLE_KEY, draw
 from .rows import ReportRows, load
@@ -281,5 +282,5 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
     views, missing = answer_views(data)
     missing += [data.select_answer_problem] if data.select_answer_problem else []
     write_atomic(out / HTML_FILE, page("archzoo report", content, shown, PLACEMENT, summary_of(data),
-                                       summary.facets(data), style.family_key_html(), (views, missing)))
+                                       summary.facets(data), family_key_html(), (views, missing)))
     return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

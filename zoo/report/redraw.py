@@ -29,9 +29,9 @@ STYLE_KEY = "style"                  # in plots.json, beside each plot's data
 INPUTS_KEY = "archzoo-drawn-from"    # PNG tEXt: sha256 of the drawing code and the plot function's inputs
 SHOWN_KEY = "archzoo-shows"          # PNG tEXt: sha256 of the figure's plots.json entry (its data, its style)
 # the source that decides what a figure shows beyond its inputs (its plot function and everything it calls)
-DRAWING_CODE = ("zoo.report.redraw", "zoo.report.plots", "zoo.report.style", "zoo.report.roofline",
-                "zoo.report.predicted_gpu", "zoo.report.rows", "zoo.report.mpl_home", "analysis.count.closed_form",
-                "analysis.vocab")
+DRAWING_CODE = ("zoo.report.redraw", "zoo.report.plots", "zoo.report.style", "zoo.report.families",
+                "zoo.report.roofline", "zoo.report.predicted_gpu", "zoo.report.rows", "zoo.report.mpl_home",
+                "analysis.count.closed_form", "analysis.vocab")
 
 
 @lru_cache(maxsize=1)
