@@ -13,6 +13,7 @@ import timm
 import torch
 
 import zoo
+from analysis.size import Size
 from analysis.timing.steps import make_inference_step, random_input
 from side_by_side import interleaved_speed_ratio
 
@@ -39,7 +40,7 @@ def models(device):
 @pytest.fixture(scope="module")
 def images(device):
     torch.manual_seed(1)
-    return random_input(BATCH_SIZE, IMG_SIZE, device, channels_last=False)
+    return random_input(BATCH_SIZE, Size.of(IMG_SIZE), device, channels_last=False)
 
 
 def _step(models, name, images, device, dtype):

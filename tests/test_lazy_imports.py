@@ -2,7 +2,6 @@
 checkpoint order is read from the user cache once known, keyed by the installed timm's version. Expected tag
 orders are timm's own registry (timm.models._registry), not our code's output."""
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +67,9 @@ def test_the_shipped_tag_orders_are_the_installed_timms_and_used_without_asking_
 def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path, committed):
     """The process boundary is what is tested (which modules a fresh `python -m zoo.report` loads), hence the
     subprocess. The user cache is empty: timm's checkpoint orders come from the shipped table (when it is for the
-    installed timm; else they are put in the user cache first, as a first report would)."""
+    installed timm; else they are put in the user cache first, as a first report would). The committed PNGs were
+    drawn from the committed rows (zoo.report.redraw's digests), so a report into another --out draws no figure:
+    it copies them, and loads no matplotlib either."""
     if not SHIPPED_MATCHES:
         tag_order.timm_tag_order.cache_clear()
         for model in list_models():
@@ -77,14 +78,12 @@ def test_the_report_imports_neither_torch_torchvision_nor_timm(tmp_path, committ
             "sys.argv = ['zoo.report', '--results', sys.argv[1], '--out', sys.argv[2]]\n"
             "try:\n    runpy.run_module('zoo.report', run_name='__main__')\n"
             "except SystemExit as e:\n    assert not e.code, e.code\n"
-            f"print('loaded:', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
-    for name in ("plots.json", *(p.name for p in (committed / "reports").glob("*.png"))):   # no PNG redrawn
-        shutil.copy(committed / "reports" / name, tmp_path / name)
+            f"print('loaded:', sorted(m for m in {(*HEAVY, 'matplotlib')!r} if m in sys.modules), file=sys.stderr)\n")
     run = subprocess.run([sys.executable, "-c", code, str(committed), str(tmp_path)], capture_output=True, text=True,
                          env={**os.environ}, check=True)
     assert run.stderr.strip().splitlines()[-1] == "loaded: []", run.stderr[-2000:]
-    built = sorted(tmp_path.glob("*.md"))
-    assert built and [p.read_text() for p in built] == [(committed / "reports" / p.name).read_text() for p in built]
+    built = sorted(tmp_path.glob("*.md")) + sorted(tmp_path.glob("*.png")) + [tmp_path / "plots.json"]
+    assert len(built) > 20 and all(p.read_bytes() == (committed / "reports" / p.name).read_bytes() for p in built)
 
 
 def test_a_count_the_user_cache_holds_is_read_without_importing_torch():

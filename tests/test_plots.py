@@ -119,7 +119,7 @@ def test_a_nothing_to_plot_figure_is_laid_out_only_for_its_png(tmp_path, monkeyp
     laid_out, real_layout = [], Figure.tight_layout
     monkeypatch.setattr(Figure, "tight_layout", lambda fig, *a, **k: (laid_out.append(fig), real_layout(fig, *a, **k)))
     written, real_write = [], style.write_png
-    monkeypatch.setattr(style, "write_png", lambda fig, path: (written.append(fig), real_write(fig, path)))
+    monkeypatch.setattr(style, "write_png", lambda fig, path, text=None: (written.append(fig), real_write(fig, path, text)))
     empty = load(tmp_path)                                      # no results: every plot says nothing to plot
     (tmp_path / "without").mkdir()
     (tmp_path / "with").mkdir()

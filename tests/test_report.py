@@ -9,7 +9,7 @@ from page_probe import CHROMIUM, probe_page
 from zoo.select import answers
 from zoo.reference import check, refresh
 from zoo.report import build_reports
-from zoo.report import deterministic
+from zoo.report import deterministic, redraw
 from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
 from zoo.runs.store import ResultStore
 from zoo.runs.tasks import Task, base_row
@@ -51,7 +51,21 @@ def small_results(small_results_once, tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_reports_are_written_from_results(small_results):
+def _drawing(monkeypatch) -> list[str]:
+    """The names of the figures drawn from now on (each plot saves its figure through style.save)."""
+    from zoo.report import style
+
+    drawn, real_save = [], style.save
+
+    def save(fig, path, **how):
+        drawn.append(path.name)
+        return real_save(fig, path, **how)
+
+    monkeypatch.setattr(style, "save", save)
+    return drawn
+
+
+def test_reports_are_written_from_results(small_results, monkeypatch):
     from zoo.runs.tasks import run_task
 
     ResultStore(small_results).append(run_task(Task.named("cost", "vit_ti16", Size.of(224))))  # a later run without train
@@ -72,13 +86,25 @@ def test_reports_are_written_from_results(small_results):
     assert "| 81.39 | ms_in1k | in1k |" in row and "| 81.20 | ms_in1k (repository) | in1k |" in row
     plotted = json.loads((reports / PLOT_DATA_FILE).read_text())
     assert {row["model"] for row in plotted["macs_vs_resolution.png"]} == {"vit_ti16", "resnet50", "swin_t"}
-    # a rebuild redraws only the plots whose data changed (or whose PNG is gone)
+    # a rebuild draws only the plots whose inputs changed (or whose PNG is gone): every figure goes through
+    # style.save, and an unchanged one is neither drawn nor written
     inodes = {name: (reports / name).stat().st_ino for name in PLOT_FILES}     # a PNG is renamed into place
     ResultStore(small_results).append(timed_row(img_size=384, imgs=10.0))       # the throughput plot's data
     (reports / PLOT_FILES[1]).unlink()
+    drawn = _drawing(monkeypatch)
     build_reports(small_results)
     redrawn = {name for name in PLOT_FILES if (reports / name).stat().st_ino != inodes[name]}
     assert {"throughput_vs_resolution.png", PLOT_FILES[1]} <= redrawn and PLOT_FILES[0] not in redrawn  # cost: same
+    assert set(drawn) == redrawn
+    drawn.clear()
+    build_reports(small_results)
+    assert drawn == []                                                          # nothing changed, nothing drawn
+    build_reports(small_results, small_results / "elsewhere")                  # --out: the PNGs proven are copied
+    assert drawn == [] and all((small_results / "elsewhere" / name).read_bytes() == (reports / name).read_bytes()
+                               for name in PLOT_FILES)
+    monkeypatch.setattr(redraw, "code_digest", lambda: "other drawing code")
+    build_reports(small_results)
+    assert sorted(drawn) == sorted(PLOT_FILES)                                  # new drawing code: all drawn
     bare = small_results / "bare"
     build_reports(small_results, bare, pictures=False)                # --check's rebuild: plots.json, no PNG
     assert not list(bare.glob("*.png"))
@@ -124,12 +150,17 @@ def test_check_passes_when_current_and_names_what_is_stale(small_results):
     data = json.loads((reports / PLOT_DATA_FILE).read_text())
     data[PLOT_FILES[1]][0]["attn %"] += 1
     (reports / PLOT_DATA_FILE).write_text(json.dumps(data))
+    png = (reports / PLOT_FILES[2]).read_bytes()
+    (reports / PLOT_FILES[2]).write_bytes(png[:-40] + bytes([png[-40] ^ 1]) + png[-39:])   # one bit flipped
+    shutil.copy(reports / PLOT_FILES[4], reports / PLOT_FILES[3])    # a PNG of other rows: stale
     problems = deterministic.stale_reports(small_results)
     assert any("cost.md is stale" in p for p in problems)
     assert any(f"{HTML_FILE} is stale" in p for p in problems)
     assert any(f"{PLOT_FILES[0]} is missing" in p for p in problems)
     assert any(f"{PLOT_DATA_FILE} is stale" in p for p in problems)
-    assert len(problems) == 4, problems
+    assert any(f"{PLOT_FILES[2]} is damaged" in p for p in problems)
+    assert any(f"{PLOT_FILES[3]} was drawn from other rows" in p for p in problems)
+    assert len(problems) == 6, problems
     rows_file = small_results / "results" / "cost.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
     assert (rows[0]["model"], rows[0]["img_size"], rows[2]["model"]) == ("vit_ti16", 224, "resnet50")

@@ -3,19 +3,20 @@ and index.html with everything. Built from results/ alone; any subset of rows, o
 report, and the page says what it left out and why."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.pretraining import PRETRAINING
 from ..console.markdown import markdown_text
-from ..runs.safe_io import kind_of, strict_dumps, strict_loads, write_atomic
-from . import page_plots, plots, predicted_gpu, roofline, style, summary, tables, tpu_compute
+from ..runs.safe_io import strict_dumps, write_atomic
+from . import page_plots, predicted_gpu, roofline, summary, tables, tpu_compute
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown
 from .detection import detection_table
 from .detectors import detector_notes, detector_table, published_table
+from .families import family_key_html
 from .html import page
+from .redraw import PLOT_DATA_FILE, PLOT_FILES, STYLE_KEY, draw
 from .rows import ReportRows, load
 from .segmentation import INTRO as SEGMENTATION_INTRO
 from .segmentation import segmenter_table
@@ -25,17 +26,11 @@ from .views import answer_views
 MARKDOWN_FILES = ("cost.md", "components.md", "attention.md", "scaling.md", "throughput.md", "detection.md",
                   "accuracy.md", "textbook.md", "detectors.md", "segmentation.md",
                   "not_measured.md", "choosing.md", "roofline.md", "predicted_gpu.md", "tpu_pretraining.md")
-PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throughput_vs_resolution.png",
-              "component_shares.png", "accuracy_vs_gmacs.png", "accuracy_vs_throughput.png",
-              "roofline_vs_measured.png", "eager_vs_onnxruntime.png", "task_accuracy_vs_gflops.png",
-              *predicted_gpu.PLOT_FILES)
 # where each plot sits on the page: beside the table it summarises (and the Pareto plots in the summary too)
 PLACEMENT = dict(zip(PLOT_FILES, (("cost.md",), ("attention.md",), ("throughput.md",), ("components.md",),
                                   ("summary", "accuracy.md"), ("summary", "accuracy.md"), ("roofline.md",),
                                   ("throughput.md",), ("detectors.md",),
                                   *(("predicted_gpu.md",) for _ in predicted_gpu.PLOT_FILES))))
-PLOT_DATA_FILE = "plots.json"
-STYLE_KEY = "style"            # in plots.json, beside each plot's data
 HTML_FILE = "index.html"
 REPORT_FILES = (*MARKDOWN_FILES, *PLOT_FILES, PLOT_DATA_FILE, HTML_FILE)   # each written whole, renamed into place
 
@@ -249,59 +244,6 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
     }
 
 
-def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None,
-         pictures: bool = True) -> dict[str, list[dict]]:
-    """Every plot; plots.json keeps the data of each and, under STYLE_KEY, what each shows (style.DRAWN:
-    the colours drawn per family, the tick labels of log axes). A PNG is written only where its data or style
-    differ from the plots.json already in `out` (or the PNG is not there); with `pictures` False none is
-    (zoo.report --check compares plots.json, never PNG bytes)."""
-    before = _plotted_before(out)
-    with style.held_figures() as held:
-        plotted = _draw(data, out, weights, pretraining)
-        fresh = _shown(json.loads(strict_dumps(plotted)))          # as plots.json holds it
-        for name, (fig, path) in held.items():
-            unchanged = name in before and before[name] == fresh[name] and path.is_file() and kind_of(path) is None
-            if pictures and not unchanged:
-                style.write_png(fig, path)
-    return plotted
-
-
-def _shown(plotted: dict) -> dict:
-    """PNG name -> (its data, its style) of a plots.json's content."""
-    styles = plotted.get(STYLE_KEY)
-    if not isinstance(styles, dict):
-        return {}
-    return {name: (plotted[name], styles[name]) for name in PLOT_FILES if name in plotted and name in styles}
-
-
-def _plotted_before(out: Path) -> dict:
-    """_shown of the plots.json already in `out` ({} when there is none or it is unreadable)."""
-    try:
-        kept = strict_loads((out / PLOT_DATA_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return _shown(kept) if isinstance(kept, dict) else {}
-
-
-def _draw(data: ReportRows, out: Path, weights: str, pretraining) -> dict[str, list[dict]]:
-    style.DRAWN.clear()
-    cost = data.square_cost
-    points, _ = accuracy_points(cost, data.throughput, weights, pretraining)
-    size = tables.components_size(cost)
-    drawn = [plots.macs_vs_resolution(cost, out / PLOT_FILES[0]),
-             plots.attention_share_vs_tokens(cost, out / PLOT_FILES[1]),
-             plots.throughput_vs_resolution(data.throughput, out / PLOT_FILES[2]),
-             plots.component_shares(cost, out / PLOT_FILES[3], size),
-             plots.accuracy_vs(points, "gmacs", out / PLOT_FILES[4], "GMACs per image"),
-             plots.accuracy_vs(points, "imgs_per_s", out / PLOT_FILES[5], "img/s at batch 1"),
-             roofline.plot(roofline.frame(data.throughput), out / PLOT_FILES[6]),
-             plots.eager_vs_onnxruntime(data.throughput, out / PLOT_FILES[7]),
-             predicted_gpu.task_accuracy_vs_gflops(data.detectors, data.segmenters, out / PLOT_FILES[8])]
-    drawn += [predicted_gpu.accuracy_vs_predicted(points, data.predicted, device, out / name)
-              for device, name in zip(predicted_gpu.DEVICES, predicted_gpu.PLOT_FILES)]
-    return {**dict(zip(PLOT_FILES, drawn)), STYLE_KEY: {name: style.DRAWN.get(name) for name in PLOT_FILES}}
-
-
 CAPTIONS = dict(zip(PLOT_FILES, (
     "GMACs per image against input side", "attention's share of MACs against tokens",
     "throughput against input side (fp32, batch 1)", "MACs per component", "top-1 against GMACs (Pareto per "
@@ -321,9 +263,10 @@ def summary_of(data: ReportRows) -> dict:
 
 
 def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None = None, weights: str = "default",
-                  pretraining=None, pictures: bool = True) -> list[Path]:
+                  pretraining=None, pictures: bool = True, kept: Path | None = None) -> list[Path]:
     """Every report file into `reports_dir` (default <results_dir>/reports); with `pictures` False no PNG is
-    written (draw), the page then holds each figure without its bytes."""
+    written (redraw.draw), the page then holds each figure without its bytes. A figure is drawn only where neither
+    `reports_dir` nor `kept` (default <results_dir>/reports) holds a PNG drawn from the same inputs."""
     data = load(results_dir)
     out = Path(reports_dir) if reports_dir else Path(results_dir) / "reports"
     out.mkdir(parents=True, exist_ok=True)
@@ -332,12 +275,12 @@ def build_reports(results_dir: str | Path = ".", reports_dir: str | Path | None 
     for name, section in content.items():
         write_atomic(out / name, section.markdown())
         written.append(out / name)
-    plotted = draw(data, out, weights, pretraining, pictures)
+    plotted = draw(data, out, weights, pretraining, pictures, kept or Path(results_dir) / "reports")
     write_atomic(out / PLOT_DATA_FILE, strict_dumps(plotted, indent=1, sort_keys=True) + "\n")
     live = page_plots.figures(plotted, CAPTIONS, summary.facets(data))
     shown = {name: (out / name, CAPTIONS[name], bool(plotted[name]), live.get(name)) for name in PLOT_FILES}
     views, missing = answer_views(data)
     missing += [data.select_answer_problem] if data.select_answer_problem else []
     write_atomic(out / HTML_FILE, page("archzoo report", content, shown, PLACEMENT, summary_of(data),
-                                       summary.facets(data), style.family_key_html(), (views, missing)))
+                                       summary.facets(data), family_key_html(), (views, missing)))
     return written + [out / p for p in PLOT_FILES] + [out / PLOT_DATA_FILE, out / HTML_FILE]

@@ -8,8 +8,9 @@ Mask R-CNN with detectron2's ViTDet heads at 1024), each with the published AP o
 segmenter with a published ADE20K row at its test scale (whole and slide) and its training crop. Beside them the predicted GPU rows of the
 classifiers among them (zoo.report.gpu_predictions: results/predicted.jsonl, counted on meta, shipped calibration).
 `stale_rows` recounts them (never from the user cache; on the machine's cores) and `stale_reports` rebuilds every
-report file in a scratch folder: markdown, the data behind each plot (plots.json), the HTML page (its inlined
-PNG bytes aside) and each PNG's presence. zoo.reference adds zoo.select's worked answers to both.
+report file in a scratch folder (markdown, the data behind each plot (plots.json), the HTML page, its inlined PNG
+bytes aside) and checks each committed PNG whole and drawn from the committed rows (zoo.report.redraw).
+zoo.reference adds zoo.select's worked answers to both.
 """
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ from ..runs.tasks import Task
 from ..runs.user_cache import disabled
 from .gpu_predictions import predicted_models, stale_predictions, write_predictions
 from .tpu_compute import stale_tpu, write_tpu
-from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES, build_reports
+from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, build_reports
 from .html import without_images
+from .redraw import png_problems
+from .rows import load
 
 EXTRA = {"vit_b16": (512, 1024)}
 MEASURED = ("params", "trainable_params", "params_by_component", "tokens", "macs", "attn_macs",
@@ -151,7 +154,8 @@ def stale_reports(out_dir: str | Path) -> list[str]:
     problems = []
     reports = Path(out_dir) / "reports"
     with tempfile.TemporaryDirectory() as tmp:
-        build_reports(out_dir, tmp, pictures=False)     # plots.json holds what each PNG shows
+        build_reports(out_dir, tmp, pictures=False)     # draws only what no committed PNG proves current
+        problems += png_problems(load(out_dir), reports)
         for name in (*MARKDOWN_FILES, PLOT_DATA_FILE, HTML_FILE):
             fresh = (Path(tmp) / name).read_text(encoding="utf-8")
             committed = reports / name
@@ -163,5 +167,4 @@ def stale_reports(out_dir: str | Path) -> list[str]:
                 old, fresh = without_images(old), without_images(fresh)
             if old != fresh:
                 problems.append(f"reports/{name} is stale: regenerate with `python -m zoo.report`")
-        problems += [f"reports/{name} is missing" for name in PLOT_FILES if not (reports / name).is_file()]
     return problems

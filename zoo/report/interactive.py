@@ -8,7 +8,7 @@ import html
 import json
 from importlib import resources
 
-from .style import FAMILY_STYLE, family_of
+from .families import FAMILY_STYLE, family_of
 
 FONT_PX = 12                 # every label of every figure, on screen (the floor is 10 px)
 HEIGHT_PX = 440

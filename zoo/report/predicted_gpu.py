@@ -13,11 +13,7 @@ from analysis.timing.devices import device_sheet
 from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
 from ..runs.predicted import model_label
-from . import style
 from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
-from .plots import Plotted, _empty, _rounded, accuracy_vs   # first: it puts matplotlib on the Agg backend
-
-import matplotlib.pyplot as plt  # noqa: E402
 
 GIB = 2 ** 30
 PLOT_BATCH = 64
@@ -93,11 +89,18 @@ def predicted_points(points: list[dict], rows: list[dict], device: str, x: str =
     return [{**p, f"pareto_{x}": id(p) in on_front} for p in mine]
 
 
-def accuracy_vs_predicted(points: list[dict], rows: list[dict], device: str, path: Path) -> Plotted:
+def predicted_inputs(points: list[dict], rows: list[dict], device: str) -> tuple[list[dict], str, str]:
+    """accuracy_vs's points, x and x label (before its path) for the device's plot."""
     name = device_sheet(device).name
-    return accuracy_vs(predicted_points(points, rows, name), "predicted_imgs_per_s", path,
-                       f"PREDICTED img/s on {name} ({SIZE} px, batch {PLOT_BATCH}, "
-                       f"{dtype_on(device)} autocast; not measured)")
+    return (predicted_points(points, rows, name), "predicted_imgs_per_s",
+            f"PREDICTED img/s on {name} ({SIZE} px, batch {PLOT_BATCH}, {dtype_on(device)} autocast; not measured)")
+
+
+def accuracy_vs_predicted(points: list[dict], rows: list[dict], device: str, path: Path) -> list[dict]:
+    from .plots import accuracy_vs      # matplotlib only where a figure is drawn
+
+    points, x, label = predicted_inputs(points, rows, device)
+    return accuracy_vs(points, x, path, label)
 
 
 def task_points(detectors: list[dict], segmenters: list[dict]) -> list[dict]:
@@ -112,8 +115,11 @@ def task_points(detectors: list[dict], segmenters: list[dict]) -> list[dict]:
     return sorted(points, key=lambda p: (p["task"], p["GFLOPs"], p["model"], p["head"]))
 
 
-def task_accuracy_vs_gflops(detectors: list[dict], segmenters: list[dict], path: Path) -> Plotted:
+def task_accuracy_vs_gflops(detectors: list[dict], segmenters: list[dict], path: Path) -> list[dict]:
     """One panel per task: the published score of the recipe against the counted GFLOPs of the whole model."""
+    from . import style
+    from .plots import _empty, _rounded, plt          # plots first: it puts matplotlib on the Agg backend
+
     title = "Task accuracy against GFLOPs per image (counted; FLOPs = 2 x MACs)"
     points = task_points(detectors, segmenters)
     if not points:

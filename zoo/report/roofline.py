@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import mpl_home  # noqa: F401 - before matplotlib: its font cache goes to the user cache
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from . import style  # noqa: E402
-from .rows import machine_name  # noqa: E402
-from .tables import markdown  # noqa: E402
+from .rows import machine_name
+from .tables import markdown
 
 PREDICTORS = ("roofline", "macs_only")
 
@@ -72,6 +66,9 @@ NO_ROWS = ("no timed eager inference rows with a roofline estimate in results/ (
 
 def plot(df: pd.DataFrame, path: Path) -> list[dict]:
     """Predicted against measured latency, log-log, both predictors, y = x dashed; returns the points."""
+    from . import style
+    from .plots import plt          # plots first: it puts matplotlib on the Agg backend
+
     fig, ax = plt.subplots(figsize=(6.5, 5.5))
     if df.empty:
         ax.set_axis_off()

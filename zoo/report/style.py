@@ -29,35 +29,10 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from ..runs.safe_io import write_atomic  # noqa: E402
+from .families import _GLYPHS, FAMILIES, FAMILY_STYLE, family_key_html, family_of, style_of  # noqa: E402,F401
 
-# The registry's families in a fixed order; anything else (timm:<name>) is "other". Colours: matplotlib's
-# tab10, then two more; markers differ too, so a family is told apart in greyscale as well.
-FAMILIES = ("vit", "deit", "swin", "convnext", "bit", "resnet", "regnet", "efficientnet", "beit", "eva", "hybrid",
-            "other")
-_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-            "#17becf", "#393b79", "#000000")
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
-FAMILY_STYLE: dict[str, dict[str, str]] = {f: {"color": c, "marker": m}
-                                           for f, c, m in zip(FAMILIES, _COLOURS, _MARKERS)}
-_GLYPHS = dict(zip(_MARKERS, "\u25cf\u25a0\u25b2\u25c6\u25bc\u271a\u2716\u2605\u25c0\u25b6\u2b22\u2b1f"))  # the markers as text
 FAMILY_GID = "family:"        # artists drawn for a family carry gid "family:<name>" (save() reads them back)
 LABEL_GID = "point-label"     # labels placed by place_labels
-
-
-def family_key_html(families=FAMILIES) -> str:
-    """The same key for the HTML page: each family's marker in its colour, then its name."""
-    import html
-    spans = [f'<span style="color:{FAMILY_STYLE[f]["color"]}">{_GLYPHS[FAMILY_STYLE[f]["marker"]]}</span> '
-             f"{html.escape(f)}" for f in families]
-    return f'<p class="key">Every plot draws a family in one colour and marker: {" &nbsp; ".join(spans)}</p>'
-
-
-def family_of(family: str | None) -> str:
-    return family if family in FAMILY_STYLE else "other"
-
-
-def style_of(family: str | None) -> dict[str, str]:
-    return FAMILY_STYLE[family_of(family)]
 
 
 def draw_families(ax, rows: list[dict], x: str, y: str, lines_by: str | None = None, size: float = 36,
@@ -240,16 +215,15 @@ def visible_tick_labels(ax, name: str) -> list[str]:
     return [formatter(t, i) for i, t in enumerate(ticks)]
 
 
-DRAWN: dict[str, dict] = {}     # PNG file name -> drawn_style of its figure, filled by save(); build.draw reads it
+DRAWN: dict[str, dict] = {}     # PNG file name -> drawn_style of its figure, filled by save(); redraw.draw reads it
 _HELD: dict[str, tuple] | None = None    # inside held_figures(): PNG file name -> (figure, path), not yet written
 _LAYOUT_AT_WRITE: weakref.WeakSet = weakref.WeakSet()   # figures whose tight layout waits for their PNG (save())
 
 
 @contextlib.contextmanager
 def held_figures():
-    """While a whole report draws (build.draw): save() keeps each figure instead of writing its PNG, so the
-    caller writes only the PNGs whose data changed (write_png); every held figure is closed at the end.
-    Rasterising is about half of drawing a plot."""
+    """While a report draws a figure (redraw.draw): save() keeps each figure instead of writing its PNG, so the
+    caller writes it (write_png, with its digests) or not (--check); every held figure is closed at the end."""
     global _HELD
     _HELD = held = {}
     try:
@@ -260,14 +234,14 @@ def held_figures():
             plt.close(fig)
 
 
-def write_png(fig, path: Path) -> None:
+def write_png(fig, path: Path, text: dict[str, str] | None = None) -> None:
     """The PNG (no layout change: labels were placed for this one), renamed into place: a symlink at `path` is
-    replaced, not followed."""
+    replaced, not followed. `text`: tEXt chunks to keep in it (zoo.report.redraw's digests)."""
     if fig in _LAYOUT_AT_WRITE:
         _LAYOUT_AT_WRITE.discard(fig)
         fig.tight_layout()
     png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=110, metadata={"Software": None})
+    fig.savefig(png, format="png", dpi=110, metadata={"Software": None, **(text or {})})
     write_atomic(path, png.getvalue())
 
 

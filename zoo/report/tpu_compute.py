@@ -75,7 +75,9 @@ def read_tpu(results_dir: str | Path) -> tuple[list[dict], str | None]:
 
 def stale_tpu(results_dir: str | Path) -> list[str]:
     """The committed file missing, unusable, or different from a fresh prediction."""
-    text, why = _read_text(results_dir)
+    from ..runs.safe_io import read_stored
+
+    text, why = read_stored(tpu_path(results_dir), f"results/{TPU_FILE}", MAX_BYTES)
     if why:
         return [why]
     if text is None:
