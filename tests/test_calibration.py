@@ -45,8 +45,13 @@ def test_fp32_runs_as_pytorch_defaults_say_convolutions_tf32_matmuls_fp32():
 def test_each_class_takes_its_precisions_datasheet_peak():
     a100 = {"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12, "fp16": 312e12}     # the A100 datasheet's dense peaks
     peaks = class_peaks(a100, {"conv": "tf32", "matmul": "fp32"})
-    assert peaks["conv"] == peaks["depthwise_conv"] == 156e12
+    assert peaks["conv"] == peaks["conv_nhwc"] == 156e12
     assert peaks["matmul"] == peaks["attention"] == peaks["norm"] == peaks["elementwise"] == 19.5e12
+    # depthwise (grouped) convolutions run on CUDA cores, accumulating in float, whatever the dtype
+    assert peaks["depthwise_conv"] == peaks["depthwise_conv_nhwc"] == 19.5e12
+    assert class_peaks(a100, {"conv": "fp16", "matmul": "fp16"})["depthwise_conv"] == 19.5e12
+    legacy = class_peaks(a100, {"conv": "tf32", "matmul": "fp32"}, depthwise_on_cuda_cores=False)
+    assert legacy["depthwise_conv"] == 156e12
 
 
 def test_statistics_match_numpy_and_scipy():
