@@ -15,9 +15,11 @@ class) the x at which a GEMM reaches half its peak; no other fraction: a GEMM fa
 x is a ratio of the kernel to the device, so the term carries over between precisions and devices (a GEMM size in
 FLOPs or a fraction of the peak fitted on fp16 tensor cores does not: fp32's peak is 8 times lower, so the same
 GEMM sits 8 times further above fp32's ridge). Depthwise convolutions (of the CUDA-core peak) and attention keep a
-fitted fraction. The factors are fitted once on published measured tables (benchmarks/fit_gpu_calibration.py), never
-per model, by least squares on log(expected / measured); the band is the 10th and 90th percentile of measured /
-expected images per second over held-out predictions. Fitting needs torch; predicting does not.
+fitted fraction; a serial kernel (NCHW bilinear upsampling, whose threads each loop over batch x channels) takes its
+steps x a fitted time per step, or its bytes, whichever is longer. The factors are fitted once on published measured
+tables (benchmarks/fit_gpu_calibration.py), never per model, by least squares on log(expected / measured); the band
+is the 10th and 90th percentile of measured / expected images per second over held-out predictions. Fitting needs
+torch; predicting does not.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ import math
 from dataclasses import dataclass, field
 
 KERNEL_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "norm", "elementwise", "data_movement",
-                  "conv_nhwc", "depthwise_conv_nhwc")
+                  "conv_nhwc", "depthwise_conv_nhwc", "serial")
+SERIAL = "serial"           # a kernel whose threads loop (analysis.count.traffic.serial_steps): steps, not FLOPs
 COMPUTE_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "conv_nhwc", "depthwise_conv_nhwc")
 GEMM_CLASSES = ("matmul", "conv", "conv_nhwc")                          # with the ridge-point term
 LIBRARY = {"matmul": "matmul", "attention": "matmul", "conv": "conv", "depthwise_conv": "conv", "conv_nhwc": "conv",
@@ -77,8 +80,9 @@ def class_peaks(peak_flops: dict[str, float], precisions: dict[str, str],
     NB: a sheet without an fp32 figure (TPU v3 states bf16 only) times the vector classes by their bytes alone."""
     vector = peak_flops.get("fp32", math.inf)
     on_vector = DEPTHWISE_CLASSES if depthwise_on_cuda_cores else ()
-    return {c: peak_flops[precisions[LIBRARY[c]]] if c in LIBRARY and c not in on_vector else vector
-            for c in KERNEL_CLASSES}
+    peaks = {c: peak_flops[precisions[LIBRARY[c]]] if c in LIBRARY and c not in on_vector else vector
+             for c in KERNEL_CLASSES}
+    return {**peaks, SERIAL: math.inf}          # its "flops" are steps: the roofline times it by its bytes
 
 
 @dataclass(frozen=True)
@@ -91,22 +95,28 @@ class Calibration:
     band: tuple[float, float] = (1.0, 1.0)    # p10, p90 of measured / expected images per second, held out
     source: str = ""
     extra: dict = field(default_factory=dict)  # provenance and held-out statistics, as shipped
+    serial_step_seconds: float = 0.0          # per step of a serial-loop kernel (one dependent memory access)
 
     def to_json(self) -> dict:
         return {"compute_efficiency": self.compute_efficiency, "memory_efficiency": self.memory_efficiency,
                 "ridge_factor": self.ridge_factor, "launch_seconds": self.launch_seconds,
-                "band": list(self.band), "source": self.source, **self.extra}
+                "serial_step_seconds": self.serial_step_seconds, "band": list(self.band), "source": self.source,
+                **self.extra}
 
     @classmethod
     def from_json(cls, data: dict) -> "Calibration":
-        known = ("compute_efficiency", "memory_efficiency", "ridge_factor", "launch_seconds", "band", "source")
+        known = ("compute_efficiency", "memory_efficiency", "ridge_factor", "launch_seconds", "band", "source",
+                 "serial_step_seconds")
         return cls(data["compute_efficiency"], data["memory_efficiency"], data.get("ridge_factor"),
                    data["launch_seconds"], tuple(data["band"]), data.get("source", ""),
-                   {k: v for k, v in data.items() if k not in known})
+                   {k: v for k, v in data.items() if k not in known}, data.get("serial_step_seconds", 0.0))
 
 
 def kernel_seconds(op_class: str, flops: int, nbytes: int, peak: float, bandwidth: float, cal: Calibration) -> float:
-    """One kernel's expected time (without the launch term), `peak` the FLOP/s of its class's precision."""
+    """One kernel's expected time (without the launch term), `peak` the FLOP/s of its class's precision; a serial
+    kernel's `flops` are its steps per thread, each taking serial_step_seconds (a calibration without it: 0)."""
+    if op_class == SERIAL:
+        return max(flops * cal.serial_step_seconds, nbytes / (cal.memory_efficiency.get(op_class, 1.0) * bandwidth))
     if cal.ridge_factor is None:                  # legacy: matmul_conv with the size term in FLOPs
         fitted_as = LEGACY.get(op_class, op_class)
         efficiency = cal.compute_efficiency.get(fitted_as, 1.0) if op_class in COMPUTE_CLASSES else 1.0
