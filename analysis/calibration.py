@@ -6,17 +6,20 @@ Each kernel i of class c (analysis.count.traffic's kernel classes) takes
     count_i x ( max( flops_i / (e_c(i) x P_c),  bytes_i / (m_c x B) ) + launch )
 with P_c the datasheet peak of the precision class c runs in (op_precisions: under fp32, cuDNN's convolutions
 take TF32 on Ampere and later, torch.backends.cudnn.allow_tf32 = True, and cuBLAS's matmuls full fp32,
-torch.backends.cuda.matmul.allow_tf32 = False since torch 1.12; under autocast both the low precision; norms,
-pointwise ops and copies the fp32 vector peak), B the datasheet bandwidth and m_c the achieved fraction of it.
+torch.backends.cuda.matmul.allow_tf32 = False since torch 1.12; under autocast both the low precision; depthwise
+convolutions, norms, pointwise ops and copies the fp32 CUDA-core peak: class_peaks), B the datasheet bandwidth and
+m_c the achieved fraction of it.
 For GEMMs (matmul, conv) the compute efficiency is e(i) = x / (x + r_c), with x = (flops_i / bytes_i) / (P_c / B)
 the kernel's arithmetic intensity over the device's ridge point at that precision and r_c (ridge_factor, per
 class) the x at which a GEMM reaches half its peak; no other fraction: a GEMM far above the ridge runs at the peak.
 x is a ratio of the kernel to the device, so the term carries over between precisions and devices (a GEMM size in
 FLOPs or a fraction of the peak fitted on fp16 tensor cores does not: fp32's peak is 8 times lower, so the same
-GEMM sits 8 times further above fp32's ridge). Depthwise convolutions and attention keep a fitted fraction. The factors are fitted once
-on published measured tables (benchmarks/fit_gpu_calibration.py), never per model, by least squares on
-log(expected / measured); the band is the 10th and 90th percentile of measured / expected images per second over
-held-out predictions. Fitting needs torch; predicting does not.
+GEMM sits 8 times further above fp32's ridge). Depthwise convolutions (of the CUDA-core peak) and attention keep a
+fitted fraction; a serial kernel (NCHW bilinear upsampling, whose threads each loop over batch x channels) takes its
+steps x a fitted time per step, or its bytes, whichever is longer. The factors are fitted once on published measured
+tables (benchmarks/fit_gpu_calibration.py), never per model, by least squares on log(expected / measured); the band
+is the 10th and 90th percentile of measured / expected images per second over held-out predictions. Fitting needs
+torch; predicting does not.
 """
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ import math
 from dataclasses import dataclass, field
 
 KERNEL_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "norm", "elementwise", "data_movement",
-                  "conv_nhwc", "depthwise_conv_nhwc")
+                  "conv_nhwc", "depthwise_conv_nhwc", "serial")
+SERIAL = "serial"           # a kernel whose threads loop (analysis.count.traffic.serial_steps): steps, not FLOPs
 COMPUTE_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "conv_nhwc", "depthwise_conv_nhwc")
 GEMM_CLASSES = ("matmul", "conv", "conv_nhwc")                          # with the ridge-point term
 LIBRARY = {"matmul": "matmul", "attention": "matmul", "conv": "conv", "depthwise_conv": "conv", "conv_nhwc": "conv",
@@ -61,11 +65,24 @@ def op_precisions(dtype: str, has_tf32: bool, tf32: str | None = None) -> dict[s
     return {"conv": conv, "matmul": matmul}
 
 
-def class_peaks(peak_flops: dict[str, float], precisions: dict[str, str]) -> dict[str, float]:
-    """Peak FLOP/s per kernel class: a compute class at its library's precision, the rest at the fp32 vector peak.
-    NB: a sheet without an fp32 figure (TPU v3 states bf16 only) times those classes by their bytes alone."""
+DEPTHWISE_CLASSES = ("depthwise_conv", "depthwise_conv_nhwc")
+
+
+def class_peaks(peak_flops: dict[str, float], precisions: dict[str, str],
+                depthwise_on_cuda_cores: bool = True) -> dict[str, float]:
+    """Peak FLOP/s per kernel class: a GEMM or attention class at its library's precision, depthwise (grouped)
+    convolutions and the rest at the fp32 CUDA-core (vector) peak. Depthwise convolutions run no tensor-core GEMM:
+    PyTorch sends an NCHW one to its own conv_depthwise2d kernel (cuDNN only for fp16 with 1x1, 3x3 or 5x5 filters:
+    Convolution.cpp, check_cudnn_depthwise_workload_with_filter), which multiplies and accumulates in
+    at::acc_type, float for half and bfloat16 (pytorch/pytorch@989f69174ed19c7df1d429e7bcb665f316307bb0,
+    aten/src/ATen/native/cuda/DepthwiseConv2d.cu line 50). depthwise_on_cuda_cores False: at the library's
+    precision, as a legacy calibration (zoo/models/data/gpu_train_calibration.json) was fitted.
+    NB: a sheet without an fp32 figure (TPU v3 states bf16 only) times the vector classes by their bytes alone."""
     vector = peak_flops.get("fp32", math.inf)
-    return {c: peak_flops[precisions[LIBRARY[c]]] if c in LIBRARY else vector for c in KERNEL_CLASSES}
+    on_vector = DEPTHWISE_CLASSES if depthwise_on_cuda_cores else ()
+    peaks = {c: peak_flops[precisions[LIBRARY[c]]] if c in LIBRARY and c not in on_vector else vector
+             for c in KERNEL_CLASSES}
+    return {**peaks, SERIAL: math.inf}          # its "flops" are steps: the roofline times it by its bytes
 
 
 @dataclass(frozen=True)
@@ -78,22 +95,28 @@ class Calibration:
     band: tuple[float, float] = (1.0, 1.0)    # p10, p90 of measured / expected images per second, held out
     source: str = ""
     extra: dict = field(default_factory=dict)  # provenance and held-out statistics, as shipped
+    serial_step_seconds: float = 0.0          # per step of a serial-loop kernel (one dependent memory access)
 
     def to_json(self) -> dict:
         return {"compute_efficiency": self.compute_efficiency, "memory_efficiency": self.memory_efficiency,
                 "ridge_factor": self.ridge_factor, "launch_seconds": self.launch_seconds,
-                "band": list(self.band), "source": self.source, **self.extra}
+                "serial_step_seconds": self.serial_step_seconds, "band": list(self.band), "source": self.source,
+                **self.extra}
 
     @classmethod
     def from_json(cls, data: dict) -> "Calibration":
-        known = ("compute_efficiency", "memory_efficiency", "ridge_factor", "launch_seconds", "band", "source")
+        known = ("compute_efficiency", "memory_efficiency", "ridge_factor", "launch_seconds", "band", "source",
+                 "serial_step_seconds")
         return cls(data["compute_efficiency"], data["memory_efficiency"], data.get("ridge_factor"),
                    data["launch_seconds"], tuple(data["band"]), data.get("source", ""),
-                   {k: v for k, v in data.items() if k not in known})
+                   {k: v for k, v in data.items() if k not in known}, data.get("serial_step_seconds", 0.0))
 
 
 def kernel_seconds(op_class: str, flops: int, nbytes: int, peak: float, bandwidth: float, cal: Calibration) -> float:
-    """One kernel's expected time (without the launch term), `peak` the FLOP/s of its class's precision."""
+    """One kernel's expected time (without the launch term), `peak` the FLOP/s of its class's precision; a serial
+    kernel's `flops` are its steps per thread, each taking serial_step_seconds (a calibration without it: 0)."""
+    if op_class == SERIAL:
+        return max(flops * cal.serial_step_seconds, nbytes / (cal.memory_efficiency.get(op_class, 1.0) * bandwidth))
     if cal.ridge_factor is None:                  # legacy: matmul_conv with the size term in FLOPs
         fitted_as = LEGACY.get(op_class, op_class)
         efficiency = cal.compute_efficiency.get(fitted_as, 1.0) if op_class in COMPUTE_CLASSES else 1.0

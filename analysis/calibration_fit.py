@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from .calibration import COMPUTE_CLASSES, GEMM_CLASSES, KERNEL_CLASSES, Calibration, expected_seconds, quantile
+from .calibration import COMPUTE_CLASSES, GEMM_CLASSES, KERNEL_CLASSES, SERIAL, Calibration, expected_seconds, quantile
 
 _N = len(KERNEL_CLASSES)
 
@@ -21,7 +21,7 @@ def _arrays(samples: list[dict]):
     for i, s in enumerate(samples):
         for c, f, b, n in s["ops"]:
             rows.append(i), cls.append(KERNEL_CLASSES.index(c)), flops.append(f), nbytes.append(b), count.append(n)
-            peak.append(s["peaks"][c])
+            peak.append(min(s["peaks"][c], 1e30))           # a serial kernel's peak is inf: its steps time it
     d = torch.float64
     per_row = {k: torch.tensor([s[k] for s in samples], dtype=d) for k in ("bandwidth", "seconds")}
     return (torch.tensor(rows), torch.tensor(cls), torch.tensor(flops, dtype=d), torch.tensor(nbytes, dtype=d),
@@ -33,7 +33,8 @@ def _calibration(params: dict[str, torch.Tensor]) -> Calibration:
     ridge = params["log_ridge"].exp().tolist()
     return Calibration({c: 1.0 if c in GEMM_CLASSES else e[KERNEL_CLASSES.index(c)] for c in COMPUTE_CLASSES},
                        {c: m[i] for i, c in enumerate(KERNEL_CLASSES)},
-                       {c: ridge[KERNEL_CLASSES.index(c)] for c in GEMM_CLASSES}, math.exp(params["log_launch"].item()))
+                       {c: ridge[KERNEL_CLASSES.index(c)] for c in GEMM_CLASSES}, math.exp(params["log_launch"].item()),
+                       serial_step_seconds=math.exp(params["log_step"].item()))
 
 
 def fit(samples: list[dict], steps: int = 1500, lr: float = 0.05) -> Calibration:
@@ -51,12 +52,14 @@ def _fit(samples: list[dict], steps: int, lr: float) -> Calibration:
     rows, cls, flops, nbytes, count, peak, per_row = _arrays(samples)
     params = {"compute": torch.zeros(_N, dtype=torch.float64), "memory": torch.ones(_N, dtype=torch.float64),
               "log_ridge": torch.full((_N,), math.log(0.1), dtype=torch.float64),
-              "log_launch": torch.tensor(math.log(3e-6), dtype=torch.float64)}
+              "log_launch": torch.tensor(math.log(3e-6), dtype=torch.float64),
+              "log_step": torch.tensor(math.log(1e-8), dtype=torch.float64)}   # NB: stays there without serial rows
     for p in params.values():
         p.requires_grad_(True)
     optimizer = torch.optim.Adam(params.values(), lr=lr)
     computes = torch.tensor([c in COMPUTE_CLASSES for c in KERNEL_CLASSES])[cls]
     is_gemm = torch.tensor([c in GEMM_CLASSES for c in KERNEL_CLASSES])[cls]
+    is_serial = cls == KERNEL_CLASSES.index(SERIAL)
     bandwidth = per_row["bandwidth"][rows]
     ridge_x = (flops / nbytes.clamp(min=1)) / (peak / bandwidth)     # intensity over the ridge point
     log_measured = per_row["seconds"].log()
@@ -65,6 +68,7 @@ def _fit(samples: list[dict], steps: int, lr: float) -> Calibration:
         e = torch.sigmoid(params["compute"])[cls]
         e = torch.where(is_gemm, ridge_x / (ridge_x + params["log_ridge"].exp()[cls]), torch.where(computes, e, 1.0))
         compute = torch.where(flops > 0, flops / (e * peak).clamp(min=1e-30), 0.0)
+        compute = torch.where(is_serial, flops * params["log_step"].exp(), compute)
         memory = nbytes / (torch.sigmoid(params["memory"])[cls] * bandwidth)
         kernel = count * (torch.maximum(compute, memory) + params["log_launch"].exp())
         expected = torch.zeros(len(samples), dtype=torch.float64).index_add(0, rows, kernel)

@@ -22,7 +22,7 @@ NHWC_4090 = ROOT / "benchmarks" / "data" / "timm_infer_amp_nhwc_rtx4090.csv"
 TIMM_NHWC = ("huggingface/pytorch-image-models@ee5b1e8217134e9f016a0086b793c34abb721216 "
              "results/benchmark-infer-amp-nhwc-pt240-cu124-rtx4090.csv")
 TIMM_NHWC_RECIPE = ("timm's benchmark.py --amp --channels-last (fp16 autocast, NHWC), torch 2.4.0, CUDA 12.4, each row "
-                    "at timm's batch; the rows of archzoo's 16 families (benchmarks/gpu_published.py) less RepVGG and "
+                    "at timm's batch; the rows of archzoo's 17 families (benchmarks/gpu_published.py) less RepVGG and "
                     "LeViT, which this run did not fuse (GMACs 1.52 for RepVGG-A0), copied into "
                     "benchmarks/data/timm_infer_amp_nhwc_rtx4090.csv with their line in the file; timm's table, "
                     "kept aside: channels-last is fitted on the RTX 3090's NHWC table only")
@@ -32,7 +32,7 @@ PRO6000 = ROOT / "benchmarks" / "data" / "timm_infer_amp_nchw_pro6000maxq.csv"
 TIMM_PRO6000 = ("huggingface/pytorch-image-models@90cae8c5ab83d2d7e23b1fb2bab1559bfdcbc7e9 "
                 "results/benchmark-infer-amp-nchw-pt291-cu130-pro6000maxq.csv")
 TIMM_PRO6000_RECIPE = ("timm's benchmark.py --amp (fp16 autocast, NCHW), torch 2.9.1, CUDA 13.0, each row at timm's "
-                       "batch (mostly 2048); the rows of archzoo's 16 families (fused RepVGG: GMACs 1.36 for "
+                       "batch (mostly 2048); the rows of archzoo's 17 families (fused RepVGG: GMACs 1.36 for "
                        "RepVGG-A0), copied into benchmarks/data/timm_infer_amp_nchw_pro6000maxq.csv with their line "
                        "in the file; timm's table of a GPU none of the fitted ones is, kept aside")
 

@@ -2,6 +2,7 @@
 against known values (scipy's documented Spearman example, numpy's linear quantile), the fit recovering
 factors that generated synthetic data, and the shipped factors' provenance."""
 import json
+import math
 from importlib import resources
 
 import pytest
@@ -45,8 +46,13 @@ def test_fp32_runs_as_pytorch_defaults_say_convolutions_tf32_matmuls_fp32():
 def test_each_class_takes_its_precisions_datasheet_peak():
     a100 = {"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12, "fp16": 312e12}     # the A100 datasheet's dense peaks
     peaks = class_peaks(a100, {"conv": "tf32", "matmul": "fp32"})
-    assert peaks["conv"] == peaks["depthwise_conv"] == 156e12
+    assert peaks["conv"] == peaks["conv_nhwc"] == 156e12
     assert peaks["matmul"] == peaks["attention"] == peaks["norm"] == peaks["elementwise"] == 19.5e12
+    # depthwise (grouped) convolutions run on CUDA cores, accumulating in float, whatever the dtype
+    assert peaks["depthwise_conv"] == peaks["depthwise_conv_nhwc"] == 19.5e12
+    assert class_peaks(a100, {"conv": "fp16", "matmul": "fp16"})["depthwise_conv"] == 19.5e12
+    legacy = class_peaks(a100, {"conv": "tf32", "matmul": "fp32"}, depthwise_on_cuda_cores=False)
+    assert legacy["depthwise_conv"] == 156e12
 
 
 def test_statistics_match_numpy_and_scipy():
@@ -97,3 +103,12 @@ def test_leave_device_and_family_out_fits_on_neither(monkeypatch):
     ratios = calibration_fit.held_out_both(samples, ("device", "group"), steps=1)
     assert seen == [{("B", "y")}, {("B", "x")}, {("A", "y")}, {("A", "x")}]   # (A, x) left out: only (B, y) remains
     assert ratios == pytest.approx([0.5, 0.25, 1 / 6, 0.125])                  # expected 1 ms over measured seconds
+
+
+def test_a_serial_kernel_takes_its_steps_times_the_step_or_its_bytes():
+    """A serial-loop kernel (NCHW bilinear upsampling) carries steps per thread where other kernels carry FLOPs."""
+    cal = Calibration({}, {"serial": 0.5}, {"matmul": 0.0, "conv": 0.0}, 0.0, serial_step_seconds=250e-9)
+    # 1024 x 1024 steps of 250 ns = 262 ms; 100 MB at half of 1 TB/s = 0.2 ms
+    assert kernel_seconds("serial", 1024 * 1024, 100e6, math.inf, 1e12, cal) == pytest.approx(0.262144)
+    assert kernel_seconds("serial", 10, 100e6, math.inf, 1e12, cal) == pytest.approx(2e-4)   # bytes-bound
+    assert class_peaks({"fp32": 1e12, "fp16": 2e12}, {"conv": "fp16", "matmul": "fp16"})["serial"] == math.inf

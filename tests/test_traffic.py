@@ -118,3 +118,21 @@ def test_vit_b16_bytes_moved_equals_its_closed_form():
 def test_vit_b16_bytes_at_batch_8():
     record = cost_record(create_model("vit_b16", img_size=224, device="meta"), 224, batch_size=8, train=False)
     assert record.bytes_moved == vit_b16_bytes(batch=8)
+
+
+@pytest.mark.parametrize("channels_last, channels, serial", [(False, 1024, True), (True, 1024, False), (True, 8, True)])
+def test_nchw_bilinear_upsampling_is_a_serial_loop_over_batch_and_channels(channels_last, channels, serial):
+    """PyTorch's NCHW upsample_bilinear2d_out_frame runs one thread per output pixel, each looping over every
+    batch x channel (UpSampleBilinear2d.cu); its channels-last kernel (16 channels or more) one thread per element.
+    EfficientFormerV2's stride-2 attention upsamples (1024, 1024, 7, 7) to 14 x 14 at timm's batch."""
+    b, h = 4, 7
+    x = torch.empty(b, channels, h, h, device=META)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    t = counted(lambda a: F.interpolate(a, scale_factor=2, mode="bilinear"), x)
+    [(kernel, steps, nbytes, _)] = [op for op in t.op_list() if op[0] in ("serial", "elementwise")]
+    assert nbytes == 4 * b * channels * (h * h + 4 * h * h)                  # read once, written at 2x2 the size
+    if serial:
+        assert (kernel, steps) == ("serial", b * channels)
+    else:
+        assert kernel == "elementwise"

@@ -11,7 +11,7 @@ scores), norm, data_movement (copies, cat, pad, roll, gather), elementwise (ever
 ops, activations, reductions, pooling). The roofline's op list (kernel classes) splits matmul_conv into
 matmul (mm, addmm, bmm, linear: cuBLAS, whose fp32 precision is torch.backends.cuda.matmul's), conv (dense
 convolutions: cuDNN, torch.backends.cudnn's) and depthwise_conv (grouped); their bytes stay under matmul_conv in
-bytes_by_op_class.
+bytes_by_op_class. NCHW bilinear upsampling is kernel class serial (serial_steps: its time is a chain of accesses).
 
 Non-MAC FLOPs (a stated convention, not a measurement): norms 5 per input element (fvcore's count for
 a norm with an affine: mean, subtract, variance, scale, shift); softmax 5 per element (max, subtract,
@@ -45,11 +45,33 @@ _REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "var", "std", "var_m
                "_adaptive_avg_pool2d", "avg_pool2d", "max_pool2d_with_indices", "adaptive_max_pool2d", "logsumexp"}
 
 
+# CUDA kernels that launch one thread per output pixel and loop over batch x channels inside each thread, so their
+# time is that chain of dependent memory accesses, not their bytes: upsample_bilinear2d_out_frame, the NCHW path of
+# bilinear upsampling (num_kernels = output_height * output_width; for n < batchsize, for c < channels; taken unless
+# the input is channels-last with at least 16 channels: pytorch/pytorch@fe03cf693c7c774a88c01cd0bc52f80402b8437f,
+# aten/src/ATen/native/cuda/UpSampleBilinear2d.cu, upsample_bilinear2d_out_cuda_template). The op list carries
+# them as kernel class "serial" with the steps per thread (batch x channels) in place of FLOPs.
+_SERIAL_NCHW = {"upsample_bilinear2d"}
+_SERIAL_NHWC_MIN_CHANNELS = 16
+
+
+def serial_steps(func, inputs: list[torch.Tensor]) -> int | None:
+    """The steps each thread of a serial-loop kernel runs one after another (None: not such a kernel). NB: one
+    wave of threads assumed (an output of at most some 10^5 pixels, below any GPU's resident threads)."""
+    if op_name(func) not in _SERIAL_NCHW or not inputs or inputs[0].dim() != 4:
+        return None
+    x = inputs[0]
+    if x.shape[1] >= _SERIAL_NHWC_MIN_CHANNELS and x.is_contiguous(memory_format=torch.channels_last) \
+            and not x.is_contiguous():
+        return None
+    return x.shape[0] * x.shape[1]
+
+
 @dataclass(frozen=True)
 class OpTraffic:
     """One kind of op of a forward pass, for the roofline: its class, work and bytes (per batch)."""
     op_class: str
-    flops: int            # 2 x MACs + non-MAC FLOPs
+    flops: int            # 2 x MACs + non-MAC FLOPs (class "serial": the steps per thread, serial_steps)
     bytes: int            # read + written
 
 
@@ -159,7 +181,9 @@ class TrafficCounter(Observer):
         component = self._component(func)
         self.bytes_by_component[component] += read + written
         self.flops_by_component[component] += 2 * macs + extra
-        self.ops[OpTraffic(_kernel_class(func, cls, args), 2 * macs + extra, read + written)] += 1
+        steps = serial_steps(func, inputs)
+        kernel = ("serial", steps) if steps else (_kernel_class(func, cls, args), 2 * macs + extra)
+        self.ops[OpTraffic(kernel[0], kernel[1], read + written)] += 1
 
     def _component(self, func) -> str:
         if self.classifier is None or self.stack is None:

@@ -76,7 +76,8 @@ def step_seconds(ops, device: str, dtype: str, cal: Calibration | None = None) -
     """Expected seconds of one step on the datasheet device (the peak of the dtype for tensor-core classes)."""
     sheet = device_sheet(device)
     cal = cal or train_calibration()
-    peaks = class_peaks(sheet.peak_flops, op_precisions(dtype, "tf32" in sheet.peak_flops))
+    peaks = class_peaks(sheet.peak_flops, op_precisions(dtype, "tf32" in sheet.peak_flops),
+                        depthwise_on_cuda_cores=cal.ridge_factor is not None)     # legacy: fitted at the library's
     return expected_seconds(ops, peaks, sheet.mem_bandwidth, cal)
 
 
