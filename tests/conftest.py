@@ -25,22 +25,30 @@ from zoo.runs.user_cache import CACHE_DIR_ENV, NO_CACHE_ENV
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="archzoo-test-cache-")
 _SESSION_DATA = tempfile.mkdtemp(prefix="archzoo-test-data-")
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+_WORKER_THREADS = max(1, available_cores() // _WORKERS) if _WORKERS > 1 else None
 
 
 def pytest_configure(config):
     os.environ[CACHE_DIR_ENV] = _SESSION_CACHE      # before any session fixture (a Ray cluster) starts
     os.environ[DATA_DIR_ENV] = _SESSION_DATA
     os.environ.pop(NO_CACHE_ENV, None)
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if workers > 1:
-        share = max(1, available_cores() // workers)
-        os.environ["OMP_NUM_THREADS"] = str(share)      # this worker's subprocesses start with its share
-        torch.set_num_threads(share)
+    if _WORKER_THREADS:
+        os.environ["OMP_NUM_THREADS"] = str(_WORKER_THREADS)    # this worker's subprocesses start with its share
+        torch.set_num_threads(_WORKER_THREADS)
 
 
 def pytest_unconfigure(config):
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
     shutil.rmtree(_SESSION_DATA, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def worker_threads():
+    """Each test starts on the worker's share of the cores, whatever a test before it set torch to."""
+    if _WORKER_THREADS:
+        torch.set_num_threads(_WORKER_THREADS)
+    return _WORKER_THREADS
 
 
 @pytest.fixture(autouse=True)
