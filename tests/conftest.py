@@ -3,32 +3,52 @@
 No test reads a user cache (zoo.runs.user_cache) it did not write: the whole session points the cache
 at a fresh temporary folder (so do Ray workers and subprocesses, which inherit it; under pytest-xdist each
 worker imports this file, so each has its own), and each test gets its own empty one on top. The same for
-the user data folder (zoo.runs.data_dir) where a command without --out writes: never the user's own."""
+the user data folder (zoo.runs.data_dir) where a command without --out writes: never the user's own.
+
+Under pytest-xdist each worker gets its share of the cores for torch's untimed work (counting, real forwards):
+N workers with a thread per core each put N threads on every core, and OpenMP's barriers then spin (measured:
+test_counter.py's real-vs-meta forwards took 57 s of CPU at 2 threads, 16 s at 1, on 2 loaded cores). Timed
+runs set their own threads (analysis.timing.harness: the cores asked for, all of them by default)."""
 import os
 import shutil
 import subprocess
 import tempfile
 
 import pytest
+import torch
 from committed import extract_committed
 from cuda_marks import pytest_collection_modifyitems  # noqa: F401  (a pytest hook)
 
+from analysis.timing.fingerprint import available_cores
 from zoo.runs.data_dir import DATA_DIR_ENV
 from zoo.runs.user_cache import CACHE_DIR_ENV, NO_CACHE_ENV
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="archzoo-test-cache-")
 _SESSION_DATA = tempfile.mkdtemp(prefix="archzoo-test-data-")
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+_WORKER_THREADS = max(1, available_cores() // _WORKERS) if _WORKERS > 1 else None
 
 
 def pytest_configure(config):
     os.environ[CACHE_DIR_ENV] = _SESSION_CACHE      # before any session fixture (a Ray cluster) starts
     os.environ[DATA_DIR_ENV] = _SESSION_DATA
     os.environ.pop(NO_CACHE_ENV, None)
+    if _WORKER_THREADS:
+        os.environ["OMP_NUM_THREADS"] = str(_WORKER_THREADS)    # this worker's subprocesses start with its share
+        torch.set_num_threads(_WORKER_THREADS)
 
 
 def pytest_unconfigure(config):
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
     shutil.rmtree(_SESSION_DATA, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def worker_threads():
+    """Each test starts on the worker's share of the cores, whatever a test before it set torch to."""
+    if _WORKER_THREADS:
+        torch.set_num_threads(_WORKER_THREADS)
+    return _WORKER_THREADS
 
 
 @pytest.fixture(autouse=True)

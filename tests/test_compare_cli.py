@@ -12,7 +12,7 @@ import time
 import pytest
 import torch
 
-from cli import call_main, run_cli
+from cli import HANG_GUARD_S, call_main, run_cli
 from zoo.compare.cli import main
 from zoo.runs.schema import SCHEMA_VERSION
 
@@ -160,7 +160,7 @@ def test_interrupted_run_resumes_without_losing_or_repeating_rows(tmp_path):
            str(tmp_path), "--format", "json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rows_file = tmp_path / "results" / "cost.jsonl"
-    deadline = time.time() + 120
+    deadline = time.time() + HANG_GUARD_S                     # a hang guard: a loaded machine may take minutes
     while time.time() < deadline and proc.poll() is None and \
             not (rows_file.exists() and rows_file.read_text().count("\n") >= 2):
         time.sleep(0.05)
