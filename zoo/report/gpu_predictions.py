@@ -12,7 +12,6 @@ Each forward is counted once per (model, batch) and reused for the five devices.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from analysis.size import Size
@@ -115,27 +114,16 @@ def fixed_rows(rows: list[dict]) -> list[dict]:
 def read_predictions(results_dir: str | Path) -> tuple[list[dict], str | None]:
     """(rows, None); ([], None) without a file; ([], why) for a file that is not usable (a link or FIFO is not
     opened; strict JSON, each row with the fields the report reads)."""
-    from ..runs.safe_io import kind_of, strict_loads
+    from ..runs.safe_io import read_stored, strict_loads
 
-    path = predictions_path(results_dir)
-    found = kind_of(path)
-    if found:
-        return [], f"results/{PREDICTED_FILE} is {found}, not a regular file"
+    label = f"results/{PREDICTED_FILE}"
+    text, why = read_stored(predictions_path(results_dir), label, MAX_BYTES)
+    if text is None:
+        return [], why
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return [], None
-    except OSError as e:
-        return [], f"results/{PREDICTED_FILE} cannot be read ({e.strerror or e})"
-    try:
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            raise PredictionsError(f"larger than {MAX_BYTES:,} bytes")
-        lines = raw.decode("utf-8").splitlines()
-        return [_check_row(strict_loads(line), n) for n, line in enumerate(lines, 1) if line.strip()], None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        return [], f"results/{PREDICTED_FILE} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        return [_check_row(strict_loads(line), n) for n, line in enumerate(text.splitlines(), 1) if line.strip()], None
+    except ValueError as e:
+        return [], f"{label} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
 
 
 def _key(row: dict) -> tuple:
