@@ -1,5 +1,6 @@
 """zoo.report: built from results/ alone, --check catches stale rows and every stale file, the page renders."""
 import re
+import os
 import json
 import shutil
 
@@ -227,3 +228,20 @@ def test_the_deterministic_rows_cover_the_sizes_timm_publishes_checkpoints_at():
     tasks = [t for t in deterministic.deterministic_tasks() if t.request.model == "vit_ti16" and t.kind == "cost"]
     assert sorted(t.request.img_size.hw for t in tasks) == [(s, s) for s in published] == [(224, 224), (384, 384)]
     assert all(t.request.train and t.request.detector is None and t.request.segmenter is None for t in tasks)
+
+
+def test_a_kept_plots_json_is_read_only_as_a_regular_file(tmp_path):
+    # what proves a PNG current is read as every results file is: a link is not followed (it could point at
+    # another report's plots.json, whose entries would then pass as this folder's) and a FIFO is not opened
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / PLOT_DATA_FILE).write_text(json.dumps({PLOT_FILES[0]: [1], "style": {PLOT_FILES[0]: {}}}))
+    assert redraw.kept_entries(elsewhere, "style", PLOT_FILES) == {PLOT_FILES[0]: [[1], {}]}
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / PLOT_DATA_FILE).symlink_to(elsewhere / PLOT_DATA_FILE)
+    assert redraw.kept_entries(linked, "style", PLOT_FILES) == {}
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / PLOT_DATA_FILE)
+    assert redraw.kept_entries(fifo, "style", PLOT_FILES) == {}       # returns at once: nothing writes the FIFO

@@ -15,7 +15,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from ..runs.safe_io import kind_of, strict_dumps, strict_loads, write_atomic
+from ..runs.safe_io import kind_of, read_stored, strict_dumps, strict_loads, write_atomic
 from . import predicted_gpu, tables
 from .accuracy import accuracy_points
 from .rows import ReportRows
@@ -25,6 +25,7 @@ PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throug
               "roofline_vs_measured.png", "eager_vs_onnxruntime.png", "task_accuracy_vs_gflops.png",
               *predicted_gpu.PLOT_FILES)
 PLOT_DATA_FILE = "plots.json"
+MAX_PLOT_DATA_BYTES = 64 << 20    # the committed one is about 84 KB; a larger one is not read as proof
 STYLE_KEY = "style"                  # in plots.json, beside each plot's data
 INPUTS_KEY = "archzoo-drawn-from"    # PNG tEXt: sha256 of the drawing code and the plot function's inputs
 SHOWN_KEY = "archzoo-shows"          # PNG tEXt: sha256 of the figure's plots.json entry (its data, its style)
@@ -88,8 +89,9 @@ def plan(data: ReportRows, weights: str = "default", pretraining=None) -> dict[s
 
 def drawn_from(png: Path) -> tuple[str, str] | str:
     """(inputs digest, shown digest) a PNG holds, or why it holds none (missing, not a file, damaged)."""
-    if kind_of(png) is not None:
-        return f"is {kind_of(png)}, not a PNG"
+    found = kind_of(png)
+    if found:
+        return f"is {found}, not a PNG"
     if not png.is_file():
         return "is missing"
     from PIL import Image          # matplotlib's own PNG reader
@@ -105,30 +107,36 @@ def drawn_from(png: Path) -> tuple[str, str] | str:
     return held[INPUTS_KEY], held[SHOWN_KEY]
 
 
-def stale_because(png: Path, inputs: str) -> str | None:
-    """None when the PNG at `png` is whole and was drawn from `inputs` (inputs_digest); else what is wrong with it."""
-    held = drawn_from(png)
+def _stale(held: tuple[str, str] | str, inputs: str) -> str | None:
+    """None when `held` (drawn_from's answer for a PNG) is of a whole PNG drawn from `inputs`; else what is wrong."""
     if isinstance(held, str):
         return held
     return None if held[0] == inputs else "was drawn from other rows or other drawing code"
 
 
+def stale_because(png: Path, inputs: str) -> str | None:
+    """None when the PNG at `png` is whole and was drawn from `inputs` (inputs_digest); else what is wrong with it."""
+    return _stale(drawn_from(png), inputs)
+
+
 def why_redraw(png: Path, inputs: str, kept_entry) -> str | None:
     """None when the PNG at `png` was drawn from `inputs` and shows `kept_entry` (plots.json's [data, style] for
-    it); else why the figure must be drawn again."""
-    stale = stale_because(png, inputs)
+    it); else why the figure must be drawn again. The PNG is read and verified once."""
+    held = drawn_from(png)
+    stale = _stale(held, inputs)
     if stale:
         return stale
-    if kept_entry is None or drawn_from(png)[1] != digest(list(kept_entry)):
+    if kept_entry is None or held[1] != digest(list(kept_entry)):
         return "shows other data than plots.json holds for it"
     return None
 
 
 def kept_entries(folder: Path, style_key: str, names) -> dict:
     """PNG name -> [its data, its style] of the plots.json in `folder` ({} when there is none or it is unreadable)."""
+    text, _ = read_stored(folder / PLOT_DATA_FILE, PLOT_DATA_FILE, MAX_PLOT_DATA_BYTES)   # never a FIFO or link
     try:
-        kept = strict_loads((folder / PLOT_DATA_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        kept = strict_loads(text) if text is not None else None
+    except ValueError:
         return {}
     styles = kept.get(style_key) if isinstance(kept, dict) else None
     if not isinstance(styles, dict):
@@ -149,10 +157,10 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
     before = {folder: kept_entries(folder, STYLE_KEY, PLOT_FILES) for folder in folders}
     shown, styles = {}, {}
     for name, (function, inputs) in plan(data, weights, pretraining).items():
-        drawn_from = inputs_digest(inputs)
-        proven = next((f for f in folders if why_redraw(f / name, drawn_from, before[f].get(name)) is None), None)
+        key = inputs_digest(inputs)
+        proven = next((f for f in folders if why_redraw(f / name, key, before[f].get(name)) is None), None)
         if proven is None:
-            shown[name], styles[name] = _drawn(_call(function), inputs, Path(out) / name, pictures, drawn_from)
+            shown[name], styles[name] = _drawn(_call(function), inputs, Path(out) / name, pictures, key)
             continue
         shown[name], styles[name] = before[proven][name]
         if pictures and proven != folders[0]:
