@@ -158,3 +158,19 @@ def test_an_interrupt_leaves_nothing_alive_past_refcounting():
         if enabled:
             gc.enable()
     assert closed == [True]
+
+
+def test_the_exit_hooks_wakeup_of_a_pool_whose_pipe_was_closed_under_it_is_dropped():
+    # the race behind "OSError: Bad file descriptor" after a signal's one-line message, made deterministic: the
+    # interpreter's exit hook wakes the pool's manager thread through a pipe that thread has just closed
+    import multiprocessing
+
+    from zoo.runs import parallel
+
+    pool = parallel._pool(2, multiprocessing.get_context("spawn"))
+    try:
+        wakeup = pool._executor_manager_thread_wakeup
+        wakeup._writer.close()                        # closed by the manager thread, _closed not yet set
+        wakeup.wakeup()                               # what _python_exit calls: before the fix, OSError
+    finally:
+        pool.shutdown(wait=True)

@@ -75,8 +75,7 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
         return
     call = functools.partial(_call, fn, enabled())
     context = _context()
-    pool = ProcessPoolExecutor(n, mp_context=context, initializer=_die_with_parent,
-                               initargs=(os.getpid() if context.get_start_method() == "fork" else 0,))
+    pool = _pool(n, context)
     finished = False
     try:
         futures = [pool.submit(call, item) for item in items]
@@ -103,6 +102,27 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
             pool.shutdown(wait=False, cancel_futures=True)
             _end_workers(workers)
             _end_manager(pool)
+
+
+def _pool(n: int, context) -> ProcessPoolExecutor:
+    """A pool of `n` workers that die with this process, and whose wake-up pipe the interpreter's exit hook can
+    never raise on. In Python 3.11 that hook (concurrent.futures.process._python_exit) writes to the pipe without a
+    lock (one came with CPython gh-125451), so when the pool's manager thread closed it at the same moment, as
+    after a signal, the exit printed "OSError: Bad file descriptor" after the one-line message. A write to a pipe
+    being closed is a wake-up nobody is left to read, so it is dropped: on every path, a generator finalised late
+    included, not only where _end_manager runs."""
+    pool = ProcessPoolExecutor(n, mp_context=context, initializer=_die_with_parent,
+                               initargs=(os.getpid() if context.get_start_method() == "fork" else 0,))
+    wakeup = getattr(pool, "_executor_manager_thread_wakeup", None)      # NB: the executor's own (private) pipe
+    if wakeup is not None:
+        send = wakeup.wakeup
+
+        def wake() -> None:
+            with contextlib.suppress(OSError):
+                send()
+
+        wakeup.wakeup = wake
+    return pool
 
 
 def _workers(pool: ProcessPoolExecutor) -> list:
