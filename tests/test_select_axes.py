@@ -46,6 +46,24 @@ def test_every_option_of_the_command_is_a_query_option():
     assert dests <= set(OPTIONS)
 
 
+def test_the_command_line_and_the_api_ask_the_same_by_default():
+    """`zoo.select` with no options and `Query.of()` (select()'s defaults) are one question: the command line's
+    defaults are text of its own (argparse), the API's come from the fields that hold them."""
+    from zoo.select.cli import build_parser, query_of
+    from zoo.select.shortlist import Query
+
+    import inspect
+
+    from zoo.options.select import DEFAULTS
+    from zoo.select.shortlist import select
+
+    assert query_of(build_parser().parse_args([])) == Query.of()
+    assert Query.of().flat() == query_of(build_parser().parse_args([])).flat()
+    for api in (Query.of, select):      # what their signatures show is what a plan file's missing option takes
+        shown = {k: p.default for k, p in inspect.signature(api).parameters.items() if k in DEFAULTS}
+        assert shown == {k: DEFAULTS[k] for k in shown} and shown
+
+
 def test_a_query_restates_no_field_of_what_it_holds():
     """Query composes a Request template, a Timing and Constraints: none of their fields is one of its own."""
     import dataclasses

@@ -109,18 +109,25 @@ def _names(holder) -> set[str]:
 
 
 # The options by their flat names (the command line's, with _ for -), in the order plan files and answers list
-# them, and their defaults (the API's); each names a field of the Query or of the Request, Timing or Constraints
-# it holds ("resolution": the request's img_size; "predict": answered by zoo.select.predicted, never a Query).
-DEFAULTS = {"models": None, "resolution": 224, "pad_to": None, "pretraining": None, "weights": "default",
-            "weights_available": False, "min_top1": None, "max_params": None, "max_gmacs": None, "max_act_mib": None,
-            "max_serve_mib": None, "max_train_mib": None, "max_latency_ms": None, "min_imgs_per_s": None,
-            "batch_size": 1, "dtype": "fp32", "features": False, "detector": None, "segmenter": None,
-            "frozen_stages": None, "train": False, "optimizer": "sgd", "latency_stat": "p50", "device": "auto",
-            "threads": None, "quick": False, "iters": None, "min_seconds": None, "backend": "eager",
-            "channels_last": False, "compile": None, "allow_noisy": False, "wait_quiet": None,
-            "budget_s": DEFAULT_BUDGET_S, "time_all": False, "predict": None, "rank": "top1", "out": None, "save": True,
-            "padded_from": None}
-OPTIONS = tuple(DEFAULTS)
+# them; each names a field of the Query or of the Request, Timing or Constraints it holds ("resolution": the
+# request's img_size; "predict": answered by zoo.select.predicted, never a Query).
+OPTIONS = ("models", "resolution", "pad_to", "pretraining", "weights", "weights_available", "min_top1", "max_params",
+           "max_gmacs", "max_act_mib", "max_serve_mib", "max_train_mib", "max_latency_ms", "min_imgs_per_s",
+           "batch_size", "dtype", "features", "detector", "segmenter", "frozen_stages", "train", "optimizer",
+           "latency_stat", "device", "threads", "quick", "iters", "min_seconds", "backend", "channels_last", "compile",
+           "allow_noisy", "wait_quiet", "budget_s", "time_all", "predict", "rank", "out", "save", "padded_from")
+# The API's defaults where they are not the field's own: every model, a 224 side, no prediction; SGD (a Request
+# carries an optimizer only with a training step, Query.request_for); the device resolved from what is there.
+_API_DEFAULTS = {"models": None, "resolution": 224, "predict": None, "optimizer": "sgd", "device": "auto"}
+
+
+def _defaults() -> dict:
+    """Each option's default (the API's): _API_DEFAULTS, else the default of the field that holds it."""
+    fields = {f.name: f for holder in (Request, Timing, Constraints, Query) for f in dataclasses.fields(holder)}
+    return {name: _API_DEFAULTS[name] if name in _API_DEFAULTS else fields[name].default for name in OPTIONS}
+
+
+DEFAULTS = _defaults()
 REQUEST_OPTIONS = ("batch_size", "dtype", "features", "detector", "segmenter", "frozen_stages", "train", "optimizer")
 
 
