@@ -1,4 +1,5 @@
-"""Suite-wide checks at collection: every test that needs a GPU carries the `cuda` mark (cuda_marks.py).
+"""Suite-wide checks at collection: every test that needs a GPU carries the `cuda` mark (cuda_marks.py). The
+slowest test files run first (file_order.py), so that no xdist worker is left with a long one at the end.
 
 No test reads a user cache (zoo.runs.user_cache) it did not write: the whole session points the cache
 at a fresh temporary folder (so do Ray workers and subprocesses, which inherit it; under pytest-xdist each
@@ -18,6 +19,7 @@ import pytest
 import torch
 from committed import extract_committed
 from cuda_marks import pytest_collection_modifyitems  # noqa: F401  (a pytest hook)
+from file_order import SlowestFilesFirst
 
 from analysis.timing.fingerprint import available_cores
 from zoo.runs.data_dir import DATA_DIR_ENV
@@ -30,6 +32,7 @@ _WORKER_THREADS = max(1, available_cores() // _WORKERS) if _WORKERS > 1 else Non
 
 
 def pytest_configure(config):
+    config.pluginmanager.register(SlowestFilesFirst(), "archzoo-slowest-files-first")
     os.environ[CACHE_DIR_ENV] = _SESSION_CACHE      # before any session fixture (a Ray cluster) starts
     os.environ[DATA_DIR_ENV] = _SESSION_DATA
     os.environ.pop(NO_CACHE_ENV, None)
