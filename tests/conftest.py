@@ -104,19 +104,36 @@ def _session_probes():
     return {**peak, "peak_foreign_cpu_share": 0.0}, {**bandwidth, "bandwidth_foreign_cpu_share": 0.0}
 
 
-@pytest.fixture
-def kept_peaks(_session_probes, isolated_user_cache):
-    """The session's GEMM peak and bandwidth, kept in this test's user cache as a quiet probe of this machine would
-    be (fp32, CPU, all cores and one thread): a timed run in this process or a child (which inherits the cache
-    folder) probes nothing. For tests where the probe is not what is tested."""
+def keep_probes(probes) -> None:
+    """Keep the session's probes (_session_probes) in the user cache $ARCHZOO_CACHE_DIR names now, as a quiet probe
+    of this machine would be: fp32, CPU, all cores and one thread."""
     from zoo.runs.peaks import NAMESPACE, bandwidth_key, peak_key
     from zoo.runs.tasks import Task
     from zoo.runs.user_cache import UserCache
 
-    peak, bandwidth = _session_probes
+    peak, bandwidth = probes
     cache = UserCache(NAMESPACE)
     for threads in (None, 1):
         task = Task.named("throughput", "deit_ti", 224, device="cpu", threads=threads)
         cache.put({"peak_key": peak_key(task)}, peak)
         cache.put({"bandwidth_key": bandwidth_key(task)}, bandwidth)
-    return peak, bandwidth
+
+
+@pytest.fixture(scope="session")
+def keep_peaks_in(_session_probes):
+    """keep_peaks_in(folder): the session's probes kept in the user cache at `folder`, for processes that read
+    their own (a module's Ray cluster, a module's counted cache): none of them probes the machine again."""
+    def keep(folder) -> None:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(CACHE_DIR_ENV, str(folder))
+            keep_probes(_session_probes)
+    return keep
+
+
+@pytest.fixture
+def kept_peaks(_session_probes, isolated_user_cache):
+    """The session's GEMM peak and bandwidth, kept in this test's user cache (keep_probes): a timed run in this
+    process or a child (which inherits the cache folder) probes nothing. For tests where the probe is not what is
+    tested."""
+    keep_probes(_session_probes)
+    return _session_probes
