@@ -104,18 +104,19 @@ def _session_probes():
     return {**peak, "peak_foreign_cpu_share": 0.0}, {**bandwidth, "bandwidth_foreign_cpu_share": 0.0}
 
 
-def keep_probes(probes) -> None:
+def keep_probes(probes, peak: bool = True) -> None:
     """Keep the session's probes (_session_probes) in the user cache $ARCHZOO_CACHE_DIR names now, as a quiet probe
-    of this machine would be: fp32, CPU, all cores and one thread."""
+    of this machine would be: fp32, CPU, all cores and one thread (peak=False: the bandwidth alone)."""
     from zoo.runs.peaks import NAMESPACE, bandwidth_key, peak_key
     from zoo.runs.tasks import Task
     from zoo.runs.user_cache import UserCache
 
-    peak, bandwidth = probes
+    (gemm, bandwidth), keep_peak = probes, peak
     cache = UserCache(NAMESPACE)
     for threads in (None, 1):
         task = Task.named("throughput", "deit_ti", 224, device="cpu", threads=threads)
-        cache.put({"peak_key": peak_key(task)}, peak)
+        if keep_peak:
+            cache.put({"peak_key": peak_key(task)}, gemm)
         cache.put({"bandwidth_key": bandwidth_key(task)}, bandwidth)
 
 
@@ -137,3 +138,10 @@ def kept_peaks(_session_probes, isolated_user_cache):
     tested."""
     keep_probes(_session_probes)
     return _session_probes
+
+
+@pytest.fixture
+def kept_bandwidth(_session_probes, isolated_user_cache):
+    """kept_peaks' bandwidth alone, for tests of how the GEMM peak is kept and probed (the triad is not theirs)."""
+    keep_probes(_session_probes, peak=False)
+    return _session_probes[1]
