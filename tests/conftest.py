@@ -1,4 +1,5 @@
-"""Suite-wide checks at collection: every test that needs a GPU carries the `cuda` mark (cuda_marks.py).
+"""Suite-wide checks at collection: every test that needs a GPU carries the `cuda` mark (cuda_marks.py). The
+slowest test files run first (file_order.py), so that no xdist worker is left with a long one at the end.
 
 No test reads a user cache (zoo.runs.user_cache) it did not write: the whole session points the cache
 at a fresh temporary folder (so do Ray workers and subprocesses, which inherit it; under pytest-xdist each
@@ -18,6 +19,7 @@ import pytest
 import torch
 from committed import extract_committed
 from cuda_marks import pytest_collection_modifyitems  # noqa: F401  (a pytest hook)
+from file_order import SlowestFilesFirst
 
 from analysis.timing.fingerprint import available_cores
 from zoo.runs.data_dir import DATA_DIR_ENV
@@ -30,6 +32,7 @@ _WORKER_THREADS = max(1, available_cores() // _WORKERS) if _WORKERS > 1 else Non
 
 
 def pytest_configure(config):
+    config.pluginmanager.register(SlowestFilesFirst(), "archzoo-slowest-files-first")
     os.environ[CACHE_DIR_ENV] = _SESSION_CACHE      # before any session fixture (a Ray cluster) starts
     os.environ[DATA_DIR_ENV] = _SESSION_DATA
     os.environ.pop(NO_CACHE_ENV, None)
@@ -101,19 +104,44 @@ def _session_probes():
     return {**peak, "peak_foreign_cpu_share": 0.0}, {**bandwidth, "bandwidth_foreign_cpu_share": 0.0}
 
 
-@pytest.fixture
-def kept_peaks(_session_probes, isolated_user_cache):
-    """The session's GEMM peak and bandwidth, kept in this test's user cache as a quiet probe of this machine would
-    be (fp32, CPU, all cores and one thread): a timed run in this process or a child (which inherits the cache
-    folder) probes nothing. For tests where the probe is not what is tested."""
+def keep_probes(probes, peak: bool = True) -> None:
+    """Keep the session's probes (_session_probes) in the user cache $ARCHZOO_CACHE_DIR names now, as a quiet probe
+    of this machine would be: fp32, CPU, all cores and one thread (peak=False: the bandwidth alone)."""
     from zoo.runs.peaks import NAMESPACE, bandwidth_key, peak_key
     from zoo.runs.tasks import Task
     from zoo.runs.user_cache import UserCache
 
-    peak, bandwidth = _session_probes
+    (gemm, bandwidth), keep_peak = probes, peak
     cache = UserCache(NAMESPACE)
     for threads in (None, 1):
         task = Task.named("throughput", "deit_ti", 224, device="cpu", threads=threads)
-        cache.put({"peak_key": peak_key(task)}, peak)
+        if keep_peak:
+            cache.put({"peak_key": peak_key(task)}, gemm)
         cache.put({"bandwidth_key": bandwidth_key(task)}, bandwidth)
-    return peak, bandwidth
+
+
+@pytest.fixture(scope="session")
+def keep_peaks_in(_session_probes):
+    """keep_peaks_in(folder): the session's probes kept in the user cache at `folder`, for processes that read
+    their own (a module's Ray cluster, a module's counted cache): none of them probes the machine again."""
+    def keep(folder) -> None:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(CACHE_DIR_ENV, str(folder))
+            keep_probes(_session_probes)
+    return keep
+
+
+@pytest.fixture
+def kept_peaks(_session_probes, isolated_user_cache):
+    """The session's GEMM peak and bandwidth, kept in this test's user cache (keep_probes): a timed run in this
+    process or a child (which inherits the cache folder) probes nothing. For tests where the probe is not what is
+    tested."""
+    keep_probes(_session_probes)
+    return _session_probes
+
+
+@pytest.fixture
+def kept_bandwidth(_session_probes, isolated_user_cache):
+    """kept_peaks' bandwidth alone, for tests of how the GEMM peak is kept and probed (the triad is not theirs)."""
+    keep_probes(_session_probes, peak=False)
+    return _session_probes[1]

@@ -106,16 +106,18 @@ class LocalRayCluster:
         return self._start("head", ["--head", f"--port={self.port}", f"--num-cpus={self.head_cpus}",
                                     "--include-dashboard=false", f"--dashboard-port={free_port()}"])
 
-    def add_worker(self, num_cpus: int = 1) -> Node:
-        return self._start(f"worker{len(self.nodes)}", [f"--address={self.address}", f"--num-cpus={num_cpus}"])
+    def add_worker(self, num_cpus: int = 1, env: dict | None = None) -> Node:
+        """A worker node; `env`, if given, on top of the cluster's environment for this node's processes alone."""
+        return self._start(f"worker{len(self.nodes)}", [f"--address={self.address}", f"--num-cpus={num_cpus}"],
+                           env)
 
-    def _start(self, name: str, args: list[str]) -> Node:
+    def _start(self, name: str, args: list[str], env: dict | None = None) -> Node:
         log = self.temp_dir / f"{name}.log"
         command = [str(Path(sys.executable).with_name("ray")), "start", "--block", *args,
                    f"--node-ip-address={LOOPBACK}", f"--temp-dir={self.temp_dir}", "--disable-usage-stats",
                    f"--dashboard-agent-listen-port={free_port()}"]
         with open(log, "w") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=self.env,
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**self.env, **(env or {})},
                                        start_new_session=True)  # its own session: see kill()
         node = Node(name, process, log)
         self.nodes.append(node)

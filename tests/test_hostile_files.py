@@ -195,7 +195,7 @@ def test_crafted_lines_are_skipped_and_named_by_every_reader(tmp_path):
 
 @pytest.mark.parametrize("damaged", [{"peak_flops": "fast", "peak_kernel": "mm_1024"}, {"peak_flops": -1.0},
                                      [1, 2], {"peak_flops": 1e400}, None])
-def test_a_damaged_peak_entry_is_dropped_and_probed_again(tmp_path, monkeypatch, damaged):
+def test_a_damaged_peak_entry_is_dropped_and_probed_again(tmp_path, monkeypatch, damaged, kept_bandwidth):
     from zoo.runs import peaks
 
     task = Task.named("throughput", "deit_ti", 224, device="cpu", threads=1)
@@ -211,7 +211,7 @@ def test_a_damaged_peak_entry_is_dropped_and_probed_again(tmp_path, monkeypatch,
     assert probe_of(json.loads((tmp_path / peaks.PEAKS_FILE).read_text())[peaks.peak_key(task)]) == probed
 
 
-def test_a_symlinked_peak_cache_is_replaced_not_followed(tmp_path, monkeypatch):
+def test_a_symlinked_peak_cache_is_replaced_not_followed(tmp_path, monkeypatch, kept_bandwidth):
     from zoo.runs import peaks
 
     target = tmp_path / "outside.json"

@@ -192,15 +192,17 @@ def test_scratch_vit_config_takes_h_by_w():
 
 
 def test_square_224_weights_in_224x320_model_match_timms_checkpoint_filter():
+    # ViT-Ti/16 (timm's vit_tiny_patch16_224): the code of ViT-B/16 at a sixteenth of its MACs
     torch.manual_seed(0)
-    source = timm.create_model("vit_base_patch16_224", pretrained=False).state_dict()
+    source = timm.create_model("vit_tiny_patch16_224", pretrained=False).state_dict()
     # NB: weight_init="skip" leaves some weights uninitialised; fine here, as every one is loaded
-    reference = timm.create_model("vit_base_patch16_224", pretrained=False, weight_init="skip", img_size=(224, 320))
+    reference = timm.create_model("vit_tiny_patch16_224", pretrained=False, weight_init="skip", img_size=(224, 320))
     reference.eval()
     reference.load_state_dict(checkpoint_filter_fn(source, reference), strict=True)
-    model = zoo.create_model("vit_b16", img_size=(224, 320))
+    model = zoo.create_model("vit_ti16", img_size=(224, 320))
+    assert zoo.get_spec("vit_ti16").timm_name == "vit_tiny_patch16_224"
     zoo.load_weights(model, source, strict=True)
-    assert model.pos_embed.shape == (1, 14 * 20 + 1, 768)
+    assert model.pos_embed.shape == (1, 14 * 20 + 1, 192)
     x = torch.randn(1, 3, 224, 320, generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
         assert (model(x) - reference(x)).abs().max().item() <= 1e-4

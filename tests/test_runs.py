@@ -110,7 +110,7 @@ def test_serve_bytes_of_fp32_rows_cover_four_bytes_per_parameter(tmp_path):
         assert r["serve_bytes"] >= 4 * r["params"] + r["act_peak_bytes"]
 
 
-def test_batch_sweep_marks_the_serving_batch(tmp_path):
+def test_batch_sweep_marks_the_serving_batch(tmp_path, kept_peaks):
     """A target no batch of a tiny model misses on any machine would not stop the sweep; one no batch can
     meet marks none; so use the model's own batch-1 latency: the sweep must stop at the first miss."""
     result = call_main("zoo.compare", "--models", "timm:resnet10t", "--resolutions", "32", "--metrics", "throughput",
@@ -140,7 +140,7 @@ def test_deployment_options_are_checked(tmp_path, args, expected):
     assert not (tmp_path / "results").exists()
 
 
-def test_onnxruntime_rows_through_the_cli(tmp_path):
+def test_onnxruntime_rows_through_the_cli(tmp_path, kept_peaks):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnxscript")
     result = call_main("zoo.compare", "--backend", "onnxruntime", "--models", "deit_ti", "--resolutions", "64",

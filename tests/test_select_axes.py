@@ -220,7 +220,7 @@ def test_bad_timing_options(args, message, tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_onnxruntime_is_timed_and_decides(tmp_path):
+def test_onnxruntime_is_timed_and_decides(tmp_path, kept_peaks):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnxscript")
     # in this process, and timm's small test ViT: exporting a 12-block ViT to ONNX costs seconds

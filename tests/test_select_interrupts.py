@@ -29,10 +29,12 @@ SELECT = ["-m", "zoo.select", "--models", "deit_ti,resnet50", "--max-latency-ms"
 
 
 @pytest.fixture(scope="module")
-def counted(tmp_path_factory):
+def counted(tmp_path_factory, keep_peaks_in):
     """A user cache holding both models' counts (one counting run): the run under test then first imports torch
-    where it times, inside the code that catches interrupts, as a second run on a machine does."""
+    where it times, inside the code that catches interrupts, as a second run on a machine does. It holds the
+    session's GEMM peak and bandwidth too (conftest.py): a timed run probes nothing."""
     cache = tmp_path_factory.mktemp("cache")
+    keep_peaks_in(cache)
     env = {**os.environ, "ARCHZOO_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
     subprocess.run([sys.executable, "-m", "zoo.select", "--models", "deit_ti,resnet50", "--max-gmacs", "100",
                     "--no-save"], capture_output=True, env=env, check=True, timeout=HANG_GUARD_S)

@@ -152,7 +152,7 @@ def test_counting_on_a_pool_keeps_the_order_and_the_numbers(monkeypatch):
     assert [r["model"] for r in pooled] == ["deit_ti", "vit_ti16", "resnet50"] and pooled == serial
 
 
-def test_the_gemm_peak_is_shared_by_every_folder_and_copied_into_each(tmp_path, monkeypatch):
+def test_the_gemm_peak_is_shared_by_every_folder_and_copied_into_each(tmp_path, monkeypatch, kept_bandwidth):
     calls = []
 
     def fake_probe(device, dtype, threads=None):
