@@ -1,6 +1,5 @@
 """`python -m zoo` is `python -m zoo.compare`."""
-import sys
-
+from .console.exit import exit_without_collecting
 from .compare.cli import main
 
-sys.exit(main())
+exit_without_collecting(main())

@@ -9,8 +9,12 @@ module, to a component (components.py); backward MACs are counted in total only.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 
-from .dispatch import Observer
+from torch import nn
+
+from ..vocab import attention_path
+from .dispatch import DecomposingMode, Observer
 from .components import ComponentClassifier, ModuleStack, op_kind
 from .op_rules import is_matmul_or_conv_like, op_name, rule_for
 
@@ -54,3 +58,21 @@ class MacCounter(Observer):
     @property
     def backward_macs(self) -> int:
         return self.macs_by_phase["backward"]
+
+
+class AttentionPathWatch:
+    """Which kernels computed attention in a forward of `module` on its own device: `with watch():` around one
+    forward (no_grad, inference_mode or a timed inference step; a backward inside would be read too) sets `path`
+    (analysis.vocab.attention_path's format) when it finishes; None until one has."""
+
+    def __init__(self, module: nn.Module):
+        self.module, self.path = module, None
+
+    @contextmanager
+    def __call__(self):
+        self.path = None
+        with ModuleStack(self.module) as modules:
+            counter = MacCounter(ComponentClassifier(self.module), modules)
+            with DecomposingMode([counter]):
+                yield
+        self.path = attention_path(counter.fused_attention_ops, counter.math_attention_ops)

@@ -37,3 +37,18 @@ class ObservingMode(TorchDispatchMode):
         for observer in self.observers:
             observer.observe(func, args, kwargs, out)
         return out
+
+
+class DecomposingMode(ObservingMode):
+    """ObservingMode that shows its observers what a CompositeImplicitAutograd op runs instead of the op itself,
+    as autograd's dispatch does in grad mode or under no_grad. Under inference_mode autograd is skipped and a
+    mode meets the composite op (scaled_dot_product_attention, matmul) before it decomposes, so it would not
+    see which kernel ran; torch's FlopCounterMode decomposes the same way (`func.decompose()` inside the mode)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        with self:
+            out = func.decompose(*args, **kwargs)
+        if out is not NotImplemented:
+            return out
+        return super().__torch_dispatch__(func, types, args, kwargs)

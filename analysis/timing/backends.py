@@ -50,6 +50,8 @@ class PreparedStep:
     device: torch.device              # where it runs
     details: dict = field(default_factory=dict)   # the backend's own fields of the row (ONNX opset, ...)
     host_clock: bool = False          # the step returns only when done: time it with the host clock
+    observable: bool = False          # a step is one eager forward through PyTorch's dispatcher and nothing
+    #                                   else (not compiled, no backward): an observer around it sees the forward
 
     @property
     def clock(self) -> torch.device:
@@ -82,6 +84,8 @@ class EagerBackend:
         if setting.channels_last:
             model = model.to(memory_format=torch.channels_last)
         timed = torch.compile(model, mode=setting.compile) if setting.compile else model
-        make = make_inference_step if setting.mode == "inference" else make_train_step
-        return PreparedStep(make(timed, images, device, setting.dtype), device)
+        inference = setting.mode == "inference"
+        make = make_inference_step if inference else make_train_step
+        return PreparedStep(make(timed, images, device, setting.dtype), device,
+                            observable=inference and not setting.compile)
 

@@ -5,12 +5,13 @@ Protocol: one random input reused; `warmup` untimed steps; timed steps until bot
 `min_seconds` are reached (analysis.timing.latency); imgs_per_s = batch x iters / span from the first
 step's start to the last step's end. On out-of-memory the batch is halved and retried, as timm's
 benchmark.py `_try_run` does, but the error and the batch that finally ran are recorded.
-MACs, MFU and the attention path are the run layer's (zoo.runs): they need the cost row and the peak cache.
+MACs and MFU are the run layer's (zoo.runs): they need the cost row and the peak cache; it reads the attention
+path with `watch`, an observer around the first (untimed) warm-up step.
 """
 from __future__ import annotations
 
 import gc
-from typing import Optional
+from typing import Callable, ContextManager, Optional
 
 import torch
 import torch.nn as nn
@@ -39,19 +40,19 @@ def _release_memory(model: nn.Module, device: torch.device) -> None:
         torch.cuda.empty_cache()
 
 
-def _time_once(model, backend, images, setting, protocol) -> tuple[TimedRun, PreparedStep]:
+def _time_once(model, backend, images, setting, protocol, watch) -> tuple[TimedRun, PreparedStep]:
     prepared = backend.prepare(model, images, setting)
-    return timed_loop(prepared.step, prepared.clock, protocol), prepared
+    return timed_loop(prepared.step, prepared.clock, protocol, watch=watch if prepared.observable else None), prepared
 
 
-def _time_halving(model, backend, img_size: Size, batch_size: int, setting, protocol, in_chans):
+def _time_halving(model, backend, img_size: Size, batch_size: int, setting, protocol, in_chans, watch):
     """(TimedRun or None, PreparedStep or None, batch that ran or None, errors, batches that ran out of memory)."""
     device = resolve_device(setting.device)
     errors, oom_batch_sizes = [], []
     while True:
         try:
             images = random_input(batch_size, img_size, device, setting.channels_last, in_chans)
-            run, prepared = _time_once(model, backend, images, setting, protocol)
+            run, prepared = _time_once(model, backend, images, setting, protocol, watch)
             return run, prepared, batch_size, errors, oom_batch_sizes
         except Exception as exc:  # noqa: BLE001 -- only out-of-memory is handled, the rest re-raised
             if not is_out_of_memory(exc):
@@ -90,9 +91,12 @@ def backend_named(name: str) -> TimingBackend:
 
 def time_model(model: nn.Module, backend: TimingBackend, img_size: SizeLike, batch_size: int = 1,
                setting: TimingSetting = TimingSetting(), protocol: TimingProtocol = DEFAULT_PROTOCOL,
-               in_chans: int = 3) -> TimingResult:
+               in_chans: int = 3, watch: Optional[Callable[[], ContextManager]] = None) -> TimingResult:
     """Time `model` under `backend`; ValueError when the backend cannot time `setting` (it says why).
 
+    watch: run around the first warm-up step when the backend's step is observable (PreparedStep.observable:
+    an eager inference forward), e.g. analysis.count.counter.AttentionPathWatch; a batch retried after
+    out-of-memory has its first step watched again.
     threads None uses every available core. NB: the backend may move the module, switch it to eval or
     train and, in train mode, update its weights.
     """
@@ -105,7 +109,7 @@ def time_model(model: nn.Module, backend: TimingBackend, img_size: SizeLike, bat
     try:
         with ForeignCpuMeter() as foreign_cpu:
             run, prepared, ran_batch_size, errors, oom_batch_sizes = _time_halving(
-                model, backend, Size.of(img_size), batch_size, setting, protocol, in_chans)
+                model, backend, Size.of(img_size), batch_size, setting, protocol, in_chans, watch)
         device = prepared.device if prepared else resolve_device(setting.device)
         return TimingResult(
             backend=backend.name, mode=setting.mode, requested_batch_size=batch_size, ran_batch_size=ran_batch_size,

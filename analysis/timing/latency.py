@@ -6,9 +6,10 @@ the end, `time.perf_counter` on CPU; raw latencies are kept and the percentiles 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, ContextManager, Optional, Sequence
 
 import numpy as np
 import torch
@@ -90,8 +91,11 @@ def timed_loop(
     device: torch.device,
     protocol: TimingProtocol = DEFAULT_PROTOCOL,
     clock: Callable[[], float] = time.perf_counter,
+    watch: Optional[Callable[[], ContextManager]] = None,
 ) -> TimedRun:
     """Run `warmup` untimed steps, then timed steps until >= min_iters AND >= min_seconds have passed.
+    `watch`: the first warm-up step runs inside `watch()` (a dispatcher observer reading which kernels ran:
+    untimed like every warm-up step, so what it costs lands in warmup_seconds, never in a latency).
 
     NB: the stopping rule reads the host clock; on CUDA that clock runs ahead of the GPU by at most
     the launch queue, so the measured span can slightly exceed min_seconds, never fall short of it
@@ -100,8 +104,9 @@ def timed_loop(
     warmup, min_iters, min_seconds, max_iters = (protocol.warmup, protocol.min_iters, protocol.min_seconds,
                                                  protocol.max_iters)
     warmup_start = clock()
-    for _ in range(warmup):
-        step()
+    for done in range(warmup):
+        with watch() if watch is not None and done == 0 else contextlib.nullcontext():
+            step()
     synchronize(device)
     warmup_seconds = clock() - warmup_start
 

@@ -1,6 +1,5 @@
 """`python -m zoo.compare`."""
-import sys
-
+from ..console.exit import exit_without_collecting
 from .cli import main
 
-sys.exit(main())
+exit_without_collecting(main())

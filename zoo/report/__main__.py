@@ -118,4 +118,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..console.exit import exit_without_collecting
+
+    exit_without_collecting(main())

@@ -115,7 +115,7 @@ class CountedFields:
 class TimedFields:
     """A timed row's fields beyond analysis' TimingResult (and its backend's): what the run layer adds."""
     noisy: Optional[bool] = _f("cv or foreign_cpu_share above the documented thresholds (zoo.runs.timed)")
-    attn_path: Optional[str] = _f("how attention ran on this device (one batch-1 forward, counted)")
+    attn_path: Optional[str] = _f("how attention ran on this device (read during the first warm-up step)")
     macs: Optional[int] = _f("forward MACs used for MFU", "MACs per image")
     flops_per_img: Optional[float] = _f("FLOPs of one step: 2 x macs, x3 for a training step", "FLOPs per image")
     peak_flops: Optional[float] = _f("measured dense GEMM peak of this machine, dtype and threads", "FLOP/s")

@@ -1,5 +1,9 @@
 """A timed row: the task's model timed by the one harness under its backend, then what needs the run layer's
 knowledge: MFU from the cost row's MACs and the peak cache, the attention path, the noise mark.
+
+The attention path is read off the dispatcher during the first warm-up step (the timed batch, as timed): no forward
+of its own. A step that is not one eager forward (a training step, a compiled one) gets one batch-1 eval forward
+after the timing instead.
 """
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from analysis.count.cost import run_forward
+from analysis.count.counter import AttentionPathWatch
 from analysis.size import Size
 from analysis.timing.backends import TimingSetting
 from analysis.timing.fingerprint import gpu_name
@@ -18,7 +22,6 @@ from analysis.timing.harness import backend_named, time_model
 from analysis.timing.log_capture import captured_logging
 from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_peak_flops, model_flops_utilisation
 from analysis.timing.steps import autocast_context, random_input
-from analysis.vocab import attention_path
 
 from ..models.meta_init import TiledRandomInit
 from .counted import build, counted
@@ -73,9 +76,10 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     if timing.backend == "onnxruntime":
         import_onnxruntime()
     backend, setting = backend_named(timing.backend), timing_setting(task)
+    watch = AttentionPathWatch(model) if backend.sees_dispatcher else None
     with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
         try:
-            result = time_model(model, backend, request.img_size, batch, setting, timing.protocol)
+            result = time_model(model, backend, request.img_size, batch, setting, timing.protocol, watch=watch)
         finally:
             keep_log(f"{request.model}-{request.img_size.label}-b{request.batch_size}-{timing.backend}",
                      library_log.getvalue())
@@ -83,8 +87,8 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
         raise MemoryError(result.error)
     device = torch.device(result.device)
     fields = record_halving(result.as_fields(), request.batch_size, halved, why)
-    fields["attn_path"] = attention_path_on(model, request.img_size, device, request.dtype) \
-        if backend.sees_dispatcher else None
+    fields["attn_path"] = None if watch is None else \
+        watch.path or attention_path_on(model, request.img_size, device, request.dtype)
     peak = peak or measure_peak_flops(str(device), request.dtype, timing.threads)
     fields.update(mfu_fields(macs, result.imgs_per_s, peak, device, setting))
     fields.update(measured_roofline(task, fields, peak))
@@ -111,12 +115,12 @@ def mfu_fields(macs: int, imgs_per_s: float, peak: dict, device: torch.device, s
 
 
 def attention_path_on(model: nn.Module, img_size: Size, device: torch.device, dtype: str) -> str:
-    """What computed attention on this device: one batch-1 forward under the MAC counter."""
-    was_training = model.training
+    """What computed attention on this device: one batch-1 eval forward, watched (for steps no watch sees)."""
+    was_training, watch = model.training, AttentionPathWatch(model)
     model.eval()
     try:
-        with autocast_context(device, dtype):
-            counter, _, _ = run_forward(model, random_input(1, img_size, device, False))
+        with torch.no_grad(), autocast_context(device, dtype), watch():
+            model(random_input(1, img_size, device, False))
     finally:
         model.train(was_training)
-    return attention_path(counter.fused_attention_ops, counter.math_attention_ops)
+    return watch.path
