@@ -122,20 +122,29 @@ def print_plan(out: str, python: str) -> None:
           "CUDA test's outcome, the tail of every failed step's log) and OUTDIR/summary.json")
     print(LEFT_OUT)
     tests = cuda_marked_tests(python)
-    print(f"\ncuda-marked tests of the whole suite, run by step cuda_tests ({len(tests)}):\n    " + "\n    ".join(tests)
-          if isinstance(tests, list) else f"\ncuda-marked tests: {tests}")
+    if isinstance(tests, str):
+        print(f"\ncuda-marked tests: {tests}")
+        return
+    ids, skipped = tests
+    print(f"\ncuda-marked tests of the whole suite, run by step cuda_tests ({len(ids)}):\n    " + "\n    ".join(ids))
+    print(f"test modules skipped whole, whose cuda tests it would miss ({len(skipped)})"
+          + "".join(f"\n    {line}" for line in skipped))
 
 
-def cuda_marked_tests(python: str) -> list[str] | str:
-    """The node ids `pytest -m cuda` selects in the whole suite, or why they could not be listed."""
-    argv = [python, "-m", "pytest", "--collect-only", "-q", "-m", "cuda", "-p", "no:cacheprovider"]
+def cuda_marked_tests(python: str) -> tuple[list[str], list[str]] | str:
+    """(node ids `pytest -m cuda` selects in the whole suite, the SKIPPED lines of modules skipped whole at
+    collection, with their reasons), or why they could not be listed."""
+    argv = [python, "-m", "pytest", "--collect-only", "-q", "-rs", "-m", "cuda", "-p", "no:cacheprovider"]
     try:
         done = subprocess.run(argv, cwd=ROOT, env={**_step_env(), "PYTHONDONTWRITEBYTECODE": "1"},
                               capture_output=True, text=True, timeout=LIST_HANG_GUARD_S)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"could not list them ({e})"
-    return ([line for line in done.stdout.splitlines() if "::" in line] if done.returncode == 0 else
-            f"could not list them (pytest exit {done.returncode}): {_one_line((done.stdout + done.stderr)[-400:])}")
+    if done.returncode != 0:
+        return f"could not list them (pytest exit {done.returncode}): {_one_line((done.stdout + done.stderr)[-400:])}"
+    lines = done.stdout.splitlines()
+    skipped = [line for line in lines if line.startswith("SKIPPED [")]
+    return [line for line in lines if "::" in line and line not in skipped], skipped
 
 
 # ---- running --------------------------------------------------------------------------------------

@@ -9,14 +9,14 @@ its order matters, and a file not listed (a few seconds) runs after these, in na
 files in this order too."""
 from __future__ import annotations
 
-WORKER_SECONDS = {     # Dec 2, branch fast3, EPYC, 2 workers, load 1.8 to 3.5 (docs/contributing.md#tests)
-    "test_ray.py": 56.5, "test_report.py": 43.8, "test_device_check.py": 29.0, "test_cli_robustness.py": 24.8,
-    "test_select.py": 22.8, "test_select_interrupts.py": 21.3, "test_hostile_signals.py": 19.3,
-    "test_models_build.py": 17.5, "test_hostile_answers.py": 16.9, "test_compare_cli.py": 16.6,
-    "test_counter.py": 16.4, "test_segmenters.py": 15.9, "test_hostile_files.py": 14.5, "test_onnx_runtime.py": 14.0,
-    "test_log_capture.py": 13.6, "test_nonsquare_features.py": 13.3, "test_vit_parity.py": 11.8,
-    "test_runs.py": 11.8, "test_host_memory.py": 11.5, "test_detectors.py": 11.3, "test_hostile_readers.py": 10.1,
-    "test_hostile_bounds.py": 8.6,
+WORKER_SECONDS = {     # Dec 2, branch fast4, EPYC, 2 workers, load 0.7 to 2.4 (docs/contributing.md#tests)
+    "test_ray.py": 33.5, "test_report.py": 22.1, "test_device_check.py": 20.3, "test_cli_robustness.py": 19.2,
+    "test_select_interrupts.py": 19.0, "test_models_build.py": 17.7, "test_hostile_signals.py": 15.7,
+    "test_counter.py": 14.9, "test_hostile_files.py": 13.1, "test_select_axes.py": 12.4,
+    "test_nonsquare_features.py": 11.8, "test_detectors.py": 11.7, "test_vit_parity.py": 11.2, "test_runs.py": 10.8,
+    "test_hostile_answers.py": 10.7, "test_onnx_runtime.py": 10.3, "test_compare_cli.py": 9.3,
+    "test_log_capture.py": 9.2, "test_segmenters.py": 9.2, "test_host_memory.py": 9.1,
+    "test_segmentation_published.py": 8.5, "test_select_settle.py": 8.4,
 }
 
 

@@ -75,15 +75,26 @@ def test_the_script_hands_the_plan_its_out_folder(tmp_path, how):
     assert done.returncode == 0 and done.stdout.split() == [str(SCRIPT.parent / "device_plan.py"), "--plan", str(out)]
 
 
-def test_plan_lists_every_step_within_budget_and_writes_nothing(tmp_path):
-    how = "default"
-    cwd, out = tmp_path / "cwd", tmp_path / "out"
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    """(cwd, out, the finished `device_check.sh --plan`, the cuda-marked node ids it listed): run once for the
+    module, since its listing collects the whole suite; test_cuda_tests_collect_and_all_skip_on_cpu runs those."""
+    root = tmp_path_factory.mktemp("plan")
+    cwd, out = root / "cwd", root / "out"
     cwd.mkdir()
     out.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "OUT"}
     env["PYTHON"] = sys.executable
     args = ["bash", str(SCRIPT), "--plan"]
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    listed = re.search(r"^cuda-marked tests of the whole suite, run by step cuda_tests \((\d+)\):\n((?:    .+\n?)+)",
+                       done.stdout, re.M)
+    return cwd, out, done, listed.group(2).split() if listed else None
+
+
+def test_plan_lists_every_step_within_budget_and_writes_nothing(plan):
+    how = "default"
+    cwd, out, done, node_ids = plan
     assert done.returncode == 0, done.stderr
     steps = parse_plan(done.stdout)
     assert list(steps) == list(EXPECTED), done.stdout
@@ -99,13 +110,18 @@ def test_plan_lists_every_step_within_budget_and_writes_nothing(tmp_path):
     assert "Left out to fit" in done.stdout
     assert listing(cwd) == [] and listing(out) == [], "--plan must write nothing"
     assert "tests/" not in steps["cuda_tests"][2]                           # the whole suite, not one file
-    listed = re.search(r"^cuda-marked tests of the whole suite, run by step cuda_tests \((\d+)\):\n((?:    .+\n?)+)",
-                       done.stdout, re.M)
-    assert listed, done.stdout
-    node_ids = listed.group(2).split()
+    listed = re.search(r"^cuda-marked tests of the whole suite, run by step cuda_tests \((\d+)\):\n", done.stdout, re.M)
+    assert listed and node_ids, done.stdout
     assert int(listed.group(1)) == len(node_ids) == 20            # 18 in tests/test_cuda.py with parameters, 2 beside
     assert {n.split("::")[1].split("[")[0] for n in node_ids} == CUDA_TESTS | {n.split("::")[1] for n in CUDA_ELSEWHERE}
     assert set(CUDA_ELSEWHERE) <= set(node_ids)
+    # A test module skipped whole for want of an optional extra (Ray, ONNX) is a collection skip: it must say which
+    # extra (its CUDA tests, if it had any, would be missed by the listing and by step cuda_tests).
+    skipped = re.search(r"^test modules skipped whole, whose cuda tests it would miss \((\d+)\)((?:\n    .+)*)",
+                        done.stdout, re.M)
+    assert skipped, done.stdout
+    modules = skipped.group(2).split("\n    ")[1:]
+    assert len(modules) == int(skipped.group(1)) and all("extra" in line for line in modules), modules
 
 
 def test_plan_rejects_unknown_options(tmp_path):
@@ -165,19 +181,17 @@ def test_a_step_without_time_left_is_skipped_not_started(tmp_path, device_plan):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU the device check runs these tests for real")
-def test_cuda_tests_collect_and_all_skip_on_cpu(tmp_path):
-    xml = tmp_path / "cuda.xml"
+def test_cuda_tests_collect_and_all_skip_on_cpu(tmp_path, plan):
+    """Step cuda_tests' command on the node ids the plan's collection of the whole suite listed (the same `-m cuda`
+    selection; the plan test checks that listing): collecting the suite once for both tests."""
+    xml, node_ids = tmp_path / "cuda.xml", plan[3]
+    assert node_ids, plan[2].stdout
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     argv = [a for a in device_plan_steps()["cuda_tests"] if not a.startswith("{out}")][:-1]   # its command, our xml
-    done = subprocess.run([sys.executable, *argv[1:], "-q", "--junitxml", str(xml)], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, *argv[1:], "-q", "--junitxml", str(xml), *node_ids], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stdout[-3000:]
     cases = list(ET.parse(xml).getroot().iter("testcase"))
-    # A test module skipped whole for want of an optional extra (Ray, ONNX) is a collection skip, not a test:
-    # it must say which extra, and it is not counted (its CUDA tests, if it had any, would be missed below).
-    modules = [case for case in cases if not case.get("classname")]
-    assert all("extra" in case.find("skipped").text for case in modules), [case.get("name") for case in modules]
-    cases = [case for case in cases if case.get("classname")]
     names = {case.get("name").split("[")[0] for case in cases}
     assert names == CUDA_TESTS | {n.split("::")[1] for n in CUDA_ELSEWHERE}
     assert len(cases) == 20

@@ -20,6 +20,7 @@ from ray_cluster import LocalRayCluster  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.runs.plan import plan_tasks  # noqa: E402
 from zoo.runs.ray_executor import check_ray  # noqa: E402
+from zoo.runs.user_cache import CACHE_DIR_ENV  # noqa: E402
 from analysis.size import Size  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,8 +50,17 @@ NOT_COMPARED = {"env", "failed_attempts"}   # where and how often a row ran, not
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with LocalRayCluster(head_cpus=1) as running:
+def node_probes(tmp_path_factory, keep_peaks_in, _session_probes):
+    """(folder, probes): the user cache every node of the cluster reads, holding the session's GEMM peak and
+    bandwidth (tests/conftest.py)."""
+    folder = tmp_path_factory.mktemp("ray-node-cache")
+    keep_peaks_in(folder)
+    return folder, _session_probes
+
+
+@pytest.fixture(scope="module")
+def cluster(node_probes):
+    with LocalRayCluster(head_cpus=1, env={CACHE_DIR_ENV: str(node_probes[0])}) as running:
         running.add_worker(num_cpus=1)
         yield running
 
@@ -100,7 +110,7 @@ def test_sweep_on_ray_matches_local_and_resumes_across_executors(cluster, tmp_pa
     capsys.readouterr()
 
 
-def test_throughput_row_names_its_node(cluster, tmp_path, capsys):
+def test_throughput_row_names_its_node(cluster, node_probes, tmp_path, capsys):
     timed = ["--models", "vit_ti16", "--metrics", "throughput", "--resolutions", "224", "--quick",
              "--device", "cpu", "--batch-sizes", "1", "--out", str(tmp_path), "--format", "csv"]
     result = compare_cli(*timed, "--executor", "ray", "--ray-address", cluster.address, cluster=cluster)
@@ -111,6 +121,10 @@ def test_throughput_row_names_its_node(cluster, tmp_path, capsys):
     env = row["env"]
     assert env["cpu_model"] and env["gpu_name"] is None and env["hostname"]
     assert len(env["ray_node_id"]) == 56 and env["ray_node_ip"] == cluster.address.split(":")[0]
+    # the node's own kept peak and bandwidth, as a local run reads its user cache: no probe per row
+    gemm, bandwidth = node_probes[1]
+    assert row["peak_probe"] == "kept from a quiet probe" and row["peak_flops"] == gemm["peak_flops"]
+    assert row["mem_bandwidth"] == bandwidth["mem_bandwidth"]
 
     assert main([*timed, "--resume"]) == 0  # same machine, so the local executor skips it
     assert len(rows(tmp_path, "throughput")) == 1

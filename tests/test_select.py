@@ -41,9 +41,10 @@ def vit_macs(n_tokens: int, dim: int, depth: int, patches: int, patch: int, clas
 
 @pytest.fixture(scope="module")
 def at_384(tmp_path_factory):
-    """The done-when query, once: the whole registry at 384 under 20 GMACs, as a user runs it."""
+    """The done-when query, once: the whole registry at 384 under 20 GMACs (its main in this process: the
+    process is not what is tested; test_bad_input_exit_status_of_the_command starts one)."""
     cwd = tmp_path_factory.mktemp("select384")
-    result = run_select("--resolution", "384", "--max-gmacs", "20", "--format", "json", cwd=cwd)
+    result = call_main("zoo.select", "--resolution", "384", "--max-gmacs", "20", "--format", "json", cwd=cwd)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout), cwd     # stdout holds nothing but the JSON object
 

@@ -128,15 +128,27 @@ class EscapedError(RuntimeError):
 
 
 def run_on_node(task: Task, macs: int | None) -> dict:
-    """`run_task` on a Ray worker, with the node it ran on added to the row's env."""
+    """`run_task` on a Ray worker, with the node it ran on added to the row's env. A timed task takes this
+    node's GEMM peak and bandwidth from the node's user cache (zoo.runs.peaks, as a local run takes its own):
+    probed once per node, not once per row."""
     try:
-        row = run_task(task, macs=macs)
+        row = run_task(task, macs=macs, peak=_node_peak(task))
     except Exception as e:  # run_task records failed measurements itself; this is anything else
         raise EscapedError(f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}") from None
     env = row.setdefault("env", {})
     for name, value in node_env(task.kind).items():  # what the measurement itself recorded wins
         env.setdefault(name, value)
     return row
+
+
+def _node_peak(task: Task) -> dict | None:
+    """This node's peak for a throughput task (None for a count). NB: no peaks.json here (the driver's --out
+    may not be on this node), so the user cache alone keeps it; a probe under load is used for this row only."""
+    if task.kind != "throughput":
+        return None
+    from .peaks import PeakCache
+
+    return PeakCache(None).get(task)
 
 
 # --- the driver ---
