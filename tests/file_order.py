@@ -9,14 +9,15 @@ its order matters, and a file not listed (a few seconds) runs after these, in na
 files in this order too."""
 from __future__ import annotations
 
-WORKER_SECONDS = {     # Dec 2, branch fast4, EPYC, 2 workers, load 0.7 to 2.4 (docs/contributing.md#tests)
-    "test_ray.py": 33.5, "test_report.py": 22.1, "test_device_check.py": 20.3, "test_cli_robustness.py": 19.2,
-    "test_select_interrupts.py": 19.0, "test_models_build.py": 17.7, "test_hostile_signals.py": 15.7,
-    "test_counter.py": 14.9, "test_hostile_files.py": 13.1, "test_select_axes.py": 12.4,
-    "test_nonsquare_features.py": 11.8, "test_detectors.py": 11.7, "test_vit_parity.py": 11.2, "test_runs.py": 10.8,
-    "test_hostile_answers.py": 10.7, "test_onnx_runtime.py": 10.3, "test_compare_cli.py": 9.3,
-    "test_log_capture.py": 9.2, "test_segmenters.py": 9.2, "test_host_memory.py": 9.1,
-    "test_segmentation_published.py": 8.5, "test_select_settle.py": 8.4,
+WORKER_SECONDS = {     # Dec 2, branch fast5, Intel Xeon, 2 workers, idle (docs/contributing.md#tests)
+    "test_ray.py": 50.3, "test_report.py": 45.3, "test_nonsquare_features.py": 31.3, "test_counter.py": 30.6,
+    "test_cli_robustness.py": 29.6, "test_hostile_answers.py": 27.7, "test_device_check.py": 24.7,
+    "test_segmenters.py": 24.1, "test_vit_parity.py": 22.2, "test_onnx_runtime.py": 21.5,
+    "test_models_build.py": 20.9, "test_compare_cli.py": 20.1, "test_detectors.py": 19.9,
+    "test_select_interrupts.py": 18.6, "test_hostile_signals.py": 17.7, "test_select.py": 17.2,
+    "test_committed_report.py": 17.2, "test_hostile_files.py": 17.0, "test_runs.py": 16.5,
+    "test_segmentation_published.py": 15.1, "test_host_memory.py": 13.9, "test_stages.py": 13.9,
+    "test_log_capture.py": 13.4, "test_select_settle.py": 12.3,
 }
 
 

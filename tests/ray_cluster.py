@@ -27,10 +27,17 @@ FAST_FAILURE_DETECTION = {"RAY_health_check_period_ms": "1000", "RAY_health_chec
                           "RAY_health_check_timeout_ms": "1000"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
+def free_port(taken: set[int]) -> int:
+    """A port free now and not in `taken` (added to it): the kernel may hand a port just closed out again, and
+    two components of one cluster on one port fail its start ("dashboard is trying to use a port number 43777
+    that is used by other components", seen with the GCS on the same number)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("", 0))
+            port = s.getsockname()[1]
+        if port not in taken:
+            taken.add(port)
+            return port
 
 
 def session_processes(session: int) -> dict[int, list[bytes]]:
@@ -87,7 +94,8 @@ class LocalRayCluster:
         inherited = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_TOKEN")}
         self.env = {**inherited, "RAY_USAGE_STATS_ENABLED": "0", **FAST_FAILURE_DETECTION, **self.driver_env,
                     **(env or {})}
-        self.port = free_port()
+        self.ports: set[int] = set()       # every port this cluster was handed, so none is handed twice
+        self.port = free_port(self.ports)
         self.address = f"{LOOPBACK}:{self.port}"
         self.nodes: list[Node] = []
 
@@ -104,7 +112,7 @@ class LocalRayCluster:
 
     def start(self) -> Node:
         return self._start("head", ["--head", f"--port={self.port}", f"--num-cpus={self.head_cpus}",
-                                    "--include-dashboard=false", f"--dashboard-port={free_port()}"])
+                                    "--include-dashboard=false", f"--dashboard-port={free_port(self.ports)}"])
 
     def add_worker(self, num_cpus: int = 1, env: dict | None = None) -> Node:
         """A worker node; `env`, if given, on top of the cluster's environment for this node's processes alone."""
@@ -115,7 +123,7 @@ class LocalRayCluster:
         log = self.temp_dir / f"{name}.log"
         command = [str(Path(sys.executable).with_name("ray")), "start", "--block", *args,
                    f"--node-ip-address={LOOPBACK}", f"--temp-dir={self.temp_dir}", "--disable-usage-stats",
-                   f"--dashboard-agent-listen-port={free_port()}"]
+                   f"--dashboard-agent-listen-port={free_port(self.ports)}"]
         with open(log, "w") as out:
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**self.env, **(env or {})},
                                        start_new_session=True)  # its own session: see kill()

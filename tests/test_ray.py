@@ -16,6 +16,7 @@ from cli import HANG_GUARD_S
 pytest.importorskip("ray", reason="needs the ray extra: pip install \".[ray]\"")
 
 from zoo.compare.cli import main  # noqa: E402
+import ray_cluster  # noqa: E402
 from ray_cluster import LocalRayCluster  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.runs.plan import plan_tasks  # noqa: E402
@@ -47,6 +48,28 @@ class _HangCounts(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, _HangCounts())
 """
 NOT_COMPARED = {"env", "failed_attempts"}   # where and how often a row ran, not what it measured
+
+
+def test_a_cluster_never_hands_one_port_to_two_components(monkeypatch):
+    """The kernel may hand a port just closed out again: ray start then fails (the dashboard on the GCS's port)."""
+    handed = iter([43777, 43777, 43778])
+
+    class Socket:                    # what socket.socket() gives, handing out the ports above in turn
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def bind(self, address):
+            self.port = next(handed)
+
+        def getsockname(self):
+            return ("0.0.0.0", self.port)
+
+    monkeypatch.setattr(ray_cluster.socket, "socket", Socket)
+    taken: set[int] = set()
+    assert [ray_cluster.free_port(taken), ray_cluster.free_port(taken)] == [43777, 43778]
 
 
 @pytest.fixture(scope="module")
