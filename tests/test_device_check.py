@@ -230,3 +230,13 @@ def test_timm_protocol_waits_for_quiet_within_its_budget(monkeypatch):
     # 0.2 s before the first pair, what is left of the 0.3 s before the second, then nothing: the budget is spent
     assert asked[0] == 0.2 and len(asked) <= 2 and all(0 < left <= 0.1 + 1e-9 for left in asked[1:])
     assert result["quiet_wait_s"] >= 0.2 and result["quiet_pairs"] == 0 and result["ratio"] == 1.0
+
+
+def test_the_machine_step_runs_as_the_check_runs_it(tmp_path):
+    """Step machine's own command, from another folder: device_machine.py is found beside device_plan.py, and the
+    step fails (exit 1, saying so) where CUDA is not available, as here on a CPU box."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "device_plan.py"), "--machine"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert done.returncode == (0 if torch.cuda.is_available() else 1), done.stderr
+    assert re.search(r"^torch \S+, CUDA", done.stdout, re.M) and "cpu cores: " in done.stdout
+    assert torch.cuda.is_available() or "CUDA: not available" in done.stdout
