@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--timm", type=Path, required=True, help="git directory of huggingface/pytorch-image-models")
     parser.add_argument("--nvidia", type=Path, required=True, help="git directory of NVIDIA/DeepLearningExamples")
-    parser.add_argument("--out", type=Path, default=OUT, help=f"folder written (default {OUT.relative_to(HERE.parent)})")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help=f"folder written (default {OUT.relative_to(HERE.parent)})")
     args = parser.parse_args(argv)
     try:
         files = build(args.timm, args.nvidia)

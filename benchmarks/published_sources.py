@@ -7,7 +7,7 @@ cell of NVIDIA DeepLearningExamples' PyTorch image-classification READMEs). Ever
 file and line; `citation(row)` writes it out. The tables kept aside to judge the prediction are not here: they
 stay in benchmarks/published_tables.py, never fitted.
 
-Types: counts (line, img_size, batch_size, n_gpus, system_line, statement_line) are int, measurements
+Types: counts (line, img_size, batch_size, n_gpus, gpu_memory_gb, system_line, statement_line) are int, measurements
 (samples_per_s, step_time_ms, gmacs, macts_m, params_m, value) float, the rest str; an empty cell (not stated,
 or not given by the source) is None.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "sources"
 FILES = {"timm": "timm_gpu.csv", "nvidia_dle": "nvidia_dle.csv"}
-INTS = frozenset({"line", "img_size", "batch_size", "n_gpus", "system_line", "statement_line"})
+INTS = frozenset({"line", "img_size", "batch_size", "n_gpus", "gpu_memory_gb", "system_line", "statement_line"})
 FLOATS = frozenset({"samples_per_s", "step_time_ms", "gmacs", "macts_m", "params_m", "value"})
 
 

@@ -50,7 +50,8 @@ COUNTERPARTS = {
 # were not found in the search index (its 19.xx and 20.02/20.06 pages are held, their excerpts end before the
 # PyTorch version line), so no container's PyTorch version is stated here.
 CONTAINERS = {
-    "19.10": "CUDA 10.1.243, cuDNN 7.6.4 (docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-10.html); "
+    "19.10": "CUDA 10.1.243, cuDNN 7.6.4 "
+             "(docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-10.html); "
              "PyTorch version not stated in the excerpt held",
     "20.06": "CUDA 11.0.167 (docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-06.html); "
              "PyTorch version not stated in the excerpt held",
@@ -152,12 +153,40 @@ def _platform_batches(text: str) -> dict:
     return found
 
 
+def _main_default(main_py: str, option: str) -> str:
+    m = re.search(rf"['\"]{option}['\"][^)]*?default=['\"]([\w-]+)['\"]", main_py, re.S)
+    return m[1] if m else ""
+
+
+def _recipe(f: dict, gpu_memory: str, config, platform_batches: dict, main_py: str, code_dir: str) -> tuple:
+    """(batch, its source, memory format, data backend) a row ran with, as far as the commit states them."""
+    mode = "benchmark_training" if f["mode"] == "train" else "benchmark_inference"
+    platforms = _platforms(f["system"], gpu_memory)
+    batch, batch_source = f["batch_size"], "table" if f["batch_size"] else ""
+    if config is None:           # before configs.yml: main.py's default backend (the commands pass none)
+        backend = _main_default(main_py, "--data-backend")
+        if not batch and platform_batches:
+            key = ("DGXA100" if "A100" in f["system"] else "DGX-1", f["precision"])
+            if key in platform_batches:
+                batch, line = platform_batches[key]
+                batch_source = f"README line {line} (training benchmark batch table)"
+        return batch, batch_source, "", f"{backend} (main.py default)" if backend else ""
+    if not batch:
+        value, line = _setting(config, f["model"], platforms, f["precision"], mode, "batch_size")
+        batch, batch_source = value, f"{code_dir}/configs.yml line {line}" if value else ""
+    memory_format, _ = _setting(config, f["model"], platforms, f["precision"], mode, "memory_format")
+    backend, line = _setting(config, f["model"], platforms, f["precision"], mode, "data_backend")
+    return (batch, batch_source, memory_format or "nchw (main.py default)",
+            f"{backend} (configs.yml line {line})" if backend else "")
+
+
 def version_rows(mirror: Mirror, path: str, commit: str, date: str) -> tuple[list[dict], object]:
     text = mirror.show(commit, path)
     parsed = figures(text, _default_model(path))
     code_dir = _code_dir(path)
-    code = "".join(mirror.show(commit, f"{code_dir}/{f}") or "" for f in
-                   ("image_classification/training.py", "main.py", "train.py"))
+    main_py = mirror.show(commit, f"{code_dir}/main.py") or ""
+    code = "".join(mirror.show(commit, f"{code_dir}/{f}") or ""
+                   for f in ("image_classification/training.py", "train.py"))
     configs_text = mirror.show(commit, f"{code_dir}/configs.yml")
     config = yaml.compose(configs_text) if configs_text else None
     platform_batches = _platform_batches(text)
@@ -167,24 +196,8 @@ def version_rows(mirror: Mirror, path: str, commit: str, date: str) -> tuple[lis
         gpu, memory = _gpu(f["system"])
         timm_model, img_size, _ = COUNTERPARTS.get(f["model"], ("", "", ""))
         container = _container(f["statement"])
-        mode = "benchmark_training" if f["mode"] == "train" else "benchmark_inference"
-        launcher_precision = "AMP" if f["precision"] == "AMP" else f["precision"]
-        platforms = _platforms(f["system"], memory)
-        batch, batch_source = f["batch_size"], "table" if f["batch_size"] else ""
-        memory_format = data_backend = ""
-        if config is not None:
-            if not batch:
-                value, line = _setting(config, f["model"], platforms, launcher_precision, mode, "batch_size")
-                batch, batch_source = value, f"{code_dir}/configs.yml line {line}" if value else ""
-            value, line = _setting(config, f["model"], platforms, launcher_precision, mode, "memory_format")
-            memory_format = f"{value or 'nchw (main.py default)'}"
-            value, line = _setting(config, f["model"], platforms, launcher_precision, mode, "data_backend")
-            data_backend = f"{value} (configs.yml line {line})" if value else ""
-        elif not batch and platform_batches:
-            key = ("DGXA100" if "A100" in f["system"] else "DGX-1", launcher_precision)
-            if key in platform_batches:
-                batch, line = platform_batches[key]
-                batch_source = f"README line {line} (training benchmark batch table)"
+        batch, batch_source, memory_format, data_backend = _recipe(f, memory, config, platform_batches, main_py,
+                                                                   code_dir)
         statement_gpu = " ".join(x for x in _gpu(f["statement"]) if x)
         out.append({"repo": REPO, "commit": commit, "commit_date": date, "file": path,
                     "line": str(f["line"]), "mode": f["mode"], "model": f["model"], "timm_model": timm_model,
@@ -195,7 +208,7 @@ def version_rows(mirror: Mirror, path: str, commit: str, date: str) -> tuple[lis
                     "gpu_memory_gb": memory, "statement_gpu": statement_gpu, "statement": f["statement"],
                     "statement_line": str(f["statement_line"] or ""), "container": container,
                     "dockerfile_from": dockerfile,
-                    "amp_implementation": _amp_implementation(text, code) if f["precision"] == "AMP" else "",
+                    "amp_implementation": _amp_implementation(text, code + main_py) if f["precision"] == "AMP" else "",
                     "memory_format": memory_format, "data_backend": data_backend})
     return out, parsed
 
@@ -270,5 +283,6 @@ def rows(mirror: Mirror) -> tuple[list[dict], list[str]]:
     _mark_restatements(out)
     notes += [f"counterpart {m} -> {t or '(none)'} at {size} px: {why}" for m, (t, size, why) in COUNTERPARTS.items()]
     named = sorted({r["container"] for r in out if r["container"]})
-    notes += [f"container {c}: {CONTAINERS.get(c, 'no release note opened; PyTorch version not stated')}" for c in named]
+    notes += [f"container {c}: {CONTAINERS.get(c, 'no release note opened; PyTorch version not stated')}"
+              for c in named]
     return out, notes

@@ -99,7 +99,8 @@ def file_rows(mirror: Mirror, commit: str, date: str, path: str, stated: dict) -
                     "img_size": _field(row, f"{mode}_img_size"), "batch_size": _field(row, f"{mode}_batch_size"),
                     "samples_per_s": _field(row, f"{mode}_samples_per_sec"),
                     "step_time_ms": _field(row, f"{mode}_step_time"), "gmacs": _field(row, f"{mode}_gmacs"),
-                    "macts_m": _field(row, f"{mode}_macts"), "params_m": _field(row, "param_count", f"{mode}_param_count")})
+                    "macts_m": _field(row, f"{mode}_macts"),
+                    "params_m": _field(row, "param_count", f"{mode}_param_count")})
     return out, left_out
 
 
