@@ -6,8 +6,8 @@ MIRROR is a git directory (a bare mirror, no work tree) of huggingface/pytorch-i
 NVIDIA/DeepLearningExamples; each must hold the pinned commit (source_timm.PIN, source_nvidia.PIN), and every
 history walk starts there, so running this again gives the same bytes. It writes, in --out:
 
-- timm_gpu.csv: every row of every GPU benchmark CSV timm published under results/ (benchmarks/source_timm.py);
-- nvidia_dle.csv: every throughput and latency figure of NVIDIA's PyTorch image-classification READMEs, in
+- timm_gpu.csv.gz (gzip, no timestamp): every row of every GPU benchmark CSV timm published under results/ (benchmarks/source_timm.py);
+- nvidia_dle.csv.gz: every throughput and latency figure of NVIDIA's PyTorch image-classification READMEs, in
   every version of their history (benchmarks/source_nvidia.py);
 - extraction_notes.txt: per file and version, what was taken, left out and why.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import io
 import os
 import sys
@@ -53,8 +54,8 @@ def build(timm_dir: Path, nvidia_dir: Path) -> dict[str, str]:
     nvidia_rows, nvidia_notes = source_nvidia.rows(nvidia)
     notes = [f"# {source_timm.REPO}@{source_timm.PIN}: {len(timm_rows)} rows", *timm_notes, "",
              f"# {source_nvidia.REPO}@{source_nvidia.PIN}: {len(nvidia_rows)} rows", *nvidia_notes]
-    return {"timm_gpu.csv": to_csv(timm_rows, source_timm.COLUMNS),
-            "nvidia_dle.csv": to_csv(nvidia_rows, source_nvidia.COLUMNS),
+    return {"timm_gpu.csv.gz": to_csv(timm_rows, source_timm.COLUMNS),
+            "nvidia_dle.csv.gz": to_csv(nvidia_rows, source_nvidia.COLUMNS),
             "extraction_notes.txt": "\n".join(notes) + "\n"}
 
 
@@ -65,8 +66,11 @@ def write_all(files: dict[str, str], out: Path) -> None:
     try:
         for name, text in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                data = text.encode("utf-8")
+                if name.endswith(".gz"):          # no timestamp: the same rows give the same bytes
+                    data = gzip.compress(data, mtime=0)
+                f.write(data)
             os.chmod(tmp, 0o644)
             staged.append((tmp, out / name))
         for tmp, target in staged:
@@ -91,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     write_all(files, args.out)
     for name, text in files.items():
-        print(f"{args.out / name}: {text.count(chr(10)) - (1 if name.endswith('.csv') else 0)} "
-              f"{'rows' if name.endswith('.csv') else 'lines'}")
+        print(f"{args.out / name}: {text.count(chr(10)) - (1 if '.csv' in name else 0)} "
+              f"{'rows' if '.csv' in name else 'lines'}")
     return 0
 
 

@@ -1,8 +1,8 @@
 """The published GPU measurements the prediction may be fitted on, one typed dict per published figure.
 
 Read from benchmarks/data/sources/ (written by benchmarks/extract_sources.py from mirrors of the two
-repositories; docs/sources.md describes every column): `timm` (timm_gpu.csv: one row per line of timm's GPU
-benchmark CSVs, samples/s at timm's batch) and `nvidia_dle` (nvidia_dle.csv: one row per throughput or latency
+repositories; docs/sources.md describes every column): `timm` (timm_gpu.csv.gz: one row per line of timm's GPU
+benchmark CSVs, samples/s at timm's batch) and `nvidia_dle` (nvidia_dle.csv.gz: one row per throughput or latency
 cell of NVIDIA DeepLearningExamples' PyTorch image-classification READMEs). Every row cites repository, commit,
 file and line; `citation(row)` writes it out. The tables kept aside to judge the prediction are not here: they
 stay in benchmarks/published_tables.py, never fitted.
@@ -14,11 +14,12 @@ or not given by the source) is None.
 from __future__ import annotations
 
 import csv
+import gzip
 from functools import lru_cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "sources"
-FILES = {"timm": "timm_gpu.csv", "nvidia_dle": "nvidia_dle.csv"}
+FILES = {"timm": "timm_gpu.csv.gz", "nvidia_dle": "nvidia_dle.csv.gz"}   # gzip, UTF-8 CSV
 INTS = frozenset({"line", "img_size", "batch_size", "n_gpus", "gpu_memory_gb", "system_line", "statement_line"})
 FLOATS = frozenset({"samples_per_s", "step_time_ms", "gmacs", "macts_m", "params_m", "value"})
 
@@ -38,7 +39,7 @@ def _typed(name: str, text: str):
 
 @lru_cache(maxsize=None)
 def _read(source: str) -> tuple[dict, ...]:
-    with open(DATA / FILES[source], newline="", encoding="utf-8") as f:
+    with gzip.open(DATA / FILES[source], "rt", newline="", encoding="utf-8") as f:
         return tuple({"source": source, **{k: _typed(k, v) for k, v in row.items()}} for row in csv.DictReader(f))
 
 

@@ -203,5 +203,5 @@ def test_unknown_source_is_refused():
 def test_extraction_gives_the_committed_bytes(tmp_path):
     subprocess.run([sys.executable, str(BENCH / "extract_sources.py"), "--timm", str(TIMM_MIRROR),
                     "--nvidia", str(NVIDIA_MIRROR), "--out", str(tmp_path)], check=True, capture_output=True)
-    for name in ("timm_gpu.csv", "nvidia_dle.csv", "extraction_notes.txt"):
+    for name in ("timm_gpu.csv.gz", "nvidia_dle.csv.gz", "extraction_notes.txt"):
         assert (tmp_path / name).read_bytes() == (published_sources.DATA / name).read_bytes(), name
