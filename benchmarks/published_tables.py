@@ -175,7 +175,7 @@ def count(model: str, size: int, batch: int, dtype: str, fused: bool) -> list:
     import timm.layers
 
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import traffic_ops
+    from zoo.predict.inference import traffic_ops
 
     before = timm.layers.use_fused_attn()
     timm.layers.set_fused_attn(fused)
@@ -186,9 +186,9 @@ def count(model: str, size: int, batch: int, dtype: str, fused: bool) -> list:
 
 
 def table_samples(name: str, counts: dict | None = None) -> list[dict]:
-    """The table's rows as analysis.calibration_fit samples (counted here, and cached, where missing)."""
-    from analysis.calibration import class_peaks, in_memory_format, op_precisions
-    from analysis.timing.devices import device_sheet
+    """The table's rows as analysis.predict.calibration_fit samples (counted here, and cached, where missing)."""
+    from analysis.predict.calibration import class_peaks, in_memory_format, op_precisions
+    from analysis.predict.devices import device_sheet
 
     table = TABLES[name]
     counts = read_counts(COUNTS) if counts is None else counts

@@ -60,7 +60,7 @@ TRAINING = (
 
 def inference_rows() -> list[dict]:
     from zoo.models.segmenters.slide import windows
-    from zoo.runs.decision import Counts
+    from zoo.predict.decision import Counts
     from zoo.runs.request import Request
 
     counts, rows = Counts(), []
@@ -77,7 +77,7 @@ def inference_rows() -> list[dict]:
 
 def training_rows() -> list[dict]:
     from zoo.runs.request import Request
-    from zoo.runs.train_predicted import predict_train
+    from zoo.predict.train import predict_train
 
     rows = []
     for label, model, detector, size, batch, dtype, optimizer, published, source in TRAINING:

@@ -1,5 +1,5 @@
 """The ViT paper's pre-training compute on TPU v3, recomputed by the training prediction beside the paper's
-TPUv3-core-days (the recipes, their sources and the rows: zoo.runs.pretraining_compute). Prints markdown tables:
+TPUv3-core-days (the recipes, their sources and the rows: zoo.predict.pretraining). Prints markdown tables:
 the recipes with the ratio predicted / published, the headline ratio ViT / BiT-L, and the ratio against the
 batch per chip, which the ViT paper does not state.
 
@@ -35,7 +35,7 @@ def headline(rows: list[dict]) -> str:
 def sweep_table(batches: list[int]) -> str:
     """predicted / paper against the batch per chip, for the three recipes Table 2 names (the 14- and 90-epoch
     readings)."""
-    from zoo.runs.pretraining_compute import RECIPES, core_days, predicted_step
+    from zoo.predict.pretraining import RECIPES, core_days, predicted_step
 
     picked = [r for r in RECIPES if r.epochs in (14, 90)]
     lines = ["| batch per chip | " + " | ".join(f"{r.model} {r.pretraining} {r.epochs} ep" for r in picked) + " |",
@@ -50,7 +50,7 @@ def sweep_table(batches: list[int]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from zoo.runs.pretraining_compute import DEVICE, VIT_BATCH_PER_CHIP, VIT_PAPER, predicted_rows
+    from zoo.predict.pretraining import DEVICE, VIT_BATCH_PER_CHIP, VIT_PAPER, predicted_rows
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-per-chip", type=int, default=VIT_BATCH_PER_CHIP, help="the ViT runs' (unstated)")

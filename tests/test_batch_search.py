@@ -37,7 +37,7 @@ def test_predicted_sweep_is_the_largest_power_of_two_under_the_target(monkeypatc
     """A stand-in prediction: 4 ms per image, so a 64 ms target holds batch 16 (64 ms), not 32."""
     import dataclasses
 
-    from zoo.runs import predicted
+    from zoo.predict import rows as predicted
     from zoo.runs.request import Request
 
     filler = {f.name: 0 for f in dataclasses.fields(predicted.PredictedRow) if f.default is dataclasses.MISSING}

@@ -153,7 +153,7 @@ def test_both_commands_refuse_a_shared_rule_with_the_same_line(options, line):
 
 def test_the_commands_refuse_options_only_through_zoo_options():
     """compare's and select's usage refusals are raised in zoo/options/; left in the commands: reading a
-    --from-plan file's content (zoo/select/plan.py), a file check like zoo.runs.safe_io's; none in the models."""
+    --from-plan file's content (zoo/select/plan.py), a file check like zoo.store.safe_io's; none in the models."""
     raising = {str(p.relative_to(ROOT)) for command in ("compare", "select") for p in (ROOT / "zoo" / command).rglob("*.py")
                if "UsageError(" in p.read_text(encoding="utf-8")}
     assert raising == {"zoo/select/plan.py"}

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from cli import call_main
 
-from analysis.timing.devices import DEVICE_SHEETS
+from analysis.predict.devices import DEVICE_SHEETS
 from zoo.errors import UsageError
 from zoo.options import MAX_PRICE_PER_HOUR, MIN_PRICE_PER_HOUR, predict_devices, prices_per_hour
-from zoo.runs import decision, predicted
+from zoo.predict import decision, rows as predicted
 
 NAMES = sorted(DEVICE_SHEETS)
 
@@ -152,7 +152,7 @@ def test_the_form_counted_is_named_and_trained_is_what_benchmark_py_runs_without
     """RepVGG-A0: timm's published GMACs are 1.52 trained (RTX 3090 table, pt240) and 1.36 fused (RTX 4090
     table, pt291, run with --reparam); the fused form runs fewer FLOPs, so it is predicted faster."""
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import predict
+    from zoo.predict.inference import predict
 
     request = Request("timm:repvgg_a0", 224, 8, "bf16")
     trained, fused = predict(request, "A100", reparam="trained"), predict(request, "A100", reparam="fused")
@@ -217,10 +217,10 @@ def test_a_report_of_saved_rows_only_does_not_describe_them_as_the_fixed_set():
 
 
 def test_select_best_batch_is_compares_sweep_batch_and_needs_a_latency_target():
-    """One best-batch search (zoo.runs.predicted.best_batch) behind both commands: the same batch, which doubled
+    """One best-batch search (zoo.predict.rows.best_batch) behind both commands: the same batch, which doubled
     would pass the target (its own correctness: the closed-form test above)."""
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import predict
+    from zoo.predict.inference import predict
 
     sel = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--batch-size", "best", "--max-latency-ms",
                     "20", "--models", "vit_ti16", "--format", "json", "--no-save")

@@ -8,7 +8,7 @@ import pytest
 from cli import call_main
 
 from zoo.runs.request import Request
-from zoo.runs.roofline_rows import predict
+from zoo.predict.inference import predict
 
 
 def test_a_batch_whose_input_alone_exceeds_the_device_is_marked():
@@ -48,7 +48,7 @@ def test_select_predict_answers_marked_predicted():
 
 
 def test_a_gpu_no_table_measured_gets_the_wider_leave_one_device_out_band():
-    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
     measured, other = predict(Request("vit_ti16", 224, 8, "fp16"), "RTX 4090"), predict(Request("vit_ti16", 224, 8, "fp16"), "A100")
     assert measured["imgs_per_s_p10"] / measured["imgs_per_s"] == pytest.approx(data["band"][0])
     assert other["imgs_per_s_p90"] / other["imgs_per_s"] == pytest.approx(data["band_other_device"][1])
@@ -92,7 +92,7 @@ def test_select_predict_through_the_api_is_the_command_lines_answer():
 
 
 def test_a_predicted_row_is_its_dataclass_and_refuses_a_misspelt_field():
-    from zoo.runs.predicted import PredictedRow, predict as typed
+    from zoo.predict.rows import PredictedRow, predict as typed
 
     from zoo.runs.request import Request
 
@@ -143,9 +143,9 @@ def test_tf32_refusals_are_one_line(args):
 def test_channels_last_takes_the_nhwc_factors_and_its_band():
     import dataclasses
 
-    from zoo.runs import roofline_rows
+    from zoo.predict import inference as roofline_rows
 
-    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
     request = Request("timm:resnet18", 224, 64, "fp16")
     nchw, nhwc = (predict(request, "RTX 3090", channels_last=cl) for cl in (False, True))
     assert (nchw["memory_format"], nhwc["memory_format"]) == ("contiguous", "channels_last")

@@ -10,15 +10,15 @@ import pytest
 from zoo.report import gpu_predictions, predicted_gpu
 from zoo.runs.request import Request
 from zoo.report.build import Section
-from zoo.runs import predicted, roofline_rows
+from zoo.predict import inference as roofline_rows, rows as predicted
 
 # the five devices the report predicts for, as their datasheets name them (the V100 alias is the SXM2 part)
 DEVICE_NAMES = {"H100", "A100", "L4", "RTX 4090", "V100 SXM2"}
 
 
 def calibration() -> dict:
-    """The shipped calibration, read here from the JSON itself (not through analysis.calibration)."""
-    return json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    """The shipped calibration, read here from the JSON itself (not through analysis.predict.calibration)."""
+    return json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
 
 
 @pytest.fixture(scope="module")

@@ -191,7 +191,7 @@ def test_noisy_timings_leave_a_model_undecided_unless_allow_noisy(tmp_path, monk
 
 
 def test_a_stored_noisy_row_is_timed_again(tmp_path, monkeypatch):
-    from zoo.runs.store import ResultStore
+    from zoo.store.store import ResultStore
 
     fake_timing(monkeypatch, {"deit_ti": 50.0}, {"deit_ti"})
     first = select(["deit_ti"], 224, max_latency_ms=100, device="cpu", out=str(tmp_path))

@@ -14,8 +14,8 @@ import json
 from ..console.markdown import feature_maps, machine_name, markdown_table, mfu_cell, mib
 from ..models.accuracy import accuracy_fields, entry_fields  # noqa: F401 - accuracy_fields: imported from here by callers
 from ..models.segmenters.published import published_cells
-from ..runs.safe_io import strict_dumps
-from ..runs.schema import row_size
+from ..store.safe_io import strict_dumps
+from ..store.schema import row_size
 
 
 def _mfu(record: dict, prefix: str = "") -> str | None:

@@ -1,5 +1,5 @@
-"""zoo.compare --predict: the predicted rows of one or several datasheet devices (zoo.runs.decision), each appended
-as it is made to <out>/results/predicted.jsonl (zoo.runs.store, marked predicted and saved_by) unless --no-save,
+"""zoo.compare --predict: the predicted rows of one or several datasheet devices (zoo.predict.decision), each appended
+as it is made to <out>/results/predicted.jsonl (zoo.store.store, marked predicted and saved_by) unless --no-save,
 then printed: each device's table, per model and size the winner with whether the band separates it, and for two
 devices at the same batches their break-even price ratio."""
 from __future__ import annotations
@@ -8,15 +8,15 @@ import contextlib
 import json
 import sys
 
-from ..runs.predicted import decision_markdown, saved
+from ..predict.rows import decision_markdown, saved
 
 SAVED_BY = "zoo.compare --predict"
 
 
 def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
     """(rows, decisions) for the parsed command line (zoo.compare.cli.parse); rows are stored as they come."""
-    from ..runs.decision import Counts, decisions, device_rows
-    from ..runs.store import ResultStore
+    from ..predict.decision import Counts, decisions, device_rows
+    from ..store.store import ResultStore
 
     store = None if args.no_save else ResultStore(args.out)
     target = args.latency_target_ms if args.sweep else None
@@ -27,7 +27,7 @@ def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
 
 
 def print_predictions(plan, args) -> int:
-    from ..runs.predicted import break_even, break_even_markdown, predicted_markdown
+    from ..predict.rows import break_even, break_even_markdown, predicted_markdown
 
     rows, decided = run_predictions(plan, args)
     per_device = [[r for r in rows if r["device"] == d] for d in args.predict]

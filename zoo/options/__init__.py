@@ -101,9 +101,9 @@ def _shared() -> dict[str, dict]:
 
 
 def predict_devices(text: str) -> list[str]:
-    """--predict "L4,A100,H100" -> the datasheet names (analysis.timing.devices), in the order given; a UsageError
+    """--predict "L4,A100,H100" -> the datasheet names (analysis.predict.devices), in the order given; a UsageError
     (one line) for an empty item, an unknown device or one named twice."""
-    from analysis.timing.devices import device_sheet
+    from analysis.predict.devices import device_sheet
 
     from .values import split_list
 
@@ -123,7 +123,7 @@ def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
     hour}, one price for every device in `devices` (predict_devices' names); a UsageError (one line) otherwise:
     a price that is not a finite number within [MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR], a device not predicted,
     named twice, or left without a price."""
-    from analysis.timing.devices import device_sheet
+    from analysis.predict.devices import device_sheet
 
     from .values import finite_number, split_list
 

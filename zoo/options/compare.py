@@ -2,8 +2,8 @@
 before any work or any write: `checked(args)` takes the parsed command line (zoo.compare.cli.build_parser) and
 returns it with every value parsed (models, Sizes, batches, metrics, the Timing). What is refused elsewhere, and
 why: a timm: model's size (zoo.runs.plan.check_timm_size: it needs the model built on meta), --predict's device,
-dtype and TF32 (zoo.runs.roofline_rows.check_predict: the datasheets' and the calibration's own limits), a Ray
-cluster that cannot be reached (zoo.runs.ray_executor), and files that are not regular (zoo.runs.safe_io)."""
+dtype and TF32 (zoo.predict.inference.check_predict: the datasheets' and the calibration's own limits), a Ray
+cluster that cannot be reached (zoo.runs.ray_executor), and files that are not regular (zoo.store.safe_io)."""
 from __future__ import annotations
 
 import argparse
@@ -24,7 +24,7 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
     """The command line's values parsed and every rule applied, in this order; `args.timing` the one Timing."""
     from ..models.detectors import DETECTOR_NAMES
     from ..models.segmenters.specs import SEGMENTERS
-    from ..runs.data_dir import out_or_default
+    from ..store.data_dir import out_or_default
     from ..runs.executors import EXECUTORS
     from ..runs.tasks import Timing
 
@@ -95,7 +95,7 @@ def check_predict_options(args: argparse.Namespace) -> None:
     """--predict's devices, prices and form; a UsageError (exit 2, one line) for any option it does not model,
     never a silent figure of something else (the backbone only, inference only, eager, a default timing)."""
     from . import REPARAM_FORMS, predict_devices, prices_per_hour
-    from ..runs.roofline_rows import check_predict
+    from ..predict.inference import check_predict
 
     unmodelled = [name for name, given in (("--slide (counted, not timed)", args.slide is not None),
                                            ("--metrics train with other metrics",
@@ -121,7 +121,7 @@ def check_predict_options(args: argparse.Namespace) -> None:
     if args.format == "csv" and len(args.predict) > 1:
         raise UsageError("--format csv: one device's rows; several devices give a decision too (markdown or json)")
     if args.channels_last:
-        from ..runs.roofline_rows import check_channels_last
+        from ..predict.inference import check_channels_last
 
         check_channels_last()
     for device in args.predict:
@@ -133,9 +133,9 @@ def check_predict_options(args: argparse.Namespace) -> None:
 def check_train_predict(args) -> None:
     """zoo.compare --predict with --metrics train: one device, and the schedule options' values (UsageError,
     exit 2); --epochs and --train-images go together, --gpus above 1 needs a sourced interconnect."""
-    from analysis.timing.devices import device_sheet
+    from analysis.predict.devices import device_sheet
 
-    from ..runs.train_hours import interconnect
+    from analysis.predict.schedule import interconnect
 
     schedule_given = args.epochs is not None or args.train_images is not None or args.gpus != "1"
     if args.metrics != ["train"]:

@@ -1,6 +1,6 @@
 """zoo.select --predict's options checked (zoo.select.predicted, zoo.select.train_predicted): a datasheet GPU's
 question, one UsageError (exit 2, one line) before anything is counted. The device, dtype and TF32 limits are the
-calibration's own (zoo.runs.roofline_rows.check_predict), called from here."""
+calibration's own (zoo.predict.inference.check_predict), called from here."""
 from __future__ import annotations
 
 import argparse
@@ -35,9 +35,9 @@ def predicted_fields(options: dict) -> dict:
 def check_predicted(asked) -> dict:
     """A zoo.select.predicted.Predicted checked, in this order: {"size", "best" (--batch-size best), "batch",
     "limits" (max_latency_ms, min_imgs_per_s, price_per_hour), "device" (the datasheet's name), "models"}."""
-    from analysis.timing.devices import device_sheet
+    from analysis.predict.devices import device_sheet
 
-    from ..runs.roofline_rows import check_predict
+    from ..predict.inference import check_predict
     from . import REPARAM_FORMS, prices_per_hour
 
     choice(asked.rank, RANKS, "rank")
@@ -61,7 +61,7 @@ def check_predicted(asked) -> dict:
 
 def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
     """zoo.select --predict DEVICE --metrics train's parsed options checked before anything is counted."""
-    from ..runs.roofline_rows import check_predict
+    from ..predict.inference import check_predict
     from .compare import check_train_predict
 
     if args.metrics != "train":
@@ -80,7 +80,7 @@ def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
             raise UsageError("--max-train-hours needs --epochs and --train-images")
         args.max_train_hours = positive_number(args.max_train_hours, "max-train-hours", 1e9)
     if args.price_per_hour is not None:          # the bounds every price option has (a number, one device)
-        from analysis.timing.devices import device_sheet
+        from analysis.predict.devices import device_sheet
 
         from . import prices_per_hour
 

@@ -184,7 +184,7 @@ def _timing(o: dict, train: bool) -> Timing:
 def check_query(asked: dict) -> Query:
     """The Query of options by their flat names (OPTIONS; the rest take DEFAULTS), every one checked, in this
     order, with one UsageError before any work. TypeError for a name that is no option."""
-    from ..runs.data_dir import out_or_default
+    from ..store.data_dir import out_or_default
     from .values import (MAX_SECONDS, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
                              finite_number, frozen_stages_option, model_names, one_size, pad_size, positive_int,
                              positive_number)

@@ -5,7 +5,7 @@ keeps and --check leaves alone.
 
 What is predicted: each classifier among the deterministic rows (a registry model with an ImageNet accuracy
 entry, counted at 224 px) at batch 1 and 64 under bf16 autocast (fp16 on V100, which lacks bf16), on five datasheet devices
-(analysis.timing.devices), by zoo.runs.roofline_rows.predict. Counted on meta with the shipped calibration, so
+(analysis.predict.devices), by zoo.predict.inference.predict. Counted on meta with the shipped calibration, so
 the rows are the same on any machine: `zoo.report --refresh` rewrites the file whole, `--check` recomputes it.
 Each forward is counted once per (model, batch) and reused for the five devices.
 """
@@ -54,9 +54,9 @@ def _rounded(value):
 def fresh_predictions(models: list[str]) -> list[dict]:
     """Every (model, batch, device) row, device by device in DEVICES order, then model and batch; one count
     per (model, batch, dtype), reused across the devices of that dtype."""
-    from ..runs.predicted import PredictedRow
+    from ..predict.rows import PredictedRow
     from ..runs.request import Request
-    from ..runs.roofline_rows import gpu_forward, predict_counted
+    from ..predict.inference import gpu_forward, predict_counted
 
     per_device: dict[str, list[dict]] = {device: [] for device in DEVICES}
     for model in models:
@@ -82,7 +82,7 @@ def text_of(rows: list[dict]) -> str:
 def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
     """Replace the fixed set in results/predicted.jsonl atomically with fresh predictions of `models`, the rows
     users saved kept after it (a file that is not usable is replaced whole); returns its path."""
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     path = predictions_path(results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,8 +92,8 @@ def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
 
 
 def _check_row(row, number: int) -> dict:
-    from ..runs.predicted_schema import check_predicted
-    from ..runs.schema import SchemaError
+    from ..predict.schema import check_predicted
+    from ..store.schema import SchemaError
 
     try:
         return check_predicted(row, f"line {number}")
@@ -114,7 +114,7 @@ def fixed_rows(rows: list[dict]) -> list[dict]:
 def read_predictions(results_dir: str | Path) -> tuple[list[dict], str | None]:
     """(rows, None); ([], None) without a file; ([], why) for a file that is not usable (a link or FIFO is not
     opened; strict JSON, each row with the fields the report reads)."""
-    from ..runs.safe_io import read_stored, strict_loads
+    from ..store.safe_io import read_stored, strict_loads
 
     label = f"results/{PREDICTED_FILE}"
     text, why = read_stored(predictions_path(results_dir), label, MAX_BYTES)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.timing.devices import device_sheet
+from analysis.predict.devices import device_sheet
 
 from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
-from ..runs.predicted import model_label
+from ..predict.rows import model_label
 from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
 
 GIB = 2 ** 30
@@ -31,7 +31,7 @@ def intro(rows: list[dict]) -> str:
     for r in rows:
         bands.setdefault(r["band_from"], (r["imgs_per_s_p10"] / r["imgs_per_s"], r["imgs_per_s_p90"] / r["imgs_per_s"]))
     band_text = "; ".join(f"x{lo:.2f}-x{hi:.2f} where the band comes from {how}" for how, (lo, hi) in bands.items())
-    source = rows[0]["calibration_source"] if rows else "zoo/models/data/gpu_calibration.json"
+    source = rows[0]["calibration_source"] if rows else "analysis/predict/data/gpu_calibration.json"
     saved = [r for r in rows if r.get("saved_by")]
     what = (f"Each classifier with an ImageNet accuracy entry at {SIZE} px, batch {' and '.join(map(str, BATCHES))}, "
             f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch, as timm's benchmark --amp runs; fp16 on the "

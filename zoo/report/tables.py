@@ -17,7 +17,7 @@ from ..errors import ZooError
 from ..console.markdown import markdown_table as markdown
 from ..console.markdown import mfu_cell, mib
 from ..models.registry import get_spec
-from ..runs.schema import measurement_key, row_size, sort_key
+from ..store.schema import measurement_key, row_size, sort_key
 from .rows import machine_name, setting_name
 
 CONVENTION = ("MACs = multiply-accumulates of matmuls, linear layers, convolutions and attention's QK^T "

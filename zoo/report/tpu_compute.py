@@ -1,5 +1,5 @@
 """The seeds' pre-training compute on TPU v3, committed beside the results: results/tpu_pretraining.json, one
-predicted row per recipe (zoo.runs.pretraining_compute), written whole by `zoo.report --refresh` and recomputed
+predicted row per recipe (zoo.predict.pretraining), written whole by `zoo.report --refresh` and recomputed
 by `--check` (counted on meta with the shipped calibration, so the same on any machine), and its report table."""
 from __future__ import annotations
 
@@ -32,14 +32,14 @@ def _rounded(value):
 
 
 def fresh_text() -> str:
-    from ..runs.pretraining_compute import predicted_rows
+    from ..predict.pretraining import predicted_rows
 
     rows = [{k: _rounded(v) for k, v in r.items()} for r in predicted_rows()]
     return json.dumps(rows, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
 def write_tpu(results_dir: str | Path) -> Path:
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     path = tpu_path(results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +54,7 @@ NEEDED = {"model": str, "pretraining": str, "epochs": int, "batch_per_chip": int
 
 def read_tpu(results_dir: str | Path) -> tuple[list[dict], str | None]:
     """(rows, None); ([], None) without a file; ([], why) for a file that is not a list of the rows written here."""
-    from ..runs.safe_io import read_stored, strict_loads
+    from ..store.safe_io import read_stored, strict_loads
 
     text, why = read_stored(tpu_path(results_dir), f"results/{TPU_FILE}", MAX_BYTES)
     if text is None:
@@ -75,7 +75,7 @@ def read_tpu(results_dir: str | Path) -> tuple[list[dict], str | None]:
 
 def stale_tpu(results_dir: str | Path) -> list[str]:
     """The committed file missing, unusable, or different from a fresh prediction."""
-    from ..runs.safe_io import read_stored
+    from ..store.safe_io import read_stored
 
     text, why = read_stored(tpu_path(results_dir), f"results/{TPU_FILE}", MAX_BYTES)
     if why:

@@ -1,6 +1,6 @@
 """Memory on a CUDA GPU, counted on meta with what the GPU runs (analysis.count.autocast): serving (weights as
 held + the forward's activation peak + the input) and a training step as torch.cuda.max_memory_allocated
-sees it (zoo.runs.train_memory has the recipe; this module counts it)."""
+sees it (analysis.predict.memory has the recipe; this module counts it)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +11,7 @@ from analysis.vocab import DTYPES
 
 from .module_build import build
 from .request import Request
-from .train_memory import TRAIN_ROIS, step_parts, task_loss
+from analysis.predict.memory import TRAIN_ROIS, step_parts, task_loss
 
 
 def _module(request: Request, fused_attention: bool = True):
@@ -49,12 +49,12 @@ def gpu_serving_bytes(request: Request) -> dict:
 
 def gpu_train_bytes(request: Request, fused_attention: bool = True, foreach: bool = True,
                     data_parallel: bool = False, module=None) -> dict:
-    """Memory of one training step of `request` on a GPU (zoo.runs.train_memory): its parts, the peak
+    """Memory of one training step of `request` on a GPU (analysis.predict.memory): its parts, the peak
     (`train_bytes`) and which phase sets it, with the request's optimizer (None: AdamW, as the detection and
     segmentation recipes train). fused_attention=False counts attention as written op by op (q @ k^T, softmax,
     @ v: the score matrix saved for backward), as mmdetection's Swin and detectron2's ViTDet write it;
     foreach=False steps the optimizer parameter by parameter (torch 1.x's default); data_parallel adds
-    DistributedDataParallel's gradient buckets (zoo.runs.train_memory). `module`: the request's module, fp32 on
+    DistributedDataParallel's gradient buckets (analysis.predict.memory). `module`: the request's module, fp32 on
     meta, already built (zoo.runs.counted's count hands its own over: no second build)."""
     module = module if module is not None else _module(request, fused_attention)
     if request.detector is not None:                 # training samples RoIs: TRAIN_ROIS, not inference's

@@ -26,8 +26,8 @@ from analysis.timing.steps import autocast_context, random_input
 from ..models.meta_init import TiledRandomInit
 from .counted import build, counted
 from .host_fit import fit_to_host, record_halving
-from .roofline_rows import measured_roofline
-from .run_logs import keep_log, verbose
+from ..predict.inference import measured_roofline
+from ..store.run_logs import keep_log, verbose
 
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
 # spread by more than a fifth of their mean, or other processes using more than 15% of the cores we timed
@@ -58,7 +58,7 @@ def import_onnxruntime() -> None:
     with that pointed at the user cache, so nothing lands outside --out and the user cache."""
     import sys
 
-    from .user_cache import library_cache_home
+    from ..store.user_cache import library_cache_home
 
     if "onnxruntime" not in sys.modules:
         with library_cache_home("onnxruntime"), contextlib.suppress(ImportError):

@@ -6,7 +6,7 @@ this bound breaks the budget.
     compute  = 2 x batch x (gemm_macs / GEMM_MARGIN + other_macs / CONV_MARGIN) / peak_flops
     memory   = max(0, weight_bytes - on-chip cache) / (BANDWIDTH_MARGIN x mem_bandwidth)
 
-Why it is a true lower bound rather than an estimate (analysis.roofline's estimate is neither):
+Why it is a true lower bound rather than an estimate (analysis.predict.roofline's estimate is neither):
 - peak_flops is the best rate torch.mm reached (best of 5 over several sizes), not the hardware's: another
   library's GEMM can beat it (ONNX Runtime's MLAS ran ViT-B/16 at 1.66x the torch.mm peak, README's ONNX
   table: 35.2 GFLOP in 95.3 ms against 222 GFLOP/s). GEMM_MARGIN = 3 leaves room for that and for a peak

@@ -36,11 +36,11 @@ import sys
 from ..errors import UsageError, UsageParser, ZooError
 from ..options import DATASHEET_DEVICES, add_options
 from ..options.select import OPTIONS, check_from_plan, check_save_plan
-from ..runs.data_dir import out_or_default
+from ..store.data_dir import out_or_default
 from ..options.values import check_out_dir, choice
-from ..runs.safe_io import strict_dumps
+from ..store.safe_io import strict_dumps
 from ..answers.text import render  # noqa: F401 - render: part of the API
-from ..runs.user_cache import disabled
+from ..store.user_cache import disabled
 from ..console.signals import deferred, exit_status, handles_sigterm, interrupted
 from .timing import PARTIAL_STATUS, BudgetSpent
 from .shortlist import DEFAULT_BUDGET_S, FORMATS, RANKS, Query, select  # noqa: F401 - select: the API
@@ -109,7 +109,7 @@ def answer_questions(args: argparse.Namespace) -> int:
     as in every other mode, before anything is counted or written."""
     from ..answers.stored import answers_path
     from .answers import fresh_answers, write_answers
-    from ..runs.safe_io import refuse_unless_regular
+    from ..store.safe_io import refuse_unless_regular
     query_of(args)
     out = None if args.no_save else check_out_dir(out_or_default(args.out))
     if out is not None:
@@ -180,7 +180,7 @@ def _store_answer(result: dict, q: Query) -> bool:
     one line on stderr) when it cannot be (a full disk): the answer is still printed."""
     if not q.save or not q.measured:
         return True
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     path = _answer_path(q)
     try:
@@ -232,7 +232,7 @@ def _main(argv: list[str] | None = None) -> int:
                 return answer_questions(args)
         query, plan = _asked_query(args)
         if query.save and query.measured and not args.save_plan:    # a folder or a link there: refused first
-            from ..runs.safe_io import refuse_unless_regular
+            from ..store.safe_io import refuse_unless_regular
 
             refuse_unless_regular(_answer_path(query), option="--out")
         with disabled(args.no_cache):

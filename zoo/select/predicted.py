@@ -1,5 +1,5 @@
 """`python -m zoo.select --predict DEVICE ...`: the backbones that meet a throughput or latency budget on a GPU
-that is not here, by archzoo's calibrated prediction (zoo.runs.roofline_rows.predict), ranked; every figure is
+that is not here, by archzoo's calibrated prediction (zoo.predict.inference.predict), ranked; every figure is
 marked predicted. Models that miss a constraint are listed with the first one they broke.
 
 Kept apart from zoo.select's measured path: nothing is timed or written; counting is on meta. The one
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     elif "per_device" in result:
-        from ..runs.predicted import decision_markdown
+        from ..predict.rows import decision_markdown
 
         for one in result["per_device"].values():
             sys.stdout.write(predicted_text(one["shortlist"], one["excluded"], args.rank) + "\n")
@@ -89,14 +89,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def answer(asked: Predicted) -> dict:
     """predicted_select for one device, across_devices for several; with asked.save each predicted row is appended
-    as it is made to <out>/results/predicted.jsonl (zoo.runs.store, saved_by "zoo.select --predict"), the folder
+    as it is made to <out>/results/predicted.jsonl (zoo.store.store, saved_by "zoo.select --predict"), the folder
     checked before anything is counted."""
     import contextlib
 
-    from ..runs.predicted import saved
-    from ..runs.data_dir import out_or_default
+    from ..predict.rows import saved
+    from ..store.data_dir import out_or_default
     from ..options.values import check_out_dir
-    from ..runs.store import ResultStore
+    from ..store.store import ResultStore
 
     store = ResultStore(check_out_dir(out_or_default(asked.out))) if asked.save else None
     with contextlib.ExitStack() as held:
@@ -113,16 +113,16 @@ def answer(asked: Predicted) -> dict:
 
 def across_devices(asked: Predicted, on_row=None) -> dict:
     """Several devices ("L4,A100,H100"): each one's predicted_select answer, and per model the device that wins
-    on images per dollar (with a price for each) or per second (zoo.runs.decision.decide), among the devices that
+    on images per dollar (with a price for each) or per second (zoo.predict.decision.decide), among the devices that
     shortlist it."""
     import dataclasses
 
     from ..options import predict_devices, prices_per_hour
-    from ..runs.decision import decide
+    from ..predict.decision import decide
 
     devices = predict_devices(asked.device)
     prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), devices)
-    from ..runs.decision import Counts
+    from ..predict.decision import Counts
 
     counts = Counts(asked.reparam)              # one count of each forward for every device
     per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None),
@@ -152,7 +152,7 @@ class Predicted:
     out: Optional[str] = None           # where answer() appends the predicted rows (None: the user data folder)
     save: bool = False                  # answer(): append them (the command line and select(): unless --no-save)
     reparam: str = "trained"            # the form a re-parameterisable model is counted in (zoo.options --reparam)
-    tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.runs.roofline_rows.predict)
+    tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.predict.inference.predict)
 
 
 def from_options(options: dict) -> Predicted:
@@ -165,13 +165,13 @@ def from_options(options: dict) -> Predicted:
 
 def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
-    device (zoo.runs.roofline_rows) at the size, batch ("best": the best one within max_latency_ms,
-    zoo.runs.predicted.best_batch) and dtype asked, those that break the device's memory or a constraint excluded
+    device (zoo.predict.inference) at the size, batch ("best": the best one within max_latency_ms,
+    zoo.predict.rows.best_batch) and dtype asked, those that break the device's memory or a constraint excluded
     (with the first they broke), the rest ranked. UsageError for bad options, before anything is counted.
-    on_row: called with each row as it is made; counts: a zoo.runs.decision.Counts shared with other devices."""
+    on_row: called with each row as it is made; counts: a zoo.predict.decision.Counts shared with other devices."""
     from ..options.predicted import check_predicted
-    from ..runs.decision import Counts
-    from ..runs.predicted import best_batch
+    from ..predict.decision import Counts
+    from ..predict.rows import best_batch
 
     checked = check_predicted(asked)
     size, best, batch, limits, name, models = (checked[k] for k in ("size", "best", "batch", "limits", "device",

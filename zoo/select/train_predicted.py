@@ -1,6 +1,6 @@
 """`python -m zoo.select --predict DEVICE --metrics train ...`: the backbones whose predicted training fits the
 device at the batch asked per GPU and, with a schedule, finishes within --max-train-hours, ranked; every figure
-is marked predicted (zoo.runs.train_predicted: the step, its band, its memory; zoo.runs.train_hours: the
+is marked predicted (zoo.predict.train: the step, its band, its memory; analysis.predict.schedule: the
 schedule). Models that miss a constraint are listed with the first one they broke. Nothing is timed or written.
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def predicted_train_select(args: argparse.Namespace) -> dict:
-    from ..runs.train_predicted import train_rows
+    from ..predict.train import train_rows
     from .predicted import _top1
 
     models = model_names(args.models)
@@ -75,7 +75,7 @@ def predicted_train_select(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..runs.train_predicted import train_markdown
+    from ..predict.train import train_markdown
 
     try:
         args = parse(argv)

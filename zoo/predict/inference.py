@@ -2,10 +2,10 @@
 memory bandwidth), or predicted for a datasheet device that is not here (`zoo.compare --predict`).
 
 Predicted rows are never measured rows: they carry `predicted: true` and the device's name; zoo.compare
-prints them (zoo.runs.predicted), and only zoo.report --refresh commits a fixed set beside the results
+prints them (zoo.predict.rows), and only zoo.report --refresh commits a fixed set beside the results
 (results/predicted.jsonl, zoo.report.gpu_predictions), never into cost.jsonl or throughput.jsonl. A prediction counts what the GPU runs
 (analysis.count.autocast: autocast's casts, fused attention, the reparameterised inference form); its
-bound is analysis.roofline's, its expectation and band analysis.calibration's with the shipped factors.
+bound is analysis.predict.roofline's, its expectation and band analysis.predict.calibration's with the shipped factors.
 """
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ import functools
 import json
 from importlib import resources
 
-from analysis.calibration import Calibration, class_peaks, expected_seconds, in_memory_format, op_precisions
+from analysis.predict.calibration import Calibration, class_peaks, expected_seconds, in_memory_format, op_precisions
 from analysis.count.cost import GpuEmulation, image_batch, run_forward, weight_bytes
-from analysis.roofline import CPU_LAUNCH_SECONDS, GPU_LAUNCH_SECONDS, roofline
-from analysis.timing.devices import device_sheet, sheet_peak
+from analysis.predict.roofline import CPU_LAUNCH_SECONDS, GPU_LAUNCH_SECONDS, roofline
+from analysis.predict.devices import device_sheet, sheet_peak
 from analysis.vocab import DTYPES, resolve_device
 
 from ..errors import UsageError
-from .predicted_schema import FP32_CAVEAT
-from .request import Request
+from .schema import FP32_CAVEAT
+from ..runs.request import Request
 
 ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_share", "roofline_launch_share")
 
@@ -42,7 +42,7 @@ def gpu_forward(request: Request, gpu: bool = True, reparam: str = "fused") -> d
     form as built, as benchmark.py runs without --reparam. "reparam" in the result names the form counted,
     None for a model with one form only. The module is the one the count and the timing build
     (zoo.runs.counted.build), so a detector's roofline is the whole detector's."""
-    from .counted import build
+    from ..runs.counted import build
 
     dtype, img_size = request.dtype, request.img_size
     held = "fp32" if gpu else dtype
@@ -69,7 +69,7 @@ def measured_roofline(task, record: dict, peak: dict | None) -> dict:
         return {}
     batch = record.get("ran_batch_size") or task.request.batch_size
     launch = GPU_LAUNCH_SECONDS if resolve_device(task.timing.device).type == "cuda" else CPU_LAUNCH_SECONDS
-    from .counted import count_of      # the cost row's count when it is at this batch: no build
+    from ..runs.counted import count_of      # the cost row's count when it is at this batch: no build
 
     estimate = roofline(count_of(task.request.replace(batch_size=batch)).ops, peak["peak_flops"],
                         peak["mem_bandwidth"], launch)
@@ -78,8 +78,8 @@ def measured_roofline(task, record: dict, peak: dict | None) -> dict:
 
 @functools.cache
 def gpu_calibration() -> Calibration:
-    """The shipped factors (zoo/models/data/gpu_calibration.json, fitted by benchmarks/fit_gpu_calibration.py)."""
-    text = resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text(encoding="utf-8")
+    """The shipped factors (analysis/predict/data/gpu_calibration.json, fitted by benchmarks/fit_gpu_calibration.py)."""
+    text = resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text(encoding="utf-8")
     return Calibration.from_json(json.loads(text))
 
 
@@ -89,13 +89,13 @@ def _tf32_mode(tf32) -> str | None:
 
 
 def precisions(device: str, dtype: str, tf32=None) -> dict[str, str]:
-    """{"conv", "matmul"} precisions `dtype` runs in on `device` (analysis.calibration.op_precisions)."""
+    """{"conv", "matmul"} precisions `dtype` runs in on `device` (analysis.predict.calibration.op_precisions)."""
     return op_precisions(dtype, "tf32" in device_sheet(device).peak_flops, _tf32_mode(tf32))
 
 
 def predict(request: Request, device: str, tf32=None, price_per_hour: float | None = None,
             channels_last: bool = False, reparam: str = "fused") -> dict:
-    """One forward of `request` on a datasheet device (analysis.timing.devices), counted as the GPU runs it: the
+    """One forward of `request` on a datasheet device (analysis.predict.devices), counted as the GPU runs it: the
     calibrated expectation (imgs_per_s, latency_ms) with its held-out p10-p90 band, the roofline bound, serving
     memory. tf32: None (PyTorch's defaults: cuDNN convolutions TF32, matmuls fp32), "on" or "off"; reparam: the form
     counted (gpu_forward)."""

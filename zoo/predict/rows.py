@@ -2,7 +2,7 @@
 zoo.select print of them: per planned batch or at the best batch, each marked when its serving memory exceeds the
 device's, with images per dollar at a price the user gives; two devices' break-even price ratio and the winner per
 model and size (decision_markdown); the row as results/predicted.jsonl keeps it (saved). zoo.compare's
-output and saving: zoo.compare.predict; several devices: zoo.runs.decision."""
+output and saving: zoo.compare.predict; several devices: zoo.predict.decision."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +11,7 @@ from typing import Optional
 
 from analysis.batch_search import largest_batch_where, powers_of_two
 
-from .predicted_schema import FP32_CAVEAT
+from .schema import FP32_CAVEAT
 
 MAX_SWEEP_BATCH = 4096
 GIB = 1024 ** 3
@@ -19,7 +19,7 @@ GIB = 1024 ** 3
 
 @dataclass(frozen=True)
 class PredictedRow:
-    """One predicted row (zoo.runs.roofline_rows.predict: per batch, latencies and memory per batch, img/s
+    """One predicted row (zoo.predict.inference.predict: per batch, latencies and memory per batch, img/s
     counting images); never a measured row. The fields after fits_memory are there only when asked for."""
     predicted: bool
     device: str
@@ -57,7 +57,7 @@ class PredictedRow:
     imgs_per_usd: Optional[float] = None
     sweep_note: Optional[str] = None               # --batch-sizes sweep
     sweep_latency_target_ms: Optional[float] = None
-    reparam: Optional[str] = None                  # the form counted where a model has two (zoo.runs.roofline_rows)
+    reparam: Optional[str] = None                  # the form counted where a model has two (zoo.predict.inference)
     task: Optional[str] = None                     # --detector / --segmenter: the whole model on this backbone
 
     @classmethod
@@ -77,7 +77,7 @@ class PredictedRow:
 def predict(request, device: str, price_per_hour: float | None = None, tf32: str | None = None,
             channels_last: bool = False) -> PredictedRow:
     """The predicted row of `request` (zoo.runs.request) on a datasheet `device`."""
-    from .roofline_rows import predict as predict_fields     # NB: imports torch; the report reads rows only
+    from .inference import predict as predict_fields     # NB: imports torch; the report reads rows only
 
     return PredictedRow.of(predict_fields(request, device, tf32=tf32, price_per_hour=price_per_hour,
                                           channels_last=channels_last))
@@ -86,7 +86,7 @@ def predict(request, device: str, price_per_hour: float | None = None, tf32: str
 def best_batch(predict_at, target_ms: float) -> PredictedRow:
     """The row of the best batch under `target_ms`: the largest power of two whose expected ms per batch stays
     within it and which fits the device's memory (analysis.batch_search; why the largest is the best:
-    zoo.runs.decision), marked with the target; batch 1's row, with a sweep_note, when even batch 1 misses the
+    zoo.predict.decision), marked with the target; batch 1's row, with a sweep_note, when even batch 1 misses the
     target or the memory. predict_at(batch) -> its PredictedRow."""
     rows: dict[int, PredictedRow] = {}
 
@@ -101,7 +101,7 @@ def best_batch(predict_at, target_ms: float) -> PredictedRow:
 
 def sweep(request, device: str, target_ms: float, price_per_hour: float | None = None, tf32: str | None = None,
           channels_last: bool = False) -> dict:
-    """best_batch of `request` on `device`, each batch predicted afresh (zoo.runs.decision shares the counts);
+    """best_batch of `request` on `device`, each batch predicted afresh (zoo.predict.decision shares the counts);
     tf32 and channels_last passed on only where asked for."""
     options = {k: v for k, v in (("tf32", tf32), ("channels_last", channels_last)) if v}
     return best_batch(lambda b: predict(request.replace(batch_size=b), device, price_per_hour=price_per_hour,

@@ -1,13 +1,13 @@
 """zoo.compare --predict DEVICE --metrics train: one training step of a request on a datasheet GPU (forward,
 backward and the optimizer step, counted on meta as the GPU runs them) with its calibrated time and held-out
-band, its memory (zoo.runs.train_memory), and with --epochs / --train-images / --gpus the hours and dollars to
-train (zoo.runs.train_hours). Printed, never written to results/.
+band, its memory (analysis.predict.memory), and with --epochs / --train-images / --gpus the hours and dollars to
+train (analysis.predict.schedule). Printed, never written to results/.
 
 The step's kernels: the forward and backward under torch.autocast (fp32 weights, analysis.count.autocast) with
 CUDA's fused SDPA and its backward kernel, the task's loss (cross-entropy), the gradients' accumulation, and
 the optimizer really stepped on meta: torch.optim's zero_grad() and step(), per parameter (for-loop) or over
 all of them at once (foreach, torch 2.x's default on CUDA). Each kernel is timed with the calibration fitted on
-timm's published training benchmark (benchmarks/fit_train_calibration.py: zoo/models/data/gpu_train_calibration.json).
+timm's published training benchmark (benchmarks/fit_train_calibration.py: analysis/predict/data/gpu_train_calibration.json).
 
 A TPU chip (TPU v3) is an EXTRAPOLATION: no published TPU table exists to fit, so its step is the same counted
 step timed by the GPU-fitted factors on the chip's datasheet roofline (bf16 peak, HBM bandwidth), with attention
@@ -24,13 +24,13 @@ from importlib import resources
 
 import torch
 
-from analysis.calibration import Calibration, class_peaks, expected_seconds, op_precisions
+from analysis.predict.calibration import Calibration, class_peaks, expected_seconds, op_precisions
 from analysis.count.cost import GpuEmulation, image_batch, run_train_step
-from analysis.timing.devices import device_sheet
+from analysis.predict.devices import device_sheet
 from analysis.vocab import DTYPES
 
-from .request import Request
-from .train_memory import task_loss
+from ..runs.request import Request
+from analysis.predict.memory import task_loss
 
 # timm's benchmark.py TrainBenchmarkRunner (huggingface/pytorch-image-models@c865028): create_optimizer_v2(opt='sgd',
 # lr=1e-4) = torch.optim.SGD(momentum=0.9, nesterov=True), no weight decay; the detection and segmentation
@@ -46,7 +46,7 @@ def train_step_ops(request: Request, foreach: bool = True, fused_attention: bool
     """(op_class, FLOPs, bytes, count) of one training step of the request's batch (module docstring), its
     optimizer the request's (None: timm's benchmark's SGD). fused_attention=False: attention written op by op,
     as timm and torch 1.12 ran it when the published training table was measured (no SDPA before torch 2.0)."""
-    from .gpu_memory import _module
+    from ..runs.gpu_memory import _module
 
     module = _module(request, fused_attention)
     x = image_batch(module, request.batch_size, request.img_size)
@@ -59,14 +59,14 @@ def train_step_ops(request: Request, foreach: bool = True, fused_attention: bool
 
 @functools.cache
 def train_calibration() -> Calibration:
-    """The shipped factors (zoo/models/data/gpu_train_calibration.json, from benchmarks/fit_train_calibration.py),
+    """The shipped factors (analysis/predict/data/gpu_train_calibration.json, from benchmarks/fit_train_calibration.py),
     with one borrowed: the fused SDPA kernels' compute efficiency. The training table ran attention op by op
     (its q @ k^T and @ v are GEMMs, its softmax the attention class), so it says nothing about the fused kernels
     torch 2.x runs; their efficiency is the inference calibration's (fitted on fused SDPA forwards,
-    zoo/models/data/gpu_calibration.json). NB: that the fused backward runs as efficiently is unvalidated."""
-    from .roofline_rows import gpu_calibration
+    analysis/predict/data/gpu_calibration.json). NB: that the fused backward runs as efficiently is unvalidated."""
+    from .inference import gpu_calibration
 
-    text = resources.files("zoo.models").joinpath("data", "gpu_train_calibration.json").read_text(encoding="utf-8")
+    text = resources.files("analysis.predict").joinpath("data", "gpu_train_calibration.json").read_text(encoding="utf-8")
     cal = Calibration.from_json(json.loads(text))
     fused = gpu_calibration().compute_efficiency["attention"]
     return dataclasses.replace(cal, compute_efficiency={**cal.compute_efficiency, "attention": fused})
@@ -84,8 +84,8 @@ def step_seconds(ops, device: str, dtype: str, cal: Calibration | None = None) -
 def predict_train(request: Request, device: str, foreach: bool = True, gpus: int = 1) -> dict:
     """The training fields of a predicted row: images per second (expectation and band), the step time, the
     step's memory and whether it fits the device (on more than one GPU with DistributedDataParallel's gradient
-    buckets, zoo.runs.train_memory)."""
-    from .gpu_memory import gpu_train_bytes
+    buckets, analysis.predict.memory)."""
+    from ..runs.gpu_memory import gpu_train_bytes
 
     sheet, cal = device_sheet(device), train_calibration()
     tpu = sheet.kind == "tpu"
@@ -112,7 +112,7 @@ def predict_train(request: Request, device: str, foreach: bool = True, gpus: int
 
 def train_rows(plan, args) -> list[dict]:
     """One predicted training row per model, size and batch of the plan."""
-    from .train_hours import allreduce_seconds, schedule
+    from analysis.predict.schedule import allreduce_seconds, schedule
 
     named = args.predict[0] if isinstance(args.predict, list) else args.predict   # compare: predict_devices' list
     device = device_sheet(named.strip()).name
@@ -146,13 +146,13 @@ def train_rows(plan, args) -> list[dict]:
 
 
 def _trainable(request: Request) -> int:
-    from .gpu_memory import _module
+    from ..runs.gpu_memory import _module
 
     return sum(p.numel() for p in _module(request).parameters() if p.requires_grad)
 
 
 def train_markdown(rows: list[dict]) -> str:
-    from .predicted import model_label
+    from .rows import model_label
 
     first = rows[0]
     tpu = first.get("train_device_kind") == "tpu"

@@ -1,4 +1,4 @@
-"""Hours and dollars to train: a predicted step (zoo.runs.train_predicted) times the steps of a schedule, on K
+"""Hours and dollars to train: a predicted step (zoo.predict.train) times the steps of a schedule, on K
 data-parallel GPUs. Pure arithmetic, no torch.
 
 steps = ceil(epochs x train_images / (batch x K)); each step adds the gradient all-reduce of a ring over K

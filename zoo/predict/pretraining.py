@@ -1,5 +1,5 @@
 """The seeds' pre-training compute on TPU v3 (issue 40, item 5): the ViT paper's Table 2 TPUv3-core-days
-recomputed by the training prediction (zoo.runs.train_predicted on the "TPU v3" sheet, an EXTRAPOLATION of the
+recomputed by the training prediction (zoo.predict.train on the "TPU v3" sheet, an EXTRAPOLATION of the
 GPU-fitted factors) with each paper's own recipe. Rows for zoo.report (results/tpu_pretraining.json) and
 benchmarks/vit_tpu_core_days.py; docs/training.md explains them.
 
@@ -55,8 +55,8 @@ RECIPES = (
 
 def predicted_step(model: str, batch: int, optimizer: str) -> dict:
     """The predicted training step on TPU v3 at 224 px, bf16, `batch` per chip, with its counted FLOPs per image."""
-    from .request import Request
-    from .train_predicted import predict_train, train_step_ops
+    from ..runs.request import Request
+    from .train import predict_train, train_step_ops
 
     request = Request(model, 224, batch, "bf16", train=True, optimizer=optimizer)
     row = predict_train(request, DEVICE)
@@ -66,11 +66,11 @@ def predicted_step(model: str, batch: int, optimizer: str) -> dict:
 
 
 def core_days(step: dict, images: int, epochs: int, batch: int) -> tuple[float, float, float]:
-    """(expected, fast, slow) TPU core-days of the schedule (zoo.runs.train_hours on one chip: chip-days do not
+    """(expected, fast, slow) TPU core-days of the schedule (analysis.predict.schedule on one chip: chip-days do not
     depend on the chip count but through the all-reduce, which is not counted)."""
-    from analysis.timing.devices import device_sheet
+    from analysis.predict.devices import device_sheet
 
-    from .train_hours import schedule
+    from analysis.predict.schedule import schedule
 
     rate = step["train_imgs_per_s"]
     band = (step["train_imgs_per_s_p10"] / rate, step["train_imgs_per_s_p90"] / rate)

@@ -1,8 +1,8 @@
-"""Fitting analysis.calibration's factors to measured batch times: least squares on log(expected / measured),
+"""Fitting analysis.predict.calibration's factors to measured batch times: least squares on log(expected / measured),
 by gradient descent in torch (efficiencies through a sigmoid, so each stays in (0, 1)); and the held-out
 (leave-one-group-out) predictions the band and the honest error figures come from.
 
-A sample is {"ops": [(op_class, flops, bytes, count)], "peaks" (FLOP/s per kernel class, analysis.calibration's
+A sample is {"ops": [(op_class, flops, bytes, count)], "peaks" (FLOP/s per kernel class, analysis.predict.calibration's
 class_peaks), "bandwidth" (per s), "seconds" (measured per batch), "group" (a family or a device name)}.
 """
 from __future__ import annotations

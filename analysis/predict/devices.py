@@ -11,7 +11,7 @@ GEMMs do, at half the FP16-accumulate rate: that rate is the one given. memory_b
 sparsity" figure is stated by the datasheets themselves, so it is not listed).
 
 One entry is not a GPU: Google's TPU v3 chip (kind "tpu", two TensorCores per chip). Its sheet states a bf16
-peak only, so it has no fp32 column; it serves the training prediction alone (zoo.runs.train_predicted), where
+peak only, so it has no fp32 column; it serves the training prediction alone (zoo.predict.train), where
 its figures are an extrapolation of the GPU-fitted factors (no TPU table is fitted).
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ class DeviceSheet:
     peak_flops: dict[str, float]          # dtype -> dense FLOP/s
     mem_bandwidth: float                  # bytes/s
     sources: tuple[str, ...] = field(default=())
-    launch_seconds: float = 5e-6          # per-kernel launch cost the roofline adds (see analysis.roofline)
+    launch_seconds: float = 5e-6          # per-kernel launch cost the roofline adds (see analysis.predict.roofline)
     memory_bytes: float | None = None     # device memory in the sheet's unit (GB = 1e9 bytes, GiB = 2^30)
     derived: tuple[str, ...] = field(default=())   # "column: the arithmetic" for figures no source states
     kind: str = "gpu"                     # "gpu" or "tpu" (a TPU chip: only the training prediction takes it)

@@ -19,7 +19,7 @@ def roofline(ops: Iterable[tuple[str, int, int, int]], peak_flops: float, mem_ba
              launch_seconds: float = 0.0, peaks: dict[str, float] | None = None) -> dict:
     """ops: (op_class, flops, bytes, count) per kind of op of one batch. Returns roofline_ms (per batch)
     and the shares of that time that are compute-bound, memory-bound and launch overhead. `peaks`: a peak per
-    op class where the classes run at different precisions (analysis.calibration.class_peaks), else peak_flops."""
+    op class where the classes run at different precisions (analysis.predict.calibration.class_peaks), else peak_flops."""
     compute = memory = launch = 0.0
     by_class: dict[str, float] = {}
     for op_class, flops, nbytes, count in ops:

@@ -1,5 +1,5 @@
 """Predictions as a decision across datasheet devices (`--predict L4,A100,H100`): each device's predicted rows
-(zoo.runs.roofline_rows, one count of each forward shared by every device), per device the best batch under a
+(zoo.predict.inference, one count of each forward shared by every device), per device the best batch under a
 latency target, images per dollar at the prices the user gives, and per model and size the winner, with
 whether the p10-p90 bands separate it from the runner-up.
 
@@ -7,24 +7,24 @@ Best batch: the largest power of two whose expected ms per batch stays within th
 memory fits (analysis.batch_search). It is the best one, not only the largest: each kernel's time is
 max(FLOPs / (e(FLOPs) x peak), bytes / bandwidth) + launch, and FLOPs grow in proportion to the batch, e(f)
 grows with f, bytes grow at most in proportion and launches not at all, so seconds per image never rise with
-the batch (analysis.calibration).
+the batch (analysis.predict.calibration).
 """
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from .predicted import PredictedRow, best_batch
-from .request import Request
+from .rows import PredictedRow, best_batch
+from ..runs.request import Request
 
 
 class Counts:
-    """Each forward counted once (zoo.runs.roofline_rows.gpu_forward) and priced on every device."""
+    """Each forward counted once (zoo.predict.inference.gpu_forward) and priced on every device."""
 
     def __init__(self, reparam: str = "fused", tf32: str | None = None, channels_last: bool = False):
         self.reparam, self.tf32, self.channels_last, self._counted = reparam, tf32, channels_last, {}
 
     def row(self, request: Request, device: str, price_per_hour: float | None = None) -> PredictedRow:
-        from .roofline_rows import gpu_forward, predict_counted
+        from .inference import gpu_forward, predict_counted
 
         if request not in self._counted:
             self._counted[request] = gpu_forward(request, reparam=self.reparam)

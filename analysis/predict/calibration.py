@@ -1,4 +1,4 @@
-"""A calibrated GPU time per batch: the roofline (analysis.roofline) with achieved fractions of the datasheet
+"""A calibrated GPU time per batch: the roofline (analysis.predict.roofline) with achieved fractions of the datasheet
 peak and bandwidth per kernel class, each op at the precision PyTorch runs it in, a per-kernel cost, and a band
 from held-out error.
 
@@ -35,7 +35,7 @@ LIBRARY = {"matmul": "matmul", "attention": "matmul", "conv": "conv", "depthwise
            "depthwise_conv_nhwc": "conv"}
 CHANNELS_LAST = {"conv": "conv_nhwc", "depthwise_conv": "depthwise_conv_nhwc"}   # cuDNN's kernels on NHWC tensors
 # a calibration fitted before the split (one matmul_conv class, a GEMM size term in FLOPs: gemm_half_flops), as
-# zoo/models/data/gpu_train_calibration.json still is: each kernel class read as the class it was fitted as
+# analysis/predict/data/gpu_train_calibration.json still is: each kernel class read as the class it was fitted as
 LEGACY = {"matmul": "matmul_conv", "conv": "matmul_conv", "conv_nhwc": "matmul_conv",
           "depthwise_conv_nhwc": "depthwise_conv"}
 
@@ -76,7 +76,7 @@ def class_peaks(peak_flops: dict[str, float], precisions: dict[str, str],
     Convolution.cpp, check_cudnn_depthwise_workload_with_filter), which multiplies and accumulates in
     at::acc_type, float for half and bfloat16 (pytorch/pytorch@989f69174ed19c7df1d429e7bcb665f316307bb0,
     aten/src/ATen/native/cuda/DepthwiseConv2d.cu line 50). depthwise_on_cuda_cores False: at the library's
-    precision, as a legacy calibration (zoo/models/data/gpu_train_calibration.json) was fitted.
+    precision, as a legacy calibration (analysis/predict/data/gpu_train_calibration.json) was fitted.
     NB: a sheet without an fp32 figure (TPU v3 states bf16 only) times the vector classes by their bytes alone."""
     vector = peak_flops.get("fp32", math.inf)
     on_vector = DEPTHWISE_CLASSES if depthwise_on_cuda_cores else ()
