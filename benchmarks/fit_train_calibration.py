@@ -75,13 +75,13 @@ def count_all(rows: list[dict]) -> dict:
 
 
 def samples(rows: list[dict], counts: dict) -> list[dict]:
-    from analysis.predict.devices import device_sheet
+    from zoo.options import datasheet
 
     out = []
     for r in rows:
         ops = counts.get(key(r))
         if isinstance(ops, list):
-            sheet = device_sheet(r["device"])
+            sheet = datasheet(r["device"])
             out.append({"ops": [tuple(o) for o in ops], "tensor_peak": sheet.peak_flops[DTYPE],
                         "vector_peak": sheet.peak_flops["fp32"], "bandwidth": sheet.mem_bandwidth,
                         "seconds": r["batch_size"] / r["train_imgs_per_s"], "group": r["family"], **r})

@@ -89,14 +89,14 @@ def samples(rows: list[dict], counts: dict, dtype: str = DTYPE, tf32: str | None
     """Calibration samples (analysis.predict.calibration_fit) of the rows that were counted, each op class at the
     precision PyTorch runs it in on the row's GPU (analysis.predict.calibration.op_precisions; tf32 None: its defaults)."""
     from analysis.predict.calibration import class_peaks, in_memory_format, op_precisions
-    from analysis.predict.devices import device_sheet
+    from zoo.options import datasheet
 
     out = []
     for r in rows:
         ops = counts.get(count_key(r, dtype))
         if not isinstance(ops, list):
             continue
-        sheet = device_sheet(r["device"])
+        sheet = datasheet(r["device"])
         precisions = op_precisions(dtype, "tf32" in sheet.peak_flops, tf32)
         nhwc = r.get("memory_format") == "nhwc"
         out.append({"ops": in_memory_format([tuple(o) for o in ops], nhwc),

@@ -188,11 +188,11 @@ def count(model: str, size: int, batch: int, dtype: str, fused: bool) -> list:
 def table_samples(name: str, counts: dict | None = None) -> list[dict]:
     """The table's rows as analysis.predict.calibration_fit samples (counted here, and cached, where missing)."""
     from analysis.predict.calibration import class_peaks, in_memory_format, op_precisions
-    from analysis.predict.devices import device_sheet
+    from zoo.options import datasheet
 
     table = TABLES[name]
     counts = read_counts(COUNTS) if counts is None else counts
-    sheet = device_sheet(table["device"])
+    sheet = datasheet(table["device"])
     precisions = op_precisions(table["dtype"], "tf32" in sheet.peak_flops, table["tf32"])
     out, changed = [], False
     rows = table["rows"]() if callable(table["rows"]) else table["rows"]

@@ -68,9 +68,9 @@ def main(argv=None) -> int:
 
 def with_roofline(row: dict, bandwidth: float) -> dict:
     """A timed CPU fp32 eager inference row without a roofline gets one from its peak and `bandwidth`."""
-    from analysis.predict.roofline import roofline
+    from analysis.predict.roofline import ROOFLINE_FIELDS, roofline
+    from zoo.predict.inference import traffic_ops
     from zoo.runs.request import Request
-    from zoo.predict.inference import ROOFLINE_FIELDS, traffic_ops
 
     s = row["settings"]
     if row.get("roofline_ms") or not row.get("peak_flops") or s.get("train") or s["dtype"] != "fp32" or \

@@ -12,7 +12,8 @@ from analysis.predict.devices import DEVICE_SHEETS, device_sheet, sheet_peak
 from cli import call_main
 from zoo.runs.peaks import PEAKS_FILE, PeakCache
 from zoo.runs.request import Request
-from zoo.predict.inference import measured_roofline, traffic_ops
+from zoo.predict.inference import traffic_ops
+from zoo.runs.timed import measured_roofline
 from zoo.runs.tasks import Task
 
 
@@ -153,7 +154,7 @@ def test_a_timed_detector_row_gets_the_whole_detectors_roofline():
     """The roofline of a timed --detector row is the detector's, not its backbone's (issue 30): with a stand-in
     machine of 100 GFLOP/s and 10 GB/s, it is at least the whole detector's compute time, 2 x MACs / peak."""
     from analysis.size import Size
-    from zoo.predict.inference import measured_roofline
+    from zoo.runs.timed import measured_roofline
     from zoo.runs.tasks import Task, run_task
 
     size = Size(800, 1280)

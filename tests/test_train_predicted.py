@@ -46,12 +46,14 @@ def test_schedule_steps_hours_and_dollars():
 
 def test_ring_allreduce_time():
     """2 (K - 1) / K x bytes over the per-direction bandwidth: A100's NVLink 3, 600 GB/s both ways."""
+    from analysis.predict.devices import DEVICE_SHEETS
     from analysis.predict.schedule import allreduce_seconds
 
-    assert allreduce_seconds(344_000_000, 1, "A100") == 0
-    assert allreduce_seconds(344_000_000, 8, "A100") == pytest.approx(2 * 7 / 8 * 344e6 / 300e9)
-    with pytest.raises(ValueError):
-        allreduce_seconds(1, 2, "RTX 3090")
+    a100 = DEVICE_SHEETS["A100"]
+    assert allreduce_seconds(344_000_000, 1, a100) == 0
+    assert allreduce_seconds(344_000_000, 8, a100) == pytest.approx(2 * 7 / 8 * 344e6 / 300e9)
+    with pytest.raises(ValueError, match="no interconnect figure for RTX 3090"):
+        allreduce_seconds(1, 2, DEVICE_SHEETS["RTX 3090"])
 
 
 def test_shipped_training_calibration_meets_the_issue_bar():

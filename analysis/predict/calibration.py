@@ -23,8 +23,12 @@ torch; predicting does not.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import math
 from dataclasses import dataclass, field
+from importlib import resources
 
 KERNEL_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "norm", "elementwise", "data_movement",
                   "conv_nhwc", "depthwise_conv_nhwc", "serial")
@@ -110,6 +114,25 @@ class Calibration:
         return cls(data["compute_efficiency"], data["memory_efficiency"], data.get("ridge_factor"),
                    data["launch_seconds"], tuple(data["band"]), data.get("source", ""),
                    {k: v for k, v in data.items() if k not in known}, data.get("serial_step_seconds", 0.0))
+
+
+# the factors shipped in analysis/predict/data/, per kind of prediction, and the benchmark that fits them
+SHIPPED = {"inference": ("gpu_calibration.json", "benchmarks/fit_gpu_calibration.py"),
+           "train": ("gpu_train_calibration.json", "benchmarks/fit_train_calibration.py")}
+
+
+@functools.cache
+def shipped(kind: str = "inference") -> Calibration:
+    """The shipped factors of a kind (SHIPPED). The training table ran attention op by op (its q @ k^T and @ v are
+    GEMMs, its softmax the attention class), so it says nothing about the fused SDPA kernels torch 2.x runs: "train"
+    borrows their compute efficiency from "inference" (fitted on fused SDPA forwards). NB: that the fused backward
+    runs as efficiently is unvalidated."""
+    text = resources.files(__package__).joinpath("data", SHIPPED[kind][0]).read_text(encoding="utf-8")
+    cal = Calibration.from_json(json.loads(text))
+    if kind == "train":
+        fused = shipped("inference").compute_efficiency["attention"]
+        cal = dataclasses.replace(cal, compute_efficiency={**cal.compute_efficiency, "attention": fused})
+    return cal
 
 
 def kernel_seconds(op_class: str, flops: int, nbytes: int, peak: float, bandwidth: float, cal: Calibration) -> float:

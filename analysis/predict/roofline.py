@@ -13,6 +13,7 @@ from typing import Iterable
 
 GPU_LAUNCH_SECONDS = 5e-6
 CPU_LAUNCH_SECONDS = 0.0
+ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_share", "roofline_launch_share")
 
 
 def roofline(ops: Iterable[tuple[str, int, int, int]], peak_flops: float, mem_bandwidth: float,

@@ -18,7 +18,7 @@ import shlex
 import sys
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS,  # noqa: F401 - zoo.compare
+from ..options import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, datasheet_devices,  # noqa: F401 - zoo.compare
                        add_options, pretraining_option)  # names them
 from ..options.compare import DEFAULT_METRICS, METRICS, checked
 from ..options.values import MAX_BATCH, MAX_SIDE
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
     add_options(p, "--predict", "--price-per-hour", "--reparam",
-                predict=dict(help=f"measure nothing: the calibrated estimate on datasheet GPUs ({DATASHEET_DEVICES}), "
+                predict=dict(help=f"measure nothing: the calibrated estimate on datasheet GPUs ({datasheet_devices()}), "
                                   f"comma-separated (L4,A100,H100), marked predicted, with its error band: each "
                                   f"device's rows, per model the winner and whether the band separates it (two "
                                   f"devices at the same batches: their break-even price ratio); the rows are appended "
@@ -152,7 +152,7 @@ def _main(argv: list[str] | None) -> int:
                           segmenter=args.segmenter, optimizer=args.optimizer, slide=args.slide,
                           timing=args.timing, backends=args.backends, pad_to=args.pad_to)
         if args.predict is not None and args.metrics == ["train"]:
-            from ..predict.train import print_train_predictions
+            from .predict import print_train_predictions
 
             return print_train_predictions(plan, args)
         if args.predict is not None:

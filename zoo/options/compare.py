@@ -116,33 +116,31 @@ def check_predict_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--predict: times nothing here, so {', '.join(ignored)} would change nothing (drop "
                          f"{'them' if len(ignored) > 1 else 'it'})")
     choice(args.reparam, REPARAM_FORMS, "reparam")
-    check_train_predict(args)                # --metrics train alone: one device, the schedule's options
     args.predict = predict_devices(args.predict)
+    check_train_predict(args)                # --metrics train alone: one device, the schedule's options
     if args.format == "csv" and len(args.predict) > 1:
         raise UsageError("--format csv: one device's rows; several devices give a decision too (markdown or json)")
     if args.channels_last:
         from ..predict.inference import check_channels_last
 
         check_channels_last()
-    for device in args.predict:
-        check_predict(device, args.dtype, args.tf32, train=args.metrics == ["train"])
+    for sheet in args.predict:
+        check_predict(sheet, args.dtype, args.tf32, train=args.metrics == ["train"])
     if args.price_per_hour is not None:
         args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
 
 
 def check_train_predict(args) -> None:
-    """zoo.compare --predict with --metrics train: one device, and the schedule options' values (UsageError,
-    exit 2); --epochs and --train-images go together, --gpus above 1 needs a sourced interconnect."""
-    from analysis.predict.devices import device_sheet
-
-    from analysis.predict.schedule import interconnect
+    """--predict with --metrics train (args.predict: the sheets): one device, and the schedule options' values
+    (UsageError, exit 2); --epochs and --train-images go together, --gpus above 1 needs a sourced interconnect."""
+    from analysis.predict.schedule import allreduce_seconds
 
     schedule_given = args.epochs is not None or args.train_images is not None or args.gpus != "1"
     if args.metrics != ["train"]:
         if schedule_given:
             raise UsageError("--epochs, --train-images, --gpus: only with --predict and --metrics train")
         return
-    if "," in args.predict or args.sweep:
+    if len(args.predict) > 1 or args.sweep:
         raise UsageError("--predict with --metrics train: one device, and a list of batch sizes (no sweep)")
     if (args.epochs is None) != (args.train_images is None):
         raise UsageError("--epochs and --train-images go together")
@@ -150,11 +148,10 @@ def check_train_predict(args) -> None:
     if args.epochs is not None:
         args.epochs = positive_number(args.epochs, "epochs", 1e6)
         args.train_images = positive_int(args.train_images, "train-images", 1 << 40)
-    if args.gpus > 1:
-        try:
-            interconnect(device_sheet(args.predict.strip()).name)
-        except (KeyError, ValueError) as e:
-            raise UsageError(f"--gpus: {str(e).strip(chr(39))}") from None
+    try:
+        allreduce_seconds(0, args.gpus, args.predict[0])
+    except ValueError as e:
+        raise UsageError(f"--gpus: {e}") from None
 
 
 def slide_option(text: str | None, segmenter: str | None, metrics: list[str]) -> tuple[int, int] | None:

@@ -34,11 +34,9 @@ def predicted_fields(options: dict) -> dict:
 
 def check_predicted(asked) -> dict:
     """A zoo.select.predicted.Predicted checked, in this order: {"size", "best" (--batch-size best), "batch",
-    "limits" (max_latency_ms, min_imgs_per_s, price_per_hour), "device" (the datasheet's name), "models"}."""
-    from analysis.predict.devices import device_sheet
-
+    "limits" (max_latency_ms, min_imgs_per_s, price_per_hour), "device" (its DeviceSheet), "models"}."""
     from ..predict.inference import check_predict
-    from . import REPARAM_FORMS, prices_per_hour
+    from . import REPARAM_FORMS, datasheet, prices_per_hour
 
     choice(asked.rank, RANKS, "rank")
     choice(asked.reparam, REPARAM_FORMS, "reparam")
@@ -49,19 +47,20 @@ def check_predicted(asked) -> dict:
               for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
     if best and limits["max_latency_ms"] is None:
         raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
-    check_predict(asked.device, check_dtype(asked.dtype), asked.tf32)
-    name = device_sheet(asked.device).name
+    sheet = datasheet(asked.device)
+    check_predict(sheet, check_dtype(asked.dtype), asked.tf32)
     limits["price_per_hour"] = None if asked.price_per_hour is None else \
-        prices_per_hour(str(asked.price_per_hour), [name])[name]      # finite, 0.001 to 1e6 USD per hour
+        prices_per_hour(str(asked.price_per_hour), [sheet])[sheet.name]      # finite, 0.001 to 1e6 USD per hour
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
-    return {"size": size, "best": best, "batch": batch, "limits": limits, "device": name, "models": models}
+    return {"size": size, "best": best, "batch": batch, "limits": limits, "device": sheet, "models": models}
 
 
 def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
     """zoo.select --predict DEVICE --metrics train's parsed options checked before anything is counted."""
     from ..predict.inference import check_predict
+    from . import datasheet, prices_per_hour
     from .compare import check_train_predict
 
     if args.metrics != "train":
@@ -73,16 +72,13 @@ def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
     args.size = one_size(args.resolution, "resolution")
     args.batch_size = positive_int(args.batch_size, "batch-size", 1 << 16)
     check_dtype(args.dtype)
+    args.predict = [datasheet(args.predict)]
     check_train_predict(args)                       # epochs, train images, gpus (and their interconnect)
-    check_predict(args.predict, args.dtype, train=True)
+    check_predict(args.predict[0], args.dtype, train=True)
     if args.max_train_hours is not None:
         if args.epochs is None:
             raise UsageError("--max-train-hours needs --epochs and --train-images")
         args.max_train_hours = positive_number(args.max_train_hours, "max-train-hours", 1e9)
     if args.price_per_hour is not None:          # the bounds every price option has (a number, one device)
-        from analysis.predict.devices import device_sheet
-
-        from . import prices_per_hour
-
-        args.price_per_hour = prices_per_hour(args.price_per_hour, [device_sheet(args.predict).name])
+        args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
     return args

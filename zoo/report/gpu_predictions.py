@@ -17,7 +17,7 @@ from pathlib import Path
 from analysis.size import Size
 
 PREDICTED_FILE = "predicted.jsonl"
-DEVICES = ("H100", "A100", "L4", "RTX 4090", "V100")     # names devices.device_sheet accepts ("V100": SXM2)
+DEVICES = ("H100", "A100", "L4", "RTX 4090", "V100")     # as --predict takes them ("V100": SXM2): fixed_sheets()
 BATCHES = (1, 64)
 SIZE = 224
 DTYPE = "bf16"               # torch.autocast over fp32 weights, as timm's benchmark --amp runs
@@ -51,13 +51,20 @@ def _rounded(value):
     return float(f"{value:.9g}") if isinstance(value, float) else value
 
 
+def fixed_sheets() -> dict:
+    """DEVICES' DeviceSheets, by the name DEVICES gives each (resolved as the command line resolves --predict)."""
+    from ..options import predict_devices
+
+    return dict(zip(DEVICES, predict_devices(",".join(DEVICES))))
+
+
 def fresh_predictions(models: list[str]) -> list[dict]:
     """Every (model, batch, device) row, device by device in DEVICES order, then model and batch; one count
     per (model, batch, dtype), reused across the devices of that dtype."""
-    from ..predict.rows import PredictedRow
+    from ..predict.inference import gpu_forward, predict
     from ..runs.request import Request
-    from ..predict.inference import gpu_forward, predict_counted
 
+    sheets = fixed_sheets()
     per_device: dict[str, list[dict]] = {device: [] for device in DEVICES}
     for model in models:
         for batch in BATCHES:
@@ -66,7 +73,7 @@ def fresh_predictions(models: list[str]) -> list[dict]:
                 request = Request(model, Size(SIZE, SIZE), batch, OTHER_DTYPE.get(device, DTYPE))
                 if request.dtype not in counted:
                     counted[request.dtype] = gpu_forward(request)
-                row = PredictedRow.of(predict_counted(counted[request.dtype], request, device))
+                row = predict(request, sheets[device], counted=counted[request.dtype])
                 per_device[device].append({k: _rounded(getattr(row, k)) for k in KEPT})
     return [row for device in DEVICES for row in per_device[device]]
 

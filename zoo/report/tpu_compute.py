@@ -32,9 +32,10 @@ def _rounded(value):
 
 
 def fresh_text() -> str:
-    from ..predict.pretraining import predicted_rows
+    from ..options import datasheet
+    from ..predict.pretraining import DEVICE, predicted_rows
 
-    rows = [{k: _rounded(v) for k, v in r.items()} for r in predicted_rows()]
+    rows = [{k: _rounded(v) for k, v in r.items()} for r in predicted_rows(datasheet(DEVICE))]
     return json.dumps(rows, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 

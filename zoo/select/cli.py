@@ -34,7 +34,7 @@ import os
 import sys
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..options import DATASHEET_DEVICES, add_options
+from ..options import add_options, datasheet_devices
 from ..options.select import OPTIONS, check_from_plan, check_save_plan
 from ..store.data_dir import out_or_default
 from ..options.values import check_out_dir, choice
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "for --from-plan on the machine that will serve; times nothing")
     p.add_argument("--from-plan", metavar="FILE", help="run a --save-plan FILE's query on its candidates, timing on "
                                                         "this machine (other query options are not taken)")
-    add_options(p, "--predict", predict=dict(help=f"time nothing: answer on a datasheet GPU ({DATASHEET_DEVICES}) from "
+    add_options(p, "--predict", predict=dict(help=f"time nothing: answer on a datasheet GPU ({datasheet_devices()}) from "
                                                   f"the calibrated roofline prediction, screened and ranked on it, "
                                                   f"marked predicted, with its error band (docs/prediction.md)"))
     p.add_argument("--rank", default="top1", help=f"{', '.join(RANKS)} (default top1)")

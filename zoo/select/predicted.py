@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     elif "per_device" in result:
-        from ..predict.rows import decision_markdown
+        from ..predict.text import decision_markdown
 
         for one in result["per_device"].values():
             sys.stdout.write(predicted_text(one["shortlist"], one["excluded"], args.rank) + "\n")
@@ -120,13 +120,14 @@ def across_devices(asked: Predicted, on_row=None) -> dict:
     from ..options import predict_devices, prices_per_hour
     from ..predict.decision import decide
 
-    devices = predict_devices(asked.device)
-    prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), devices)
+    sheets = predict_devices(asked.device)
+    prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), sheets)
     from ..predict.decision import Counts
 
     counts = Counts(asked.reparam)              # one count of each forward for every device
-    per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None),
-                                      on_row, counts) for d in devices}
+    per_device = {s.name: predicted_select(dataclasses.replace(asked, device=s.name, price_per_hour=prices[s.name]
+                                                               if prices else None), on_row, counts) for s in sheets}
+    devices = list(per_device)
     by_model: dict[str, list[dict]] = {}
     for answer in per_device.values():
         for row in answer["shortlist"]:
@@ -174,13 +175,13 @@ def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     from ..predict.rows import best_batch
 
     checked = check_predicted(asked)
-    size, best, batch, limits, name, models = (checked[k] for k in ("size", "best", "batch", "limits", "device",
-                                                                   "models"))
+    size, best, batch, limits, sheet, models = (checked[k] for k in ("size", "best", "batch", "limits", "device",
+                                                                    "models"))
     counts = counts or Counts(asked.reparam, asked.tf32)
     kept, excluded = [], []
     for model in models:
         def at(b: int):
-            return counts.row(Request(model, size, b, asked.dtype), name, limits["price_per_hour"])
+            return counts.row(Request(model, size, b, asked.dtype), sheet, limits["price_per_hour"])
 
         row = (best_batch(at, limits["max_latency_ms"]) if best else at(batch)).to_json()
         row["top1"] = _top1(model, size)
@@ -189,7 +190,7 @@ def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
         if on_row:
             on_row((excluded if broke else kept)[-1])
     kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
-    query = {"predict": name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
+    query = {"predict": sheet.name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
              "dtype": asked.dtype, "rank": asked.rank, "reparam": asked.reparam, "tf32": asked.tf32, **limits}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 

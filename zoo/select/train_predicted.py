@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from types import SimpleNamespace
 
 from ..errors import UsageError, UsageParser, ZooError
 from ..options.predicted import TRAIN_RANKS as RANKS
@@ -55,27 +54,29 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def predicted_train_select(args: argparse.Namespace) -> dict:
-    from ..predict.train import train_rows
+    from ..predict.train import predict_train
     from .predicted import _top1
 
     models = model_names(args.models)
-    tasks = [SimpleNamespace(request=Request(m, args.size, args.batch_size, args.dtype, train=True,
-                                             optimizer=args.optimizer)) for m in models]
+    sheet = args.predict[0]
+    price = (args.price_per_hour or {}).get(sheet.name)
     kept, excluded = [], []
-    for row in train_rows(SimpleNamespace(tasks=tasks), args):
+    for model in models:
+        request = Request(model, args.size, args.batch_size, args.dtype, train=True, optimizer=args.optimizer)
+        row = predict_train(request, sheet, args.gpus, args.epochs, args.train_images, price)
         row["top1"] = _top1(row["model"], args.size)
         broke = screen(row, args.max_train_hours)
         (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
     kept.sort(key=lambda r: -(r.get(args.rank) or 0))
-    query = {"predict": args.predict, "metrics": "train", "models": models, "resolution": args.size.compact,
+    query = {"predict": sheet.name, "metrics": "train", "models": models, "resolution": args.size.compact,
              "batch_size": args.batch_size, "dtype": args.dtype, "optimizer": args.optimizer, "gpus": args.gpus,
              "epochs": args.epochs, "train_images": args.train_images, "max_train_hours": args.max_train_hours,
-             "price_per_hour": args.price_per_hour, "rank": args.rank}
+             "price_per_hour": price, "rank": args.rank}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..predict.train import train_markdown
+    from ..predict.text import train_markdown
 
     try:
         args = parse(argv)
