@@ -102,9 +102,11 @@ def test_both_commands_take_the_shared_options_with_one_help():
         return {a.option_strings[0]: (a.help, a.default) for a in parser._actions if a.option_strings}
 
     compared, selected = options(compare_parser()), options(select_parser())
-    own = {"--models", "--optimizer", "--predict", "--no-save", "--backend", "--format"}   # default, wording, formats
+    own = {"--models", "--optimizer", "--predict", "--no-save", "--backend", "--format",   # default, wording, formats
+           "--metrics"}                  # compare's: what to measure; select's: train with --predict
     both = (set(compared) & set(selected)) - own - {"-h"}
-    assert {"--dtype", "--device", "--detector", "--segmenter", "--weights", "--pretraining", "--compile"} <= both
+    assert {"--dtype", "--device", "--detector", "--segmenter", "--weights", "--pretraining", "--compile", "--tf32",
+            "--price-per-hour", "--reparam", "--epochs", "--train-images", "--gpus"} <= both
     assert {o: compared[o] for o in both} == {o: selected[o] for o in both}
 
 

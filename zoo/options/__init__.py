@@ -18,10 +18,18 @@ SELECT_FORMATS = tuple(f for f in FORMATS if f != "csv")    # zoo.select's: a sh
 BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 OPTIMIZERS = ("sgd", "adamw")       # whose fp32 state a training step's memory counts (zoo.runs.counted)
+PREDICT_DTYPE = "bf16"     # --dtype's default with --predict (dtype_of)
 REPARAM_FORMS = ("trained", "fused")   # --reparam: the form a re-parameterisable model is counted in
 # --price-per-hour: USD per device-hour. Below a tenth of a cent images per dollar stop meaning anything (issue 42:
 # 5e-324 printed Infinity); above a million no device is rented.
 MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = 1e-3, 1e6
+
+
+def dtype_of(asked: str | None, predicting: bool) -> str:
+    """--dtype as asked, else its default: fp32 to measure, PREDICT_DTYPE to predict (timm's --amp tables)."""
+    from .values import check_dtype
+
+    return check_dtype(asked or (PREDICT_DTYPE if predicting else "fp32"))
 
 
 def datasheet_devices() -> str:
@@ -59,8 +67,8 @@ def _shared() -> dict[str, dict]:
                                  f"published ADE20K mIoU of the same heads, and its recipe"),
         "--optimizer": dict(help=f"with a training step: whose fp32 state the training memory counts: "
                                  f"{', '.join(OPTIMIZERS)} (default sgd, with momentum)"),
-        "--dtype": dict(default="fp32", help=f"{', '.join(DTYPE_NAMES)} (counting, and timing under autocast; "
-                                             f"default fp32)"),
+        "--dtype": dict(help=f"{', '.join(DTYPE_NAMES)} (counting, and timing under autocast; default fp32, with "
+                             f"--predict {PREDICT_DTYPE}: the tables the prediction is fitted on ran under autocast)"),
         "--device": dict(default="auto", help=f"where timing runs: {', '.join(DEVICES)} (default auto)"),
         "--threads": dict(help="CPU threads for timing, one number (default: all available cores)"),
         "--quick": dict(action="store_true", help="timing: short runs"),
@@ -175,7 +183,7 @@ def add_options(parser: argparse.ArgumentParser, *names: str, **changed: dict) -
 
 
 __all__ = ["BACKENDS", "COMPILE_MODES", "FORMATS", "OPTIMIZERS", "REPARAM_FORMS", "SELECT_FORMATS", "add_options",
-           "datasheet", "datasheet_devices", "predict_devices", "prices_per_hour", "pretraining_option", "weights_option"]
+           "datasheet", "datasheet_devices", "dtype_of", "predict_devices", "prices_per_hour", "pretraining_option", "weights_option"]
 
 
 FROZEN_NEEDS_A_BACKBONE = ("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "

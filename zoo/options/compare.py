@@ -10,8 +10,8 @@ import argparse
 
 from ..errors import UsageError
 from ..models.registry import TIMM_PREFIX, get_spec
-from . import FORMATS, OPTIMIZERS, check_heads, pretraining_option, timing_of, weights_option
-from .values import (MAX_BATCH, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
+from . import FORMATS, OPTIMIZERS, check_heads, dtype_of, pretraining_option, timing_of, weights_option
+from .values import (MAX_BATCH, MAX_SIDE, check_memory_override, check_out_dir, choice,
                      frozen_stages_option, model_names, pad_size, positive_int, positive_ints, positive_number, sizes,
                      split_list)
 
@@ -56,19 +56,13 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
     check_heads(args.features, args.frozen_stages, args.detector, args.segmenter)
     choice(args.format, FORMATS, "format")
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
-    check_dtype(args.dtype)
+    args.dtype = dtype_of(args.dtype, args.predict is not None)
     choice(args.executor, EXECUTORS, "executor")
     args.device_asked = args.device
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address: only used with --executor ray")
     if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
         raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
-    asked = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
-                   compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)    # per backend: plan_tasks
-    args.timing = timing_of(asked, args.backends, args.dtype, "train" in args.metrics,
-                            local=args.executor != "ray")      # with Ray the GPUs are the workers'
-    if args.no_save and (args.resume or args.reprobe_peak):
-        raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if args.predict is None:
         for name, given in (("--price-per-hour", args.price_per_hour is not None),
                             ("--reparam", args.reparam != "trained"),
@@ -78,8 +72,14 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
                              args.epochs is not None or args.train_images is not None or args.gpus != "1")):
             if given:
                 raise UsageError(f"{name}: only with --predict")
-    else:
+    else:                                   # before the timing's checks: a prediction times nothing
         check_predict_options(args)
+    asked = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
+                   compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)    # per backend: plan_tasks
+    args.timing = timing_of(asked, args.backends, args.dtype, "train" in args.metrics,
+                            local=args.executor != "ray")      # with Ray the GPUs are the workers'
+    if args.no_save and (args.resume or args.reprobe_peak):
+        raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if not args.no_save:
         args.out = check_out_dir(out_or_default(args.out))
     if args.executor == "ray":

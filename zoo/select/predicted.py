@@ -1,10 +1,12 @@
-"""`python -m zoo.select --predict DEVICE ...`: the backbones that meet a throughput or latency budget on a GPU
-that is not here, by archzoo's calibrated prediction (zoo.predict.inference.predict), ranked; every figure is
-marked predicted. Models that miss a constraint are listed with the first one they broke.
+"""`python -m zoo.select --predict DEVICE ...`: the backbones that meet a throughput or latency budget on a GPU that
+is not here, by archzoo's calibrated prediction (zoo.predict.inference), ranked; with --metrics train, those whose
+predicted training fits the device at the batch asked per GPU and, with a schedule, finishes within
+--max-train-hours (zoo.predict.train). Every figure is marked predicted; models that miss a constraint are listed
+with the first one they broke.
 
-Kept apart from zoo.select's measured path: nothing is timed or written; counting is on meta. The one
---predict path: the command line and `zoo.select.select(..., predict=DEVICE)` both answer through
-`predicted_select`.
+Kept apart from zoo.select's measured path: nothing is timed; counting is on meta. The command line (one parser,
+zoo.select.cli, dispatching here: answer_command_line) and `zoo.select.select(..., predict=DEVICE)` both answer
+inference through `predicted_select`.
 """
 from __future__ import annotations
 
@@ -17,36 +19,13 @@ from typing import Optional, Union
 from analysis.size import Size
 
 from ..answers.text import predicted_text
-from ..errors import UsageError, UsageParser, ZooError
-from ..options import add_options
-from ..options.predicted import RANKS
-from ..options.values import choice
+from ..errors import UsageError, ZooError
+from ..options import dtype_of
+from ..options.predicted import check_train_predicted
+from ..options.values import choice, model_names
 from ..runs.request import Request
 
 GIB = 1024 ** 3
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = UsageParser(prog="python -m zoo.select --predict", description=__doc__.splitlines()[0])
-    p.add_argument("--predict", metavar="DEVICE[,DEVICE...]", required=True,
-                   help="datasheet devices (zoo.compare --predict); several: each one's shortlist, then per model the "
-                        "device that wins on --rank and whether the band separates it")
-    p.add_argument("--models", default="all")
-    p.add_argument("--resolution", default="224")
-    p.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16 (bf16/fp16: torch.autocast; default bf16)")
-    p.add_argument("--batch-size", default="1", help="images per batch, or 'best': per model and device the best "
-                                                    "batch within --max-latency-ms (default 1)")
-    p.add_argument("--max-latency-ms", help="predicted ms per batch (the calibrated expectation)")
-    p.add_argument("--min-imgs-per-s", help="predicted images per second (the calibrated expectation)")
-    p.add_argument("--price-per-hour", metavar="USD|DEVICE=USD,...", help="each device's price per hour, which you "
-                                                                       "give (L4=0.8,A100=2.5): adds images per dollar")
-    p.add_argument("--rank", default="imgs_per_s", help=f"{', '.join(RANKS)} (default imgs_per_s)")
-    p.add_argument("--format", default="table", help="table or json")
-    from ..options import add_options
-
-    add_options(p, "--reparam", "--tf32", "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
-                                                           "to <out>/results/predicted.jsonl)"))
-    return p
 
 
 def screen(row: dict, max_latency_ms: float | None, min_imgs_per_s: float | None) -> str | None:
@@ -60,14 +39,18 @@ def screen(row: dict, max_latency_ms: float | None, min_imgs_per_s: float | None
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
+def answer_command_line(args: argparse.Namespace) -> int:
+    """zoo.select --predict from the command line's one parser (zoo.select.cli; zoo.options.predicted.check_mode
+    has refused the options this mode does not take): inference, or with --metrics train the training step;
+    printed as a table or JSON. 0, or 2 for bad input (one line on stderr, nothing written)."""
     try:
-        args = build_parser().parse_args(argv)
         choice(args.format, ("table", "json"), "format")
-        asked = Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
-                          args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour, args.out,
-                          not args.no_save, args.reparam, args.tf32)
-        result = answer(asked)
+        if args.metrics is not None:
+            return print_train(predicted_train_select(check_train_predicted(args)), args.format)
+        rank = args.rank or "imgs_per_s"
+        result = answer(Predicted(args.predict, args.models, args.resolution, dtype_of(args.dtype, True),
+                                  args.batch_size or 1, args.max_latency_ms, args.min_imgs_per_s, rank,
+                                  args.price_per_hour, args.out, not args.no_save, args.reparam, args.tf32))
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
@@ -77,13 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         from ..predict.text import decision_markdown
 
         for one in result["per_device"].values():
-            sys.stdout.write(predicted_text(one["shortlist"], one["excluded"], args.rank) + "\n")
+            sys.stdout.write(predicted_text(one["shortlist"], one["excluded"], rank) + "\n")
         if result["decisions"]:
             query = result["query"]
             sys.stdout.write(decision_markdown(result["decisions"],
                                                query["max_latency_ms"] if query["batch_size"] == "best" else None))
     else:
-        sys.stdout.write(predicted_text(result["shortlist"], result["excluded"], args.rank))
+        sys.stdout.write(predicted_text(result["shortlist"], result["excluded"], rank))
     return 0
 
 
@@ -124,8 +107,8 @@ def across_devices(asked: Predicted, on_row=None) -> dict:
     prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), sheets)
     from ..predict.decision import Counts
 
-    counts = Counts(asked.reparam)              # one count of each forward for every device
-    per_device = {s.name: predicted_select(dataclasses.replace(asked, device=s.name, price_per_hour=prices[s.name]
+    counts = Counts(asked.reparam, asked.tf32)              # one count of each forward for every device
+    per_device = {s.name: predicted_select(dataclasses.replace(asked, device=s, price_per_hour=prices[s.name]
                                                                if prices else None), on_row, counts) for s in sheets}
     devices = list(per_device)
     by_model: dict[str, list[dict]] = {}
@@ -141,10 +124,10 @@ def across_devices(asked: Predicted, on_row=None) -> dict:
 class Predicted:
     """One --predict question, as given (predicted_select checks it): the API's zoo.select options of the
     same names (zoo.options.select.OPTIONS), or the command line's text."""
-    device: str
+    device: object                      # the device(s) as typed ("L4,A100"), or one's DeviceSheet (across_devices)
     models: Union[str, list, None] = "all"
     resolution: Union[str, int, tuple, Size] = 224
-    dtype: str = "fp32"
+    dtype: str = "bf16"                 # zoo.options.dtype_of's default for a prediction
     batch_size: Union[int, str] = 1
     max_latency_ms: Union[float, str, None] = None
     min_imgs_per_s: Union[float, str, None] = None
@@ -201,3 +184,47 @@ def _top1(model: str, size) -> float | None:
     h, w = size.hw
     found = checkpoint_at(model, h) if h == w else None
     return float(found["top1"]) if found and found.get("top1") is not None else None
+
+
+def train_screen(row: dict, max_hours: float | None) -> str | None:
+    """The first constraint the predicted row breaks, or None (memory unmodelled, None on a TPU, breaks none)."""
+    if row["train_fits_memory"] is False:
+        return (f"training memory {row['train_gpu_bytes'] / GIB:.1f} GiB at batch {row['batch_size']} per GPU > "
+                f"the device's {row['device_memory_bytes'] / 1e9:g} GB")
+    if max_hours is not None and row["train_wall_hours"] > max_hours:
+        return f"predicted {row['train_wall_hours']:.3g} wall hours > {max_hours:g}"
+    return None
+
+
+def predicted_train_select(args: argparse.Namespace) -> dict:
+    from ..predict.train import predict_train
+
+    models = model_names(args.models)
+    sheet = args.predict[0]
+    price = (args.price_per_hour or {}).get(sheet.name)
+    kept, excluded = [], []
+    for model in models:
+        request = Request(model, args.size, args.batch_size, args.dtype, train=True, optimizer=args.optimizer)
+        row = predict_train(request, sheet, args.gpus, args.epochs, args.train_images, price)
+        row["top1"] = _top1(row["model"], args.size)
+        broke = train_screen(row, args.max_train_hours)
+        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+    kept.sort(key=lambda r: -(r.get(args.rank) or 0))
+    query = {"predict": sheet.name, "metrics": "train", "models": models, "resolution": args.size.compact,
+             "batch_size": args.batch_size, "dtype": args.dtype, "optimizer": args.optimizer, "gpus": args.gpus,
+             "epochs": args.epochs, "train_images": args.train_images, "max_train_hours": args.max_train_hours,
+             "price_per_hour": price, "rank": args.rank}
+    return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
+
+
+def print_train(result: dict, fmt: str) -> int:
+    from ..predict.text import train_markdown
+
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return 0
+    kept = result["shortlist"]
+    sys.stdout.write(f"ranked by predicted {result['query']['rank']}\n\n"
+                     + (train_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n"))
+    sys.stdout.write("".join(f"excluded: {r['model']}: {r['excluded']}\n" for r in result["excluded"]))
+    return 0
