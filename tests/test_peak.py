@@ -106,7 +106,7 @@ def test_a_dtype_without_a_fast_gemm_gets_no_mfu(monkeypatch):
     assert fields["mfu"] is None and fields["mfu_above_peak"] is None and fields["peak_fast_gemm"] is False
     assert fields["peak_method"] == peak["peak_method"] and fields["peak_flops"] == 1e9
     record = {"model": "m", "size": "224", **fields}
-    columns = [c for c in _columns([record]) if c[0] == "MFU"]
+    columns = [c for c in _columns([record]) if c.header == "MFU"]
     assert cells(record, columns) == ["no fast GEMM"]
     monkeypatch.setattr(peak_module, "_probe_sizes", fake_probes({torch.bfloat16: 6e10, torch.float32: 3e10}))
     peak = measure_peak_flops("cpu", "bf16")

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-T = 1e12      # TFLOP/s
-GB = 1e9
+from ..units import GB, GIB, TERA as T
 NVLINK = "https://alpha-one-index.github.io/ai-infra-index/specs/networking-interconnects.html"
 NVLINK_3 = "https://cyfuture.cloud/kb/gpu/how-does-nvlink-differ-between-h100-a100-and-h200"
 
@@ -162,7 +161,7 @@ DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
                 ("https://cloud.google.com/tpu/docs/v3 (System architecture: each v3 chip contains two TensorCores, "
                  "each with two MXUs, a vector unit and a scalar unit; peak compute per chip 123 teraflops (bf16); "
                  "HBM2 capacity and bandwidth 32 GiB, 900 GBps)",),
-                architecture="TPU v3", memory_bytes=32 * 2 ** 30, kind="tpu", cores_per_chip=2),
+                architecture="TPU v3", memory_bytes=32 * GIB, kind="tpu", cores_per_chip=2),
 )}
 
 

@@ -4,11 +4,11 @@ a price the user gives; two devices' break-even price ratio; the winner per mode
 its schedule's hours and dollars. Text only: the commands print it."""
 from __future__ import annotations
 
+from analysis.units import GIB
+
 from ..console.markdown import markdown_table, plain
 from .rows import model_label
 from .schema import FP32_CAVEAT
-
-GIB = 1024 ** 3
 
 
 def predicted_markdown(rows: list[dict]) -> str:
@@ -117,7 +117,7 @@ def train_markdown(rows: list[dict]) -> str:
     for r in rows:
         line = (f"| {model_label(r)} | {r['img_h']}x{r['img_w']} | {r['batch_size']} | {r['train_imgs_per_s']:.4g} "
                 f"({r['train_imgs_per_s_p10']:.4g}-{r['train_imgs_per_s_p90']:.4g}) | {r['train_step_ms']:.4g} | "
-                f"{r['train_gpu_bytes'] / 1024 ** 3:.2f} | {_fits(r['train_fits_memory'])} |")
+                f"{r['train_gpu_bytes'] / GIB:.2f} | {_fits(r['train_fits_memory'])} |")
         if hours:
             line += (f" {r['train_steps']:,} | {r['train_allreduce_ms']:.3g} | {r['train_wall_hours']:.4g} "
                      f"({r['train_wall_hours_fast']:.4g}-{r['train_wall_hours_slow']:.4g}) | "

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.predict.devices import device_sheet
+from analysis.units import GIB
 
 from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
 from ..predict.rows import model_label
-from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
+from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE, fixed_sheets
 
-GIB = 2 ** 30
 PLOT_BATCH = 64
 HEADING = "Predicted GPU throughput (not measured)"
 PLOT_FILES = tuple(f"accuracy_vs_predicted_{d.replace(' ', '').lower()}.png" for d in DEVICES)
@@ -91,7 +90,7 @@ def predicted_points(points: list[dict], rows: list[dict], device: str, x: str =
 
 def predicted_inputs(points: list[dict], rows: list[dict], device: str) -> tuple[list[dict], str, str]:
     """accuracy_vs's points, x and x label (before its path) for the device's plot."""
-    name = device_sheet(device).name
+    name = fixed_sheets()[device].name
     return (predicted_points(points, rows, name), "predicted_imgs_per_s",
             f"PREDICTED img/s on {name} ({SIZE} px, batch {PLOT_BATCH}, {dtype_on(device)} autocast; not measured)")
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.units import GIB, KIB, MIB
+
 GEMM_MARGIN = 3.0
 CONV_MARGIN = 12.0
 BANDWIDTH_MARGIN = 2.0
@@ -38,7 +40,7 @@ CPU_CACHES = Path("/sys/devices/system/cpu")
 
 def _size_bytes(text: str) -> int:
     text = text.strip().upper()
-    scale = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(text[-1:], 1)
+    scale = {"K": KIB, "M": MIB, "G": GIB}.get(text[-1:], 1)
     return int(text.rstrip("KMG") or 0) * scale
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from analysis.size import Size
+from analysis.units import GIB
 
 from ..answers.text import predicted_text
 from ..errors import UsageError, ZooError
@@ -24,8 +25,6 @@ from ..options import dtype_of
 from ..options.predicted import check_train_predicted
 from ..options.values import choice, model_names
 from ..runs.request import Request
-
-GIB = 1024 ** 3
 
 
 def screen(row: dict, max_latency_ms: float | None, min_imgs_per_s: float | None) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Union
 
+from analysis.units import MIB
+
 from ..models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, entry_fields, pareto_front,
                               pretraining_of, teacher_groups)
 from ..models.accuracy import pretraining_groups as checkpoint_groups
@@ -21,7 +23,6 @@ from ..answers.text import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
                    _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen, timing_key)
-MIB = 2 ** 20
 
 
 def detector_reason(model: str, q: Query) -> str | None:
