@@ -79,10 +79,10 @@ def write_counts(counts: dict, path: Path = COUNTS) -> None:
 
 def count_row(row: dict, dtype: str = DTYPE) -> list:
     from zoo.runs.request import Request
-    from zoo.predict.inference import traffic_ops
+    from zoo.predict.inference import gpu_forward
 
     request = Request("timm:" + row["model"], row["img_size"], row["batch_size"], dtype)
-    return [list(op) for op in traffic_ops(request, gpu=True)]
+    return [list(op) for op in gpu_forward(request)["ops"]]
 
 
 def samples(rows: list[dict], counts: dict, dtype: str = DTYPE, tf32: str | None = None) -> list[dict]:

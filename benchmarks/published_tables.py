@@ -175,12 +175,12 @@ def count(model: str, size: int, batch: int, dtype: str, fused: bool) -> list:
     import timm.layers
 
     from zoo.runs.request import Request
-    from zoo.predict.inference import traffic_ops
+    from zoo.predict.inference import gpu_forward
 
     before = timm.layers.use_fused_attn()
     timm.layers.set_fused_attn(fused)
     try:
-        return [list(op) for op in traffic_ops(Request("timm:" + model, size, batch, dtype), gpu=True)]
+        return [list(op) for op in gpu_forward(Request("timm:" + model, size, batch, dtype))["ops"]]
     finally:
         timm.layers.set_fused_attn(before)
 

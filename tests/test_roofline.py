@@ -12,7 +12,7 @@ from analysis.predict.devices import DEVICE_SHEETS, device_sheet, sheet_peak
 from cli import call_main
 from zoo.runs.peaks import PEAKS_FILE, PeakCache
 from zoo.runs.request import Request
-from zoo.predict.inference import traffic_ops
+from zoo.predict.inference import gpu_forward
 from zoo.runs.timed import measured_roofline
 from zoo.runs.tasks import Task
 
@@ -101,7 +101,7 @@ def test_timed_rows_get_the_roofline_of_the_batch_that_ran():
     peak = {"peak_flops": 1e11, "mem_bandwidth": 1e10}
     task = Task.named("throughput", "vit_ti16", 224, batch_size=4, device="cpu")
     fields = measured_roofline(task, {"ran_batch_size": 2}, peak)
-    assert fields["roofline_ms"] == pytest.approx(roofline(traffic_ops(Request("vit_ti16", 224, 2)), 1e11, 1e10)["roofline_ms"])
+    assert fields["roofline_ms"] == pytest.approx(roofline(gpu_forward(Request("vit_ti16", 224, 2), gpu=False)["ops"], 1e11, 1e10)["roofline_ms"])
     assert fields["roofline_launch_share"] == 0.0 and fields["mem_bandwidth"] == 1e10      # CPU: no launch cost
     assert measured_roofline(Task.named("throughput", "vit_ti16", 224, train=True), {}, peak) == {}
     assert measured_roofline(task, {}, {"peak_flops": 1e11}) == {}                        # no bandwidth, no estimate

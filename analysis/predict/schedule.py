@@ -23,15 +23,11 @@ def allreduce_seconds(grad_bytes: int, gpus: int, sheet) -> float:
     if gpus == 1:
         return 0.0
     if sheet.link_bandwidth is None:
-        raise ValueError(f"no interconnect figure for {sheet.name} (known: {', '.join(linked())}); --gpus 1 needs none")
+        from .devices import DEVICE_SHEETS
+
+        linked = [s.name for s in DEVICE_SHEETS.values() if s.link_bandwidth is not None]
+        raise ValueError(f"no interconnect figure for {sheet.name} (known: {', '.join(linked)}); --gpus 1 needs none")
     return 2 * (gpus - 1) / gpus * grad_bytes / (sheet.link_bandwidth / 2)
-
-
-def linked() -> list[str]:
-    """The devices whose sheet states a GPU-to-GPU link."""
-    from .devices import DEVICE_SHEETS
-
-    return [s.name for s in DEVICE_SHEETS.values() if s.link_bandwidth is not None]
 
 
 def schedule(step_seconds: float, band: tuple[float, float], batch: int, epochs: float, train_images: int,

@@ -52,11 +52,7 @@ def predicted_fields(options: dict) -> dict:
     if unknown:
         raise TypeError(f"zoo.select: no option {', '.join(unknown)}")
     asked = {**DEFAULTS, **options}
-    given = [name for name in OPTIONS
-             if name not in ("predict", "out", "save", *TAKES) and asked[name] != DEFAULTS[name]]
-    if given:
-        raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
-                         f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
+    check_mode([name for name in OPTIONS if name != "save" and asked[name] != DEFAULTS[name]], asked["predict"], None)
     return {"device": asked["predict"], **{name: asked[name] for name in TAKES}, "out": asked["out"],
             "save": asked["save"], "dtype": dtype_of(asked["dtype"], predicting=True)}
 

@@ -24,16 +24,11 @@ from .schema import FP32_CAVEAT
 
 
 
-def traffic_ops(request: Request, gpu: bool = False) -> list[tuple[str, int, int, int]]:
-    """(op_class, FLOPs, bytes, count) of one eager forward of the request's batch, counted on meta. With `gpu`,
-    what a CUDA GPU runs: its fused SDPA kernels, and for bf16/fp16 torch.autocast over fp32 weights and input
-    (timm's benchmark --amp), casts included (analysis.count.autocast)."""
-    return gpu_forward(request, gpu)["ops"]
-
-
 def gpu_forward(request: Request, gpu: bool = True, reparam: str = "fused") -> dict:
-    """One counted forward: its op list and the memory serving the batch needs (weights as held, the
-    activation peak, the input). With `gpu` and reparam "fused" the model is in its inference form where it has
+    """One counted forward: its op list ((op_class, FLOPs, bytes, count) of the batch) and the memory serving the
+    batch needs (weights as held, the activation peak, the input). With `gpu`, what a CUDA GPU runs: its fused SDPA
+    kernels, and for bf16/fp16 torch.autocast over fp32 weights and input (timm's benchmark --amp), casts included
+    (analysis.count.autocast); with reparam "fused" the model is in its inference form where it has
     one (timm's reparameterize_model: RepVGG's branches fused into one conv), as timm's benchmark --reparam runs it
     (its published GMACs are of that form); "trained" keeps the form as built, as benchmark.py runs without
     --reparam. "reparam" in the result names the form counted, None for a model with one form only. The module

@@ -46,7 +46,7 @@ def predicted_models(tasks) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _rounded(value):
+def rounded(value):
     """Floats to 9 significant digits: the same file on any machine despite last-bit differences of libm."""
     return float(f"{value:.9g}") if isinstance(value, float) else value
 
@@ -74,7 +74,7 @@ def fresh_predictions(models: list[str]) -> list[dict]:
                 if request.dtype not in counted:
                     counted[request.dtype] = gpu_forward(request)
                 row = predict(request, sheets[device], counted=counted[request.dtype])
-                per_device[device].append({k: _rounded(getattr(row, k)) for k in KEPT})
+                per_device[device].append({k: rounded(getattr(row, k)) for k in KEPT})
     return [row for device in DEVICES for row in per_device[device]]
 
 

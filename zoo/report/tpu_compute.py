@@ -26,16 +26,12 @@ def tpu_path(results_dir: str | Path) -> Path:
     return Path(results_dir) / "results" / TPU_FILE
 
 
-def _rounded(value):
-    """Floats to 9 significant digits: the same file on any machine despite last-bit differences of libm."""
-    return float(f"{value:.9g}") if isinstance(value, float) else value
-
-
 def fresh_text() -> str:
     from ..options import datasheet
     from ..predict.pretraining import DEVICE, predicted_rows
+    from .gpu_predictions import rounded
 
-    rows = [{k: _rounded(v) for k, v in r.items()} for r in predicted_rows(datasheet(DEVICE))]
+    rows = [{k: rounded(v) for k, v in r.items()} for r in predicted_rows(datasheet(DEVICE))]
     return json.dumps(rows, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 

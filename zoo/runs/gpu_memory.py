@@ -1,12 +1,12 @@
-"""Memory on a CUDA GPU, counted on meta with what the GPU runs (analysis.count.autocast): serving (weights as
-held + the forward's activation peak + the input) and a training step as torch.cuda.max_memory_allocated
-sees it (analysis.predict.memory has the recipe; this module counts it)."""
+"""A training step's memory on a CUDA GPU, counted on meta with what the GPU runs (analysis.count.autocast) as
+torch.cuda.max_memory_allocated sees it: analysis.predict.memory has the recipe; this module builds the request's
+module and counts it, for the cost row (zoo.runs.counted) and the training prediction (zoo.predict.train)."""
 from __future__ import annotations
 
 import dataclasses
 
 from analysis.count.allocator import block_bytes
-from analysis.count.cost import GpuEmulation, image_batch, run_forward, run_train_step, weight_bytes
+from analysis.count.cost import GpuEmulation, image_batch, run_train_step
 from analysis.vocab import DTYPES
 
 from .module_build import build
@@ -32,21 +32,6 @@ def _module(request: Request, fused_attention: bool = True):
         timm_config._USE_FUSED_ATTN = before
 
 
-def _emulation(dtype: str, allocator: bool = False) -> GpuEmulation:
-    return GpuEmulation(None if dtype == "fp32" else DTYPES[dtype], block_bytes if allocator else None)
-
-
-def gpu_serving_bytes(request: Request) -> dict:
-    """Serving memory of one batch on a GPU: fp32 weights (autocast keeps them) or fp32 for fp32, the
-    forward's activation peak with autocast's casts, and the fp32 input."""
-    module = _module(request)
-    x = image_batch(module, request.batch_size, request.img_size)
-    _, memory, _ = run_forward(module, x, gpu=_emulation(request.dtype))
-    weights, inputs = weight_bytes(module), x.numel() * x.element_size()
-    return {"weight_bytes": weights, "act_peak_bytes": memory.peak_bytes, "input_bytes": inputs,
-            "serve_bytes": weights + memory.peak_bytes + inputs}
-
-
 def gpu_train_bytes(request: Request, fused_attention: bool = True, foreach: bool = True,
                     data_parallel: bool = False, module=None) -> dict:
     """Memory of one training step of `request` on a GPU (analysis.predict.memory): its parts, the peak
@@ -60,6 +45,7 @@ def gpu_train_bytes(request: Request, fused_attention: bool = True, foreach: boo
     if request.detector is not None:                 # training samples RoIs: TRAIN_ROIS, not inference's
         module.spec = dataclasses.replace(module.spec, **TRAIN_ROIS)
     x = image_batch(module, request.batch_size, request.img_size)
-    _, memory, _ = run_train_step(module, x, gpu=_emulation(request.dtype, allocator=True),
+    autocast = None if request.dtype == "fp32" else DTYPES[request.dtype]
+    _, memory, _ = run_train_step(module, x, gpu=GpuEmulation(autocast, block_bytes),
                                   loss=task_loss(request))
     return step_parts(module, x, memory.peak_bytes, request.optimizer or "adamw", foreach, data_parallel)

@@ -151,9 +151,7 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
         return query_of(args), None
     from .plan import RUN_OPTIONS, query_from_plan, read_plan
 
-    defaults = vars(build_parser().parse_args([]))
-    given = [k for k, v in vars(args).items() if k in OPTIONS and k not in RUN_OPTIONS
-             and v != defaults[k]]
+    given = [k for k in given_options(args) if k in OPTIONS and k not in RUN_OPTIONS]
     check_from_plan(given, args.from_plan)
     plan = read_plan(args.from_plan)
     check_from_plan(given, args.from_plan, plan)

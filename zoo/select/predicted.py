@@ -45,16 +45,25 @@ def answer_command_line(args: argparse.Namespace) -> int:
     try:
         choice(args.format, ("table", "json"), "format")
         if args.metrics is not None:
-            return print_train(predicted_train_select(check_train_predicted(args)), args.format)
-        rank = args.rank or "imgs_per_s"
-        result = answer(Predicted(args.predict, args.models, args.resolution, dtype_of(args.dtype, True),
-                                  args.batch_size or 1, args.max_latency_ms, args.min_imgs_per_s, rank,
-                                  args.price_per_hour, args.out, not args.no_save, args.reparam, args.tf32))
+            result = predicted_train_select(check_train_predicted(args))
+        else:
+            result = answer(Predicted(args.predict, args.models, args.resolution, dtype_of(args.dtype, True),
+                                      args.batch_size or 1, args.max_latency_ms, args.min_imgs_per_s,
+                                      args.rank or "imgs_per_s", args.price_per_hour, args.out, not args.no_save,
+                                      args.reparam, args.tf32))
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
+    rank = result["query"]["rank"]
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    elif args.metrics is not None:
+        from ..predict.text import train_markdown
+
+        kept = result["shortlist"]
+        sys.stdout.write(f"ranked by predicted {rank}\n\n"
+                         + (train_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n"))
+        sys.stdout.write("".join(f"excluded: {r['model']}: {r['excluded']}\n" for r in result["excluded"]))
     elif "per_device" in result:
         from ..predict.text import decision_markdown
 
@@ -100,23 +109,17 @@ def across_devices(asked: Predicted, on_row=None) -> dict:
     import dataclasses
 
     from ..options import predict_devices, prices_per_hour
-    from ..predict.decision import decide
+    from ..predict.decision import Counts, decisions
 
     sheets = predict_devices(asked.device)
     prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), sheets)
-    from ..predict.decision import Counts
-
     counts = Counts(asked.reparam, asked.tf32)              # one count of each forward for every device
     per_device = {s.name: predicted_select(dataclasses.replace(asked, device=s, price_per_hour=prices[s.name]
                                                                if prices else None), on_row, counts) for s in sheets}
-    devices = list(per_device)
-    by_model: dict[str, list[dict]] = {}
-    for answer in per_device.values():
-        for row in answer["shortlist"]:
-            by_model.setdefault(row["model"], []).append(row)
+    devices, shortlisted = list(per_device), [row for one in per_device.values() for row in one["shortlist"]]
     query = {**next(iter(per_device.values()))["query"], "predict": devices, "price_per_hour": prices}
     return {"predicted": True, "query": query, "devices": devices, "per_device": per_device,
-            "decisions": [decide(rows, prices) for rows in by_model.values() if len(rows) > 1]}
+            "decisions": decisions(shortlisted, prices, same_batch=False)}
 
 
 @dataclass(frozen=True)
@@ -138,14 +141,6 @@ class Predicted:
     tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.predict.inference.predict)
 
 
-def from_options(options: dict) -> Predicted:
-    """The question of zoo.select's options by their flat names with `predict` set (select(..., predict=DEVICE)),
-    checked by zoo.options.predicted.predicted_fields (no other option is silently ignored)."""
-    from ..options.predicted import predicted_fields
-
-    return Predicted(**predicted_fields(options))
-
-
 def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
     device (zoo.predict.inference) at the size, batch ("best": the best one within max_latency_ms,
@@ -160,29 +155,35 @@ def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     size, best, batch, limits, sheet, models = (checked[k] for k in ("size", "best", "batch", "limits", "device",
                                                                     "models"))
     counts = counts or Counts(asked.reparam, asked.tf32)
-    kept, excluded = [], []
-    for model in models:
+
+    def predicted(model: str) -> dict:
         def at(b: int):
             return counts.row(Request(model, size, b, asked.dtype), sheet, limits["price_per_hour"])
 
-        row = (best_batch(at, limits["max_latency_ms"]) if best else at(batch)).to_json()
-        row["top1"] = _top1(model, size)
-        broke = screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"])
-        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
-        if on_row:
-            on_row((excluded if broke else kept)[-1])
-    kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
+        return (best_batch(at, limits["max_latency_ms"]) if best else at(batch)).to_json()
+
+    kept, excluded = shortlist(map(predicted, models), size, asked.rank, on_row,
+                               lambda row: screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"]))
     query = {"predict": sheet.name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
              "dtype": asked.dtype, "rank": asked.rank, "reparam": asked.reparam, "tf32": asked.tf32, **limits}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 
-def _top1(model: str, size) -> float | None:
+def shortlist(rows, size, rank: str, on_row, broken) -> tuple[list[dict], list[dict]]:
+    """(kept, excluded) of predicted rows: each with its model's published top-1 at `size`, excluded with the first
+    constraint it breaks (broken(row) -> the reason or None), handed to on_row as it comes; the kept ranked."""
     from ..models.accuracy import checkpoint_at
 
-    h, w = size.hw
-    found = checkpoint_at(model, h) if h == w else None
-    return float(found["top1"]) if found and found.get("top1") is not None else None
+    kept, excluded = [], []
+    for row in rows:
+        h, w = size.hw
+        found = checkpoint_at(row["model"], h) if h == w else None
+        row["top1"] = float(found["top1"]) if found and found.get("top1") is not None else None
+        broke = broken(row)
+        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+        if on_row:
+            on_row((excluded if broke else kept)[-1])
+    return sorted(kept, key=lambda r: -(r.get(rank) or 0)), excluded
 
 
 def train_screen(row: dict, max_hours: float | None) -> str | None:
@@ -198,32 +199,13 @@ def train_screen(row: dict, max_hours: float | None) -> str | None:
 def predicted_train_select(args: argparse.Namespace) -> dict:
     from ..predict.train import predict_train
 
-    models = model_names(args.models)
-    sheet = args.predict[0]
+    models, sheet = model_names(args.models), args.predict[0]
     price = (args.price_per_hour or {}).get(sheet.name)
-    kept, excluded = [], []
-    for model in models:
-        request = Request(model, args.size, args.batch_size, args.dtype, train=True, optimizer=args.optimizer)
-        row = predict_train(request, sheet, args.gpus, args.epochs, args.train_images, price)
-        row["top1"] = _top1(row["model"], args.size)
-        broke = train_screen(row, args.max_train_hours)
-        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
-    kept.sort(key=lambda r: -(r.get(args.rank) or 0))
+    rows = (predict_train(Request(m, args.size, args.batch_size, args.dtype, train=True, optimizer=args.optimizer),
+                          sheet, args.gpus, args.epochs, args.train_images, price) for m in models)
+    kept, excluded = shortlist(rows, args.size, args.rank, None, lambda row: train_screen(row, args.max_train_hours))
     query = {"predict": sheet.name, "metrics": "train", "models": models, "resolution": args.size.compact,
              "batch_size": args.batch_size, "dtype": args.dtype, "optimizer": args.optimizer, "gpus": args.gpus,
              "epochs": args.epochs, "train_images": args.train_images, "max_train_hours": args.max_train_hours,
              "price_per_hour": price, "rank": args.rank}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
-
-
-def print_train(result: dict, fmt: str) -> int:
-    from ..predict.text import train_markdown
-
-    if fmt == "json":
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
-        return 0
-    kept = result["shortlist"]
-    sys.stdout.write(f"ranked by predicted {result['query']['rank']}\n\n"
-                     + (train_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n"))
-    sys.stdout.write("".join(f"excluded: {r['model']}: {r['excluded']}\n" for r in result["excluded"]))
-    return 0

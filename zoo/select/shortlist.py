@@ -168,9 +168,10 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     zoo.select.timing.Timing (tests hand in a fake timer)."""
     started = time.monotonic()          # the budget counts from here: checking, counting, the peak probe spend it
     if not isinstance(models, Query) and options.get("predict") is not None:     # a GPU not at hand
-        from .predicted import answer, from_options
+        from ..options.predicted import predicted_fields
+        from .predicted import Predicted, answer
 
-        return answer(from_options({"models": models, "resolution": resolution, **options}))
+        return answer(Predicted(**predicted_fields({"models": models, "resolution": resolution, **options})))
     q = models if isinstance(models, Query) else Query.of(models, resolution, **options)
     excluded, undecided, candidates, summary, where = [], [], [], None, "while counting"
     try:        # an interrupt in the screens, the counts or before the timing loop: what is decided stays
