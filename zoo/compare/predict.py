@@ -12,27 +12,21 @@ import sys
 from ..predict.rows import saved
 from ..predict.text import decision_markdown
 
-SAVED_BY = "zoo.compare --predict"
 
-
-def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
-    """(rows, decisions) for the parsed command line (zoo.compare.cli.parse); rows are stored as they come."""
-    from ..predict.decision import Counts, decisions, device_rows
+def print_predictions(plan, args) -> int:
+    """The rows and decisions of the parsed command line (zoo.compare.cli.parse), each row stored as it comes
+    (saved_by "zoo.compare --predict"), then printed."""
+    from ..predict.decision import Counts, break_even, decisions, device_rows
+    from ..predict.text import break_even_markdown, predicted_markdown
     from ..store.store import ResultStore
 
     store = None if args.no_save else ResultStore(args.out)
     target = args.latency_target_ms if args.sweep else None
     with store.locked() if store else contextlib.nullcontext():
-        rows = device_rows(plan.tasks, args.predict, Counts(args.reparam, args.tf32, args.channels_last), args.price_per_hour, target,
-                           on_row=(lambda row: store.append_predicted(saved(row, SAVED_BY))) if store else None)
-    return rows, decisions(rows, args.price_per_hour, same_batch=target is None)
-
-
-def print_predictions(plan, args) -> int:
-    from ..predict.decision import break_even
-    from ..predict.text import break_even_markdown, predicted_markdown
-
-    rows, decided = run_predictions(plan, args)
+        rows = device_rows(plan.tasks, args.predict, Counts(args.reparam, args.tf32, args.channels_last),
+                           args.price_per_hour, target, on_row=(lambda row: store.append_predicted(
+                               saved(row, "zoo.compare --predict"))) if store else None)
+    decided = decisions(rows, args.price_per_hour, same_batch=target is None)
     per_device = [[r for r in rows if r["device"] == sheet.name] for sheet in args.predict]
     even = break_even(*per_device) if len(per_device) == 2 and not args.sweep else None
     if args.format == "json":
