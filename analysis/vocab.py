@@ -85,7 +85,7 @@ def attention_path(fused_ops: set[str], math_ops: set[str]) -> str:
 
 def described(doc: str, unit: str = "", required: bool = False, default=None, key: str | bool = False,
               key_fields: tuple = ()):
-    """A result field with its meaning and unit, read by the row schema (zoo.runs.schema) and the README's
+    """A result field with its meaning and unit, read by the row schema (zoo.store.schema) and the README's
     table; `required`: set on every measured row. The schema's own fields also say their part in a row's key:
     `key` "measurement" (identifies what was measured: a later row replaces an earlier one) or "resume" (also
     part of --resume's key); `key_fields`: only these entries of a dict field are, and only on timed rows."""

@@ -1,15 +1,15 @@
-"""Fit archzoo's GPU calibration (analysis.calibration) on timm's published inference benchmarks.
+"""Fit archzoo's GPU calibration (analysis.predict.calibration) on timm's published inference benchmarks.
 
     python benchmarks/fit_gpu_calibration.py --table "RTX 4090=PATH.csv@COMMIT" --table "RTX 5090=PATH.csv@COMMIT"
         [--table "RTX 3090=PATH.csv@COMMIT" --unfused "RTX 3090"] [--table "RTX 3090 NHWC=PATH.csv@COMMIT"]
         [--count-only] [--steps 1500]
 
 A device name ending in " NHWC" is a channels-last table (timm's benchmark.py --channels-last) of that device: its
-convolutions take their own factors (analysis.calibration.CHANNELS_LAST), its band is the channels-last one.
+convolutions take their own factors (analysis.predict.calibration.CHANNELS_LAST), its band is the channels-last one.
 
-Writes zoo/models/data/timm_benchmark_gpu.csv (the rows used, with device, file and commit),
+Writes analysis/predict/data/timm_benchmark_gpu.csv (the rows used, with device, file and commit),
 benchmarks/data/gpu_op_counts.json.gz (each row's counted kernels, so nothing is recounted; resumes) and
-zoo/models/data/gpu_calibration.json (the factors fitted on every table, the band from leave-one-family-out
+analysis/predict/data/gpu_calibration.json (the factors fitted on every table, the band from leave-one-family-out
 predictions, the wider band for a GPU no table measured from predictions that left out both the row's table and
 its family, the sources). A developer tool: the package reads its outputs, never runs it.
 """
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     counts = count_all(rows)
     if args.count_only:
         return 0
-    from analysis.calibration_fit import band, expected, fit, held_out, held_out_both
+    from analysis.predict.calibration_fit import band, expected, fit, held_out, held_out_both
 
     all_samples = samples(rows, counts)
     cal = fit(all_samples, args.steps)

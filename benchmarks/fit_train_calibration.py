@@ -1,4 +1,4 @@
-"""Fit archzoo's training-step calibration (analysis.calibration's form) on timm's published training benchmark.
+"""Fit archzoo's training-step calibration (analysis.predict.calibration's form) on timm's published training benchmark.
 
     python benchmarks/fit_train_calibration.py --table "RTX 3090=PATH.csv@COMMIT" [--steps 1500] [--count-only]
 
@@ -7,10 +7,10 @@ train_step_time, train_batch_size, train_img_size, param_count): torch 1.12, CUD
 a grad scaler, NCHW, timm's SGD (momentum 0.9, Nesterov) stepped parameter by parameter (torch 1.12's
 default), attention written op by op (timm of July 2022 on torch 1.12: no fused SDPA). The rows of
 benchmarks/gpu_published.py's 16 FAMILIES are used, each counted once on meta so
-(zoo.runs.train_predicted.train_step_ops, cached in benchmarks/data/gpu_train_op_counts.json.gz; resumes).
+(zoo.predict.train.train_step_ops, cached in benchmarks/data/gpu_train_op_counts.json.gz; resumes).
 
-Writes zoo/models/data/timm_benchmark_train_gpu.csv (the rows used, with device, file and commit) and
-zoo/models/data/gpu_train_calibration.json (the factors fitted on every row, the band from leave-one-family-out
+Writes analysis/predict/data/timm_benchmark_train_gpu.csv (the rows used, with device, file and commit) and
+analysis/predict/data/gpu_train_calibration.json (the factors fitted on every row, the band from leave-one-family-out
 predictions, the held-out statistics) and prints the statistics. A developer tool: the package reads its
 outputs, never runs it.
 """
@@ -27,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_published import ROOT, family, read_counts, write_counts  # noqa: E402
 
-SUBSET = ROOT / "zoo" / "models" / "data" / "timm_benchmark_train_gpu.csv"
+SUBSET = ROOT / "analysis" / "predict" / "data" / "timm_benchmark_train_gpu.csv"
 COUNTS = ROOT / "benchmarks" / "data" / "gpu_train_op_counts.json.gz"
-FACTORS = ROOT / "zoo" / "models" / "data" / "gpu_train_calibration.json"
+FACTORS = ROOT / "analysis" / "predict" / "data" / "gpu_train_calibration.json"
 COLUMNS = ("device", "source_file", "commit", "family", "model", "img_size", "batch_size", "train_imgs_per_s")
 DTYPE = "fp16"
 
@@ -57,7 +57,7 @@ def key(r: dict) -> str:
 
 def count_all(rows: list[dict]) -> dict:
     from zoo.runs.request import Request
-    from zoo.runs.train_predicted import train_step_ops
+    from zoo.predict.train import train_step_ops
 
     counts = read_counts(COUNTS)
     for i, r in enumerate(rows):
@@ -75,13 +75,13 @@ def count_all(rows: list[dict]) -> dict:
 
 
 def samples(rows: list[dict], counts: dict) -> list[dict]:
-    from analysis.timing.devices import device_sheet
+    from zoo.options import datasheet
 
     out = []
     for r in rows:
         ops = counts.get(key(r))
         if isinstance(ops, list):
-            sheet = device_sheet(r["device"])
+            sheet = datasheet(r["device"])
             out.append({"ops": [tuple(o) for o in ops], "tensor_peak": sheet.peak_flops[DTYPE],
                         "vector_peak": sheet.peak_flops["fp32"], "bandwidth": sheet.mem_bandwidth,
                         "seconds": r["batch_size"] / r["train_imgs_per_s"], "group": r["family"], **r})
@@ -90,7 +90,7 @@ def samples(rows: list[dict], counts: dict) -> list[dict]:
 
 def statistics_of(ratios: list[float], expected_rates: list[float], published: list[float], band) -> dict:
     """Spearman of expected vs published img/s, median |expected / published - 1|, the band's coverage."""
-    from analysis.calibration import spearman
+    from analysis.predict.calibration import spearman
 
     low, high = band
     return {"spearman": spearman(expected_rates, published),
@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     counts = count_all(rows)
     if args.count_only:
         return 0
-    from analysis.calibration_fit import band, expected, fit, held_out
+    from analysis.predict.calibration_fit import band, expected, fit, held_out
 
     data = samples(rows, counts)
     cal = fit(data, args.steps)

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SUBSET = ROOT / "zoo" / "models" / "data" / "timm_benchmark_gpu.csv"
+SUBSET = ROOT / "analysis" / "predict" / "data" / "timm_benchmark_gpu.csv"
 COUNTS = ROOT / "benchmarks" / "data" / "gpu_op_counts.json.gz"
-FACTORS = ROOT / "zoo" / "models" / "data" / "gpu_calibration.json"
+FACTORS = ROOT / "analysis" / "predict" / "data" / "gpu_calibration.json"
 DTYPE = "fp16"
 
 # 16 families, chosen before fitting (and one added after) to span plain CNNs, mobile CNNs, ViTs, windowed and hybrid attention
@@ -79,24 +79,24 @@ def write_counts(counts: dict, path: Path = COUNTS) -> None:
 
 def count_row(row: dict, dtype: str = DTYPE) -> list:
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import traffic_ops
+    from zoo.predict.inference import gpu_forward
 
     request = Request("timm:" + row["model"], row["img_size"], row["batch_size"], dtype)
-    return [list(op) for op in traffic_ops(request, gpu=True)]
+    return [list(op) for op in gpu_forward(request)["ops"]]
 
 
 def samples(rows: list[dict], counts: dict, dtype: str = DTYPE, tf32: str | None = None) -> list[dict]:
-    """Calibration samples (analysis.calibration_fit) of the rows that were counted, each op class at the
-    precision PyTorch runs it in on the row's GPU (analysis.calibration.op_precisions; tf32 None: its defaults)."""
-    from analysis.calibration import class_peaks, in_memory_format, op_precisions
-    from analysis.timing.devices import device_sheet
+    """Calibration samples (analysis.predict.calibration_fit) of the rows that were counted, each op class at the
+    precision PyTorch runs it in on the row's GPU (analysis.predict.calibration.op_precisions; tf32 None: its defaults)."""
+    from analysis.predict.calibration import class_peaks, in_memory_format, op_precisions
+    from zoo.options import datasheet
 
     out = []
     for r in rows:
         ops = counts.get(count_key(r, dtype))
         if not isinstance(ops, list):
             continue
-        sheet = device_sheet(r["device"])
+        sheet = datasheet(r["device"])
         precisions = op_precisions(dtype, "tf32" in sheet.peak_flops, tf32)
         nhwc = r.get("memory_format") == "nhwc"
         out.append({"ops": in_memory_format([tuple(o) for o in ops], nhwc),

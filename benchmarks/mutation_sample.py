@@ -9,7 +9,7 @@ mutated function), no verdict (not reached in the time box), and the score with 
 
     nice -n 10 python benchmarks/mutation_sample.py --sample 20                 # every package
     python benchmarks/mutation_sample.py --package zoo/runs --sample 20        # one package
-    python benchmarks/mutation_sample.py --package zoo/runs --names 'zoo.runs.store.x_f__mutmut_3' \\
+    python benchmarks/mutation_sample.py --package zoo/runs --names 'zoo.store.store.x_f__mutmut_3' \\
         --tests tests/test_store.py                                            # re-run chosen mutants
     python benchmarks/mutation_sample.py --table                               # the table of the last runs
 

@@ -3,8 +3,8 @@ off it is, and how often the p10-p90 band holds the measured figure, in-sample a
 
     python benchmarks/predict_vs_published.py [--steps 1500] [--out FILE.md] [--held-out-only]
 
-Reads what benchmarks/fit_gpu_calibration.py shipped (zoo/models/data/timm_benchmark_gpu.csv, the cached
-counts in benchmarks/data/gpu_op_counts.json.gz, zoo/models/data/gpu_calibration.json); counts nothing.
+Reads what benchmarks/fit_gpu_calibration.py shipped (analysis/predict/data/timm_benchmark_gpu.csv, the cached
+counts in benchmarks/data/gpu_op_counts.json.gz, analysis/predict/data/gpu_calibration.json); counts nothing.
 Per table (one GPU): Spearman of predicted vs measured img/s, median |predicted / measured - 1|, share of
 measured figures inside the predicted p10-p90 band, for
 - calibrated, in-sample: the shipped factors (fitted on every table) and band;
@@ -30,7 +30,7 @@ from gpu_published import FACTORS, read_counts, read_subset, samples  # noqa: E4
 
 
 def stats(predicted: list[float], measured: list[float], band: tuple[float, float] | None) -> dict:
-    from analysis.calibration import spearman
+    from analysis.predict.calibration import spearman
 
     errors = [abs(p / m - 1) for p, m in zip(predicted, measured)]
     out = {"n": len(measured), "spearman": spearman(predicted, measured), "median_abs_error": statistics.median(errors)}
@@ -40,13 +40,13 @@ def stats(predicted: list[float], measured: list[float], band: tuple[float, floa
 
 
 def rate(sample: dict, cal) -> float:
-    from analysis.calibration_fit import expected
+    from analysis.predict.calibration_fit import expected
 
     return sample["batch_size"] / expected(sample, cal)
 
 
 def roofline_rate(sample: dict) -> float:
-    from analysis.roofline import roofline
+    from analysis.predict.roofline import roofline
 
     ms = roofline(sample["ops"], 0.0, sample["bandwidth"], 5e-6, peaks=sample["peaks"])["roofline_ms"]
     return sample["batch_size"] / ms * 1e3
@@ -61,8 +61,8 @@ def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: i
                  band: tuple[float, float], base: list[dict]) -> list[tuple[str, dict]]:
     """One fitted table's lines; `base`: samples every refit keeps (a channels-last table's refits keep the NCHW
     tables, as the shipped fit does), `band` the one its rows carry."""
-    from analysis.calibration import Calibration
-    from analysis.calibration_fit import fit
+    from analysis.predict.calibration import Calibration
+    from analysis.predict.calibration_fit import fit
 
     measured = [s["imgs_per_s"] for s in rows]
     lines = [("calibrated, in-sample (shipped factors)", stats([rate(s, cal) for s in rows], measured, band))]
@@ -91,9 +91,9 @@ def table_report(device: str, rows: list[dict], every: list[dict], cal, steps: i
 def held_out_tables(cal, every: list[dict], steps: int) -> list[str]:
     """The tables kept aside: the shipped factors (and the band a row on that GPU carries), and factors
     refitted on timm's tables less each one device."""
-    from analysis.calibration_fit import fit
+    from analysis.predict.calibration_fit import fit
     from published_tables import TABLES, table_samples
-    from zoo.runs.roofline_rows import band_for
+    from zoo.predict.inference import band_for
 
     text = []
     refits = {d: fit([s for s in every if s["device"] != d or s["memory_format"] == "nhwc"], steps)
@@ -127,13 +127,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="also write the markdown here")
     parser.add_argument("--held-out-only", action="store_true", help="only the tables kept aside (no refits per family)")
     args = parser.parse_args(argv)
-    from analysis.calibration import Calibration
+    from analysis.predict.calibration import Calibration
 
     cal = Calibration.from_json(json.loads(FACTORS.read_text(encoding="utf-8")))
     every = samples(read_subset(), read_counts())
     text = [f"Calibration: {cal.source}; band (measured / expected img/s, p10-p90): "
             f"{cal.band[0]:.3f}-{cal.band[1]:.3f}", ""]
-    from zoo.runs.roofline_rows import band_for
+    from zoo.predict.inference import band_for
 
     nchw = [s for s in every if s["memory_format"] == "nchw"]
     for device, fmt in sorted({(s["device"], s["memory_format"]) for s in every} if not args.held_out_only else ()):

@@ -175,24 +175,24 @@ def count(model: str, size: int, batch: int, dtype: str, fused: bool) -> list:
     import timm.layers
 
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import traffic_ops
+    from zoo.predict.inference import gpu_forward
 
     before = timm.layers.use_fused_attn()
     timm.layers.set_fused_attn(fused)
     try:
-        return [list(op) for op in traffic_ops(Request("timm:" + model, size, batch, dtype), gpu=True)]
+        return [list(op) for op in gpu_forward(Request("timm:" + model, size, batch, dtype))["ops"]]
     finally:
         timm.layers.set_fused_attn(before)
 
 
 def table_samples(name: str, counts: dict | None = None) -> list[dict]:
-    """The table's rows as analysis.calibration_fit samples (counted here, and cached, where missing)."""
-    from analysis.calibration import class_peaks, in_memory_format, op_precisions
-    from analysis.timing.devices import device_sheet
+    """The table's rows as analysis.predict.calibration_fit samples (counted here, and cached, where missing)."""
+    from analysis.predict.calibration import class_peaks, in_memory_format, op_precisions
+    from zoo.options import datasheet
 
     table = TABLES[name]
     counts = read_counts(COUNTS) if counts is None else counts
-    sheet = device_sheet(table["device"])
+    sheet = datasheet(table["device"])
     precisions = op_precisions(table["dtype"], "tf32" in sheet.peak_flops, table["tf32"])
     out, changed = [], False
     rows = table["rows"]() if callable(table["rows"]) else table["rows"]

@@ -68,15 +68,16 @@ def main(argv=None) -> int:
 
 def with_roofline(row: dict, bandwidth: float) -> dict:
     """A timed CPU fp32 eager inference row without a roofline gets one from its peak and `bandwidth`."""
-    from analysis.roofline import roofline
+    from analysis.predict.roofline import ROOFLINE_FIELDS, roofline
+    from zoo.predict.inference import gpu_forward
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import ROOFLINE_FIELDS, traffic_ops
 
     s = row["settings"]
     if row.get("roofline_ms") or not row.get("peak_flops") or s.get("train") or s["dtype"] != "fp32" or \
             s.get("backend", "eager") != "eager" or row.get("device") != "cpu":
         return row
-    ops = traffic_ops(Request(row["model"], row["img_size"], row.get("ran_batch_size") or row["batch_size"]))
+    batch = row.get("ran_batch_size") or row["batch_size"]
+    ops = gpu_forward(Request(row["model"], row["img_size"], batch), gpu=False)["ops"]
     estimate = roofline(ops, row["peak_flops"], bandwidth)
     return {**row, "mem_bandwidth": bandwidth, **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 

@@ -60,13 +60,14 @@ TRAINING = (
 
 def inference_rows() -> list[dict]:
     from zoo.models.segmenters.slide import windows
-    from zoo.runs.decision import Counts
+    from zoo.options import datasheet
+    from zoo.predict.decision import Counts
     from zoo.runs.request import Request
 
-    counts, rows = Counts(), []
+    counts, rows, sheet = Counts(), [], datasheet(DEVICE)
     for label, model, detector, segmenter, (h, w), dtype, slide, published, source in INFERENCE:
         size, passes = ((h, w), 1) if slide is None else ((slide[0], slide[0]), len(windows(h, w, *slide)))
-        row = counts.row(Request(model, size, 1, dtype, detector=detector, segmenter=segmenter), DEVICE).to_json()
+        row = counts.row(Request(model, size, 1, dtype, detector=detector, segmenter=segmenter), sheet).to_json()
         fps = row["imgs_per_s"] / passes
         rows.append({"label": label, "what": f"{h}x{w}, {dtype}" + (f", {passes} windows of {size[0]}" if slide
                                                                     else ""),
@@ -76,13 +77,14 @@ def inference_rows() -> list[dict]:
 
 
 def training_rows() -> list[dict]:
+    from zoo.options import datasheet
+    from zoo.predict.train import predict_train
     from zoo.runs.request import Request
-    from zoo.runs.train_predicted import predict_train
 
     rows = []
     for label, model, detector, size, batch, dtype, optimizer, published, source in TRAINING:
         row = predict_train(Request(model, size, batch, dtype, train=True, detector=detector, optimizer=optimizer),
-                            DEVICE, foreach=False)
+                            datasheet(DEVICE), foreach=False)
         rows.append({"label": label, "what": f"{size[0]}x{size[1]}, {batch} / GPU, {dtype}, {optimizer}, for-loop",
                      "fps": row["train_imgs_per_s"], "p10": row["train_imgs_per_s_p10"],
                      "p90": row["train_imgs_per_s_p90"], "published": published, "source": source})

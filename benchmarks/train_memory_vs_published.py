@@ -1,4 +1,4 @@
-"""Mixed-precision (and fp32) training memory, counted on meta as a CUDA GPU runs the step (zoo.runs.train_memory),
+"""Mixed-precision (and fp32) training memory, counted on meta as a CUDA GPU runs the step (analysis.predict.memory),
 against published memory columns. Prints a markdown table with each recipe and the ratio counted / published.
 
     python benchmarks/train_memory_vs_published.py [--only NAME,...]
@@ -32,8 +32,8 @@ divide by 1024^2):
 Every published run trained data parallel (8 GPUs; ViTDet 64) with DistributedDataParallel at its default
 gradient_as_bucket_view=False (mmcv@01fa6d2 mmcv/parallel/distributed.py: MMDistributedDataParallel subclasses
 torch's; detectron2@2bfa3fb configs/common/train.py ddp: broadcast_buffers, find_unused_parameters,
-fp16_compression only), so each GPU also holds DDP's fp32 gradient buckets (zoo.runs.train_memory).
-NB: the training step samples 512 box RoIs per image and runs the mask head on 128 (zoo.runs.train_memory
+fp16_compression only), so each GPU also holds DDP's fp32 gradient buckets (analysis.predict.memory).
+NB: the training step samples 512 box RoIs per image and runs the mask head on 128 (analysis.predict.memory
 TRAIN_ROIS); archzoo's R-50 is timm's (a 7x7 stem), mmseg's ResNetV1c has three 3x3 stem convs. Attention is
 counted op by op (q @ k^T, softmax, @ v), as these codebases wrote it (torch 1.x, before fused SDPA); the
 optimizer steps parameter by parameter (torch 1.x's default).

@@ -1,5 +1,5 @@
 """The ViT paper's pre-training compute on TPU v3, recomputed by the training prediction beside the paper's
-TPUv3-core-days (the recipes, their sources and the rows: zoo.runs.pretraining_compute). Prints markdown tables:
+TPUv3-core-days (the recipes, their sources and the rows: zoo.predict.pretraining). Prints markdown tables:
 the recipes with the ratio predicted / published, the headline ratio ViT / BiT-L, and the ratio against the
 batch per chip, which the ViT paper does not state.
 
@@ -35,28 +35,32 @@ def headline(rows: list[dict]) -> str:
 def sweep_table(batches: list[int]) -> str:
     """predicted / paper against the batch per chip, for the three recipes Table 2 names (the 14- and 90-epoch
     readings)."""
-    from zoo.runs.pretraining_compute import RECIPES, core_days, predicted_step
+    from zoo.options import datasheet
+    from zoo.predict.pretraining import DEVICE, RECIPES, core_days, predicted_step
 
+    sheet = datasheet(DEVICE)
     picked = [r for r in RECIPES if r.epochs in (14, 90)]
     lines = ["| batch per chip | " + " | ".join(f"{r.model} {r.pretraining} {r.epochs} ep" for r in picked) + " |",
              "|---:|" + "---:|" * len(picked)]
     for batch in batches:
         cells = []
         for r in picked:
-            days = core_days(predicted_step(r.model, batch, r.optimizer), r.images, r.epochs, batch)[0]
+            days = core_days(predicted_step(sheet, r.model, batch, r.optimizer), r.images, r.epochs, batch,
+                             sheet.cores_per_chip)[0]
             cells.append(f"{days:,.0f} ({days / r.paper_core_days:.2f})")
         lines.append(f"| {batch} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from zoo.runs.pretraining_compute import DEVICE, VIT_BATCH_PER_CHIP, VIT_PAPER, predicted_rows
+    from zoo.options import datasheet
+    from zoo.predict.pretraining import DEVICE, VIT_BATCH_PER_CHIP, VIT_PAPER, predicted_rows
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-per-chip", type=int, default=VIT_BATCH_PER_CHIP, help="the ViT runs' (unstated)")
     parser.add_argument("--sweep", default="8,16,32,64,128", help="batches per chip for the last table ('' none)")
     args = parser.parse_args(argv)
-    rows = predicted_rows(args.batch_per_chip)
+    rows = predicted_rows(datasheet(DEVICE), args.batch_per_chip)
     print(f"PREDICTED on {DEVICE} (an extrapolation of the GPU-fitted factors), bf16, 224 px; paper: {VIT_PAPER} "
           f"Table 2\n")
     print(recipes_table(rows))

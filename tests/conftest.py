@@ -1,10 +1,10 @@
 """Suite-wide checks at collection: every test that needs a GPU carries the `cuda` mark (cuda_marks.py). The
 slowest test files run first (file_order.py), so that no xdist worker is left with a long one at the end.
 
-No test reads a user cache (zoo.runs.user_cache) it did not write: the whole session points the cache
+No test reads a user cache (zoo.store.user_cache) it did not write: the whole session points the cache
 at a fresh temporary folder (so do Ray workers and subprocesses, which inherit it; under pytest-xdist each
 worker imports this file, so each has its own), and each test gets its own empty one on top. The same for
-the user data folder (zoo.runs.data_dir) where a command without --out writes: never the user's own.
+the user data folder (zoo.store.data_dir) where a command without --out writes: never the user's own.
 
 Under pytest-xdist each worker gets its share of the cores for torch's untimed work (counting, real forwards):
 N workers with a thread per core each put N threads on every core, and OpenMP's barriers then spin (measured:
@@ -22,8 +22,8 @@ from cuda_marks import pytest_collection_modifyitems  # noqa: F401  (a pytest ho
 from file_order import SlowestFilesFirst
 
 from analysis.timing.fingerprint import available_cores
-from zoo.runs.data_dir import DATA_DIR_ENV
-from zoo.runs.user_cache import CACHE_DIR_ENV, NO_CACHE_ENV
+from zoo.store.data_dir import DATA_DIR_ENV
+from zoo.store.user_cache import CACHE_DIR_ENV, NO_CACHE_ENV
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="archzoo-test-cache-")
 _SESSION_DATA = tempfile.mkdtemp(prefix="archzoo-test-data-")
@@ -64,7 +64,7 @@ def isolated_user_cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def isolated_data_dir(tmp_path_factory, monkeypatch):
-    """Where a command without --out writes (zoo.runs.data_dir): an empty folder of the test's own."""
+    """Where a command without --out writes (zoo.store.data_dir): an empty folder of the test's own."""
     path = tmp_path_factory.mktemp("archzoo-data")
     monkeypatch.setenv(DATA_DIR_ENV, str(path))
     return path
@@ -109,7 +109,7 @@ def keep_probes(probes, peak: bool = True) -> None:
     of this machine would be: fp32, CPU, all cores and one thread (peak=False: the bandwidth alone)."""
     from zoo.runs.peaks import NAMESPACE, bandwidth_key, peak_key
     from zoo.runs.tasks import Task
-    from zoo.runs.user_cache import UserCache
+    from zoo.store.user_cache import UserCache
 
     (gemm, bandwidth), keep_peak = probes, peak
     cache = UserCache(NAMESPACE)

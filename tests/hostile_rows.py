@@ -7,7 +7,7 @@ import math
 
 from hypothesis import strategies as st
 
-from zoo.runs import schema
+from zoo.store import schema
 from zoo.runs.tasks import Task, base_row, machine
 
 MODELS = ["deit_ti", "vit_ti16", "convnext_t", "swin_t", "no_such_model", "timm:resnet18"]

@@ -52,7 +52,7 @@ def test_the_report_renders_stored_answers_without_building_a_model(small_answer
     for module in (zoo.models.registry, timm, zoo.runs.module_build, zoo.runs.plan):    # timed builds: module_build
         monkeypatch.setattr(module, "create_model", refuse)
     import zoo.runs.parallel
-    from zoo.runs.user_cache import disabled
+    from zoo.store.user_cache import disabled
 
     # counted, and here, not by the pool's workers (a fresh process would not see the stand-in)
     monkeypatch.setattr(zoo.runs.parallel, "available_cores", lambda: 1)

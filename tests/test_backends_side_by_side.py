@@ -36,7 +36,7 @@ def test_eager_and_onnxruntime_are_two_records_with_their_ratio():
 
 def test_the_detection_section_shows_feature_rows_at_800x1344(tmp_path):
     from zoo.report.build import build_reports
-    from zoo.runs.store import ResultStore
+    from zoo.store.store import ResultStore
     from zoo.runs.tasks import run_task
 
     store = ResultStore(tmp_path)
@@ -125,7 +125,7 @@ def test_compare_plans_each_backend_interleaved():
 
 def test_compare_pad_to_records_the_size_asked_for(tmp_path):
     from zoo.compare.cli import main
-    from zoo.runs.store import ResultStore
+    from zoo.store.store import ResultStore
 
     assert main(["--models", "swin_t,convnext_t", "--resolutions", "800x1333", "--pad-to", "32", "--metrics",
                  "cost", "--features", "--out", str(tmp_path), "--format", "json"]) == 0

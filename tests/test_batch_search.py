@@ -33,21 +33,18 @@ def test_candidate_lists():
 
 
 @pytest.mark.parametrize("budget_mib, expected", [(0, 0), (8, 8), (64, 16)])
-def test_predicted_sweep_is_the_largest_power_of_two_under_the_target(monkeypatch, budget_mib, expected):
+def test_predicted_sweep_is_the_largest_power_of_two_under_the_target(budget_mib, expected):
     """A stand-in prediction: 4 ms per image, so a 64 ms target holds batch 16 (64 ms), not 32."""
     import dataclasses
 
-    from zoo.runs import predicted
-    from zoo.runs.request import Request
+    from zoo.predict import rows as predicted
 
     filler = {f.name: 0 for f in dataclasses.fields(predicted.PredictedRow) if f.default is dataclasses.MISSING}
 
-    def predict(request, device, **kwargs):
-        batch = request.batch_size
+    def predict(batch):
         return predicted.PredictedRow(**{**filler, "batch_size": batch, "latency_ms": 4.0 * batch,
                                          "fits_memory": batch <= budget_mib})
 
-    monkeypatch.setattr(predicted, "predict", predict)
-    row = predicted.sweep(Request("m", 224, 1, "bf16"), "H100", target_ms=64.0)
+    row = predicted.best_batch(predict, target_ms=64.0).to_json()
     assert row["batch_size"] == max(expected, 1) and row["sweep_latency_target_ms"] == 64.0
     assert ("sweep_note" in row) == (expected == 0)

@@ -1,4 +1,4 @@
-"""The calibrated GPU expectation (analysis.calibration): its formula on hand-worked kernels, the statistics
+"""The calibrated GPU expectation (analysis.predict.calibration): its formula on hand-worked kernels, the statistics
 against known values (scipy's documented Spearman example, numpy's linear quantile), the fit recovering
 factors that generated synthetic data, and the shipped factors' provenance."""
 import json
@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from analysis.calibration import (KERNEL_CLASSES, Calibration, class_peaks, expected_seconds, kernel_seconds,
+from analysis.predict.calibration import (KERNEL_CLASSES, Calibration, class_peaks, expected_seconds, kernel_seconds,
                                   op_precisions, quantile, spearman)
 
 CAL = Calibration({"matmul": 0.5, "conv": 0.5, "depthwise_conv": 0.25, "attention": 0.8},
@@ -62,7 +62,7 @@ def test_statistics_match_numpy_and_scipy():
 
 
 def test_fit_recovers_the_factors_that_made_the_data():
-    from analysis.calibration_fit import fit
+    from analysis.predict.calibration_fit import fit
 
     truth = Calibration({"matmul": 1.0, "conv": 1.0, "depthwise_conv": 0.5, "attention": 0.5},
                         {c: 0.4 if c == "elementwise" else 0.8 for c in CAL.memory_efficiency},
@@ -79,7 +79,7 @@ def test_fit_recovers_the_factors_that_made_the_data():
 
 
 def test_shipped_factors_name_their_tables_and_band_straddles_one():
-    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
     cal = Calibration.from_json(data)
     assert "huggingface/pytorch-image-models" in cal.source and "90cae8c" in cal.source
     assert cal.band[0] < 1 < cal.band[1]
@@ -88,7 +88,7 @@ def test_shipped_factors_name_their_tables_and_band_straddles_one():
 
 def test_leave_device_and_family_out_fits_on_neither(monkeypatch):
     # each (device, family) cell is predicted by a fit that saw no row of that device and no row of that family
-    from analysis import calibration_fit
+    from analysis.predict import calibration_fit
 
     seen = []
 

@@ -14,7 +14,7 @@ import torch
 
 from cli import HANG_GUARD_S, call_main, run_cli
 from zoo.compare.cli import main
-from zoo.runs.schema import SCHEMA_VERSION
+from zoo.store.schema import SCHEMA_VERSION
 
 pytestmark = pytest.mark.usefixtures("kept_peaks")     # timed runs probe no GEMM peak (conftest.py)
 
@@ -142,7 +142,7 @@ def _processes_outliving(marker: str, wait_s: float = 10.0) -> list[int]:
 # (the counting pool's workers meanwhile alive), so the kill lands midway whatever the machine's speed.
 HANG_AFTER_TWO_ROWS = """
 import sys, time
-from zoo.runs.store import ResultStore
+from zoo.store.store import ResultStore
 append = ResultStore.append
 def append_then_hang(self, row):
     append(self, row)

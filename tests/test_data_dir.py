@@ -5,7 +5,7 @@ import shlex
 
 from cli import call_main
 
-from zoo.runs.data_dir import data_dir
+from zoo.store.data_dir import data_dir
 
 COST = ("--metrics", "cost", "--resolutions", "224")
 

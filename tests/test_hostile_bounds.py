@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zoo.options.values import MAX_BATCH, MAX_SECONDS, MAX_SIDE
-from zoo.runs.schema import MAX_COUNT, validate
+from zoo.store.schema import MAX_COUNT, validate
 from zoo.runs.tasks import Task, run_task
 
 # vit_b16's self-attention at 65,536 px: (65536/16)^2 = 2^24 tokens, so QK^T and AV alone take

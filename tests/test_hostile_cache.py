@@ -13,9 +13,9 @@ from zoo.runs import count_cache
 from zoo.runs import counted as counted_module
 from zoo.runs.peaks import PeakCache, peak_key
 from zoo.runs.request import Request
-from zoo.runs.schema import MAX_COUNT
+from zoo.store.schema import MAX_COUNT
 from zoo.runs.tasks import Task, run_task
-from zoo.runs.user_cache import SECRET_FILE, UserCache
+from zoo.store.user_cache import SECRET_FILE, UserCache
 
 DEIT_TI = ViTShape(embed_dim=192, depth=12, mlp_dim=768, patch_size=16)
 DEIT_TI_MACS_224 = vit_macs(DEIT_TI, 224)["total"]       # 1,258,291,200 by the closed form

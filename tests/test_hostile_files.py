@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cli import HANG_GUARD_S, call_main, run_cli
-from zoo.runs.safe_io import StrictJSONError, strict_loads
-from zoo.runs.store import ResultStore
+from zoo.store.safe_io import StrictJSONError, strict_loads
+from zoo.store.store import ResultStore
 from zoo.runs.tasks import Task
 from committed import committed_text
 
@@ -68,7 +68,7 @@ def test_the_store_never_appends_through_a_symlink(tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "cost.jsonl").symlink_to(target)
     from test_store import row
-    from zoo.runs.store import StoreWriteError
+    from zoo.store.store import StoreWriteError
 
     with pytest.raises(StoreWriteError):
         ResultStore(tmp_path).append(row("a"))

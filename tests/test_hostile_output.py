@@ -12,7 +12,7 @@ from zoo import compare, select
 from zoo.compare.display import to_csv, to_json
 from zoo.console.markdown import markdown_table
 from zoo.report.build import build_reports
-from zoo.runs.store import ResultStore
+from zoo.store.store import ResultStore
 
 
 def _run(main, *argv):

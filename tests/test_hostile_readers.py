@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hostile_rows import anchor, rows
 from zoo import compare, select
 from zoo.report import build
-from zoo.runs.store import ResultStore
+from zoo.store.store import ResultStore
 from zoo.runs.tasks import Task
 
 COST_TASK = Task.named("cost", "deit_ti", 224)

@@ -56,6 +56,23 @@ def test_the_analysis_layer_imports_nothing_from_the_zoo():
     assert {m: t for m, t in offenders.items() if t} == {}
 
 
+def test_prediction_has_a_home_and_the_run_layer_only_measures():
+    """Prediction's math (analysis/predict) imports nothing from zoo; its rows (zoo/predict) sit above the run
+    layer: zoo/runs, which measures, imports nothing from zoo/predict; the store reads only the predicted row's
+    schema (zoo.predict.schema), to check what it keeps."""
+    graph = import_graph()
+
+    def imports(prefix: str, target: str) -> dict[str, list[str]]:
+        found = {m: sorted(t for t in ts if t == target or t.startswith(target + "."))
+                 for m, ts in graph.items() if m == prefix or m.startswith(prefix + ".")}
+        return {m: t for m, t in found.items() if t}
+
+    assert imports("analysis.predict", "zoo") == {}
+    assert imports("zoo.runs", "zoo.predict") == {}
+    assert {t for ts in imports("zoo.store", "zoo.predict").values() for t in ts} <= {"zoo.predict.schema"}
+    assert any(m.startswith("zoo.predict.") for m in graph) and any(m.startswith("analysis.predict.") for m in graph)
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan). A package importing its own
     submodules (an __init__ re-exporting them) is not a ring unless a submodule imports the package back."""

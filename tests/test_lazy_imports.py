@@ -13,7 +13,7 @@ import pytest
 from zoo.models import accuracy, tag_order
 from zoo.models.cards import TIMM_ARCHS
 from zoo.models.registry import list_models
-from zoo.runs.user_cache import UserCache
+from zoo.store.user_cache import UserCache
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "torchvision", "timm")
@@ -111,12 +111,13 @@ def test_a_lazy_name_is_the_defining_modules_object_on_every_access(monkeypatch)
     no longer goes through __getattr__) must give the same object; dir(zoo) lists every public name."""
     import zoo
     import zoo.models
-    import zoo.runs.store
+    import zoo.store.store
     for name in ("get_spec", "store"):
         monkeypatch.delitem(vars(zoo), name, raising=False)
     assert zoo.get_spec is zoo.models.get_spec          # first access: through __getattr__
     assert zoo.get_spec is zoo.models.get_spec          # second access: the module's own global
-    assert zoo.store is zoo.runs.store                  # a module, not a name in one
+    assert zoo.store is sys.modules["zoo.store"]        # the store package, not a name in one
+    assert zoo.store.load_frame is zoo.store.store.load_frame
     assert set(zoo.__all__) <= set(dir(zoo))
 
 

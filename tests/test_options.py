@@ -102,9 +102,11 @@ def test_both_commands_take_the_shared_options_with_one_help():
         return {a.option_strings[0]: (a.help, a.default) for a in parser._actions if a.option_strings}
 
     compared, selected = options(compare_parser()), options(select_parser())
-    own = {"--models", "--optimizer", "--predict", "--no-save", "--backend", "--format"}   # default, wording, formats
+    own = {"--models", "--optimizer", "--predict", "--no-save", "--backend", "--format",   # default, wording, formats
+           "--metrics"}                  # compare's: what to measure; select's: train with --predict
     both = (set(compared) & set(selected)) - own - {"-h"}
-    assert {"--dtype", "--device", "--detector", "--segmenter", "--weights", "--pretraining", "--compile"} <= both
+    assert {"--dtype", "--device", "--detector", "--segmenter", "--weights", "--pretraining", "--compile", "--tf32",
+            "--price-per-hour", "--reparam", "--epochs", "--train-images", "--gpus"} <= both
     assert {o: compared[o] for o in both} == {o: selected[o] for o in both}
 
 
@@ -153,7 +155,7 @@ def test_both_commands_refuse_a_shared_rule_with_the_same_line(options, line):
 
 def test_the_commands_refuse_options_only_through_zoo_options():
     """compare's and select's usage refusals are raised in zoo/options/; left in the commands: reading a
-    --from-plan file's content (zoo/select/plan.py), a file check like zoo.runs.safe_io's; none in the models."""
+    --from-plan file's content (zoo/select/plan.py), a file check like zoo.store.safe_io's; none in the models."""
     raising = {str(p.relative_to(ROOT)) for command in ("compare", "select") for p in (ROOT / "zoo" / command).rglob("*.py")
                if "UsageError(" in p.read_text(encoding="utf-8")}
     assert raising == {"zoo/select/plan.py"}

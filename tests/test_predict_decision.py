@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from cli import call_main
 
-from analysis.timing.devices import DEVICE_SHEETS
+from analysis.predict.devices import DEVICE_SHEETS, device_sheet
 from zoo.errors import UsageError
 from zoo.options import MAX_PRICE_PER_HOUR, MIN_PRICE_PER_HOUR, predict_devices, prices_per_hour
-from zoo.runs import decision, predicted
+from zoo.predict import decision, rows as predicted
 
 NAMES = sorted(DEVICE_SHEETS)
 
@@ -27,7 +27,7 @@ def _spelt(name: str, upper: bool, spaces: bool) -> str:
 
 @given(st.lists(st.sampled_from(NAMES), min_size=1, max_size=5, unique=True), st.booleans(), st.booleans())
 def test_a_device_list_gives_the_datasheet_names_in_order(names, upper, spaces):
-    assert predict_devices(",".join(_spelt(n, upper, spaces) for n in names)) == names
+    assert [s.name for s in predict_devices(",".join(_spelt(n, upper, spaces) for n in names))] == names
 
 
 @given(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True), st.data())
@@ -46,7 +46,7 @@ def test_a_price_map_gives_each_device_its_price(names, data):
     given_prices = {n: data.draw(prices) for n in names}
     order = data.draw(st.permutations(names))
     text = ",".join(f"{_spelt(n, data.draw(st.booleans()), False)}={given_prices[n]!r}" for n in order)
-    assert prices_per_hour(text, names) == given_prices
+    assert prices_per_hour(text, [DEVICE_SHEETS[n] for n in names]) == given_prices
 
 
 bad_prices = st.one_of(st.floats(max_value=MIN_PRICE_PER_HOUR, exclude_max=True),
@@ -58,17 +58,20 @@ bad_prices = st.one_of(st.floats(max_value=MIN_PRICE_PER_HOUR, exclude_max=True)
 def test_a_price_that_is_not_a_sane_positive_number_is_refused_in_one_line(bad):
     for text in (str(bad), f"A100={bad}"):
         with pytest.raises(UsageError) as refused:
-            prices_per_hour(text, ["A100"])
+            prices_per_hour(text, [DEVICE_SHEETS["A100"]])
         assert "--price-per-hour" in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_one_number_prices_one_device_and_every_device_needs_a_price():
-    assert prices_per_hour("0.8", ["L4"]) == {"L4": 0.8}
+    def sheets(names: list[str]) -> list:
+        return [DEVICE_SHEETS[n] for n in names]
+
+    assert prices_per_hour("0.8", sheets(["L4"])) == {"L4": 0.8}
     for text, devices, named in (("0.8", ["L4", "A100"], "DEVICE=USD"), ("L4=0.8", ["L4", "A100"], "no price for A100"),
                                  ("L4=0.8,H100=4", ["L4"], "not among"), ("L4=0.8,l4=1", ["L4"], "twice"),
                                  ("P100=1", ["L4"], "unknown device")):
         with pytest.raises(UsageError, match=named):
-            prices_per_hour(text, devices)
+            prices_per_hour(text, sheets(devices))
 
 
 FILLER = {f.name: 0 for f in dataclasses.fields(predicted.PredictedRow) if f.default is dataclasses.MISSING}
@@ -151,14 +154,14 @@ def test_predict_refuses_what_it_ignores_or_cannot_price_writing_nothing(tmp_pat
 def test_the_form_counted_is_named_and_trained_is_what_benchmark_py_runs_without_reparam():
     """RepVGG-A0: timm's published GMACs are 1.52 trained (RTX 3090 table, pt240) and 1.36 fused (RTX 4090
     table, pt291, run with --reparam); the fused form runs fewer FLOPs, so it is predicted faster."""
+    from zoo.predict.inference import predict
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import predict
 
-    request = Request("timm:repvgg_a0", 224, 8, "bf16")
-    trained, fused = predict(request, "A100", reparam="trained"), predict(request, "A100", reparam="fused")
-    assert (trained["reparam"], fused["reparam"]) == ("trained", "fused")
-    assert fused["imgs_per_s"] > trained["imgs_per_s"]
-    assert "reparam" not in predict(Request("vit_ti16", 224, 8, "bf16"), "A100")     # one form only
+    request, a100 = Request("timm:repvgg_a0", 224, 8, "bf16"), device_sheet("A100")
+    trained, fused = predict(request, a100, reparam="trained"), predict(request, a100, reparam="fused")
+    assert (trained.reparam, fused.reparam) == ("trained", "fused")
+    assert fused.imgs_per_s > trained.imgs_per_s
+    assert "reparam" not in predict(Request("vit_ti16", 224, 8, "bf16"), a100).to_json()     # one form only
     done = call_main("zoo.compare", "--models", "timm:repvgg_a0", "--predict", "A100", "--dtype", "bf16", "--format", "json",
                      "--no-save")
     assert done.returncode == 0 and json.loads(done.stdout)[0]["reparam"] == "trained"
@@ -217,10 +220,10 @@ def test_a_report_of_saved_rows_only_does_not_describe_them_as_the_fixed_set():
 
 
 def test_select_best_batch_is_compares_sweep_batch_and_needs_a_latency_target():
-    """One best-batch search (zoo.runs.predicted.best_batch) behind both commands: the same batch, which doubled
+    """One best-batch search (zoo.predict.rows.best_batch) behind both commands: the same batch, which doubled
     would pass the target (its own correctness: the closed-form test above)."""
+    from zoo.predict.inference import predict
     from zoo.runs.request import Request
-    from zoo.runs.roofline_rows import predict
 
     sel = call_main("zoo.select", "--predict", "A100", "--dtype", "bf16", "--batch-size", "best", "--max-latency-ms",
                     "20", "--models", "vit_ti16", "--format", "json", "--no-save")
@@ -229,6 +232,6 @@ def test_select_best_batch_is_compares_sweep_batch_and_needs_a_latency_target():
     assert sel.returncode == 0 and cmp.returncode == 0, sel.stderr + cmp.stderr
     (row,) = json.loads(sel.stdout)["shortlist"]
     assert row["batch_size"] == json.loads(cmp.stdout)[0]["batch_size"] and row["latency_ms"] <= 20
-    assert predict(Request("vit_ti16", 224, row["batch_size"] * 2, "bf16"), "A100")["latency_ms"] > 20
+    assert predict(Request("vit_ti16", 224, row["batch_size"] * 2, "bf16"), device_sheet("A100")).latency_ms > 20
     bad = call_main("zoo.select", "--predict", "A100", "--batch-size", "best", "--models", "vit_ti16", "--no-save")
     assert bad.returncode == 2 and "--max-latency-ms" in bad.stderr

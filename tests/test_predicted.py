@@ -7,8 +7,14 @@ import pytest
 
 from cli import call_main
 
+from analysis.predict.devices import device_sheet
+from zoo.predict import inference
 from zoo.runs.request import Request
-from zoo.runs.roofline_rows import predict
+
+
+def predict(request, device: str, *args, **kwargs) -> dict:
+    """The predicted row's JSON, the device resolved by name as the command line resolves it."""
+    return inference.predict(request, device_sheet(device), *args, **kwargs).to_json()
 
 
 def test_a_batch_whose_input_alone_exceeds_the_device_is_marked():
@@ -48,7 +54,7 @@ def test_select_predict_answers_marked_predicted():
 
 
 def test_a_gpu_no_table_measured_gets_the_wider_leave_one_device_out_band():
-    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
     measured, other = predict(Request("vit_ti16", 224, 8, "fp16"), "RTX 4090"), predict(Request("vit_ti16", 224, 8, "fp16"), "A100")
     assert measured["imgs_per_s_p10"] / measured["imgs_per_s"] == pytest.approx(data["band"][0])
     assert other["imgs_per_s_p90"] / other["imgs_per_s"] == pytest.approx(data["band_other_device"][1])
@@ -92,15 +98,12 @@ def test_select_predict_through_the_api_is_the_command_lines_answer():
 
 
 def test_a_predicted_row_is_its_dataclass_and_refuses_a_misspelt_field():
-    from zoo.runs.predicted import PredictedRow, predict as typed
+    from zoo.predict.rows import PredictedRow
 
-    from zoo.runs.request import Request
-
-    request = Request("vit_ti16", 224, 8, "bf16")
-    fields = predict(request, "A100", price_per_hour=2.0)
-    row = typed(request, "A100", price_per_hour=2.0)
-    assert row.to_json() == fields and list(row.to_json()) == list(fields)    # the same JSON, field for field
-    assert "sweep_note" not in row.to_json() and row.imgs_per_usd == fields["imgs_per_usd"]
+    row = inference.predict(Request("vit_ti16", 224, 8, "bf16"), device_sheet("A100"), price_per_hour=2.0)
+    fields = row.to_json()
+    assert PredictedRow.of(fields) == row                          # the JSON holds the whole row
+    assert "sweep_note" not in fields and row.imgs_per_usd == fields["imgs_per_usd"]
     with pytest.raises(ValueError, match="not a predicted row: .*'imgs_per_sec'"):
         PredictedRow.of({**fields, "imgs_per_sec": 1.0})
     with pytest.raises(ValueError, match="not a predicted row: .*'latency_ms'"):
@@ -143,25 +146,21 @@ def test_tf32_refusals_are_one_line(args):
 def test_channels_last_takes_the_nhwc_factors_and_its_band():
     import dataclasses
 
-    from zoo.runs import roofline_rows
+    from analysis.predict import calibration
 
-    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
     request = Request("timm:resnet18", 224, 64, "fp16")
     nchw, nhwc = (predict(request, "RTX 3090", channels_last=cl) for cl in (False, True))
     assert (nchw["memory_format"], nhwc["memory_format"]) == ("contiguous", "channels_last")
     assert nhwc["imgs_per_s"] != nchw["imgs_per_s"]          # the convolutions take their own factors
     assert nhwc["imgs_per_s_p10"] / nhwc["imgs_per_s"] == pytest.approx(data["band_channels_last"][0])
-    cal = roofline_rows.gpu_calibration()
+    cal = calibration.shipped("inference")
     without = dataclasses.replace(cal, extra={k: v for k, v in cal.extra.items() if k != "band_channels_last"})
-    roofline_rows.gpu_calibration.cache_clear()
-    try:
-        import unittest.mock
+    import unittest.mock
 
-        with unittest.mock.patch.object(roofline_rows, "gpu_calibration", lambda: without):
-            with pytest.raises(roofline_rows.UsageError):
-                roofline_rows.check_channels_last()
-    finally:
-        roofline_rows.gpu_calibration.cache_clear()
+    with unittest.mock.patch.object(inference, "shipped", lambda kind: without):
+        with pytest.raises(inference.UsageError):
+            inference.check_channels_last()
 
 
 def test_compare_predict_channels_last_reaches_the_rows():

@@ -10,15 +10,16 @@ import pytest
 from zoo.report import gpu_predictions, predicted_gpu
 from zoo.runs.request import Request
 from zoo.report.build import Section
-from zoo.runs import predicted, roofline_rows
+from analysis.predict.devices import device_sheet
+from zoo.predict import inference as roofline_rows, text
 
 # the five devices the report predicts for, as their datasheets name them (the V100 alias is the SXM2 part)
 DEVICE_NAMES = {"H100", "A100", "L4", "RTX 4090", "V100 SXM2"}
 
 
 def calibration() -> dict:
-    """The shipped calibration, read here from the JSON itself (not through analysis.calibration)."""
-    return json.loads(resources.files("zoo.models").joinpath("data", "gpu_calibration.json").read_text())
+    """The shipped calibration, read here from the JSON itself (not through analysis.predict.calibration)."""
+    return json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,9 @@ def test_an_fp32_prediction_says_its_band_is_not_validated(vit_ti_rows):
     assert fitted and all("-amp-" in name for name in fitted)
     rows, _ = vit_ti_rows
     assert not any("NOT validated" in r["band_from"] for r in rows)        # bf16/fp16 rows
-    fp32 = roofline_rows.predict(Request("vit_ti16", 224, 8, "fp32"), "A100")
+    fp32 = roofline_rows.predict(Request("vit_ti16", 224, 8, "fp32"), device_sheet("A100")).to_json()
     assert "NOT validated for fp32/TF32" in fp32["band_from"]
-    table = predicted.predicted_markdown([fp32])
+    table = text.predicted_markdown([fp32])
     assert "NOT validated for fp32/TF32" in table.split("| model |")[0]        # said above the table, not only in the row
 
 
@@ -75,7 +76,7 @@ def test_one_count_per_model_batch_and_dtype_gives_predicts_numbers(vit_ti_rows)
     rows, counted = vit_ti_rows
     assert sorted((c.batch_size, c.dtype) for c in counted) == [(1, "bf16"), (1, "fp16"), (64, "bf16"), (64, "fp16")]
     one = next(r for r in rows if r["device"] == "L4" and r["batch_size"] == 64)
-    alone = roofline_rows.predict(Request("vit_ti16", 224, 64, "bf16"), "L4")    # counted afresh, for this device only
+    alone = roofline_rows.predict(Request("vit_ti16", 224, 64, "bf16"), device_sheet("L4")).to_json()   # counted afresh
     assert one == {k: pytest.approx(alone[k], rel=1e-8) if isinstance(alone[k], float) else alone[k]
                    for k in gpu_predictions.KEPT}
 

@@ -21,7 +21,7 @@ from ray_cluster import LocalRayCluster  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.runs.plan import plan_tasks  # noqa: E402
 from zoo.runs.ray_executor import check_ray  # noqa: E402
-from zoo.runs.user_cache import CACHE_DIR_ENV  # noqa: E402
+from zoo.store.user_cache import CACHE_DIR_ENV  # noqa: E402
 from analysis.size import Size  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@ zoo.select's real output, the exit codes are documented, and the two commands CI
 import re
 from pathlib import Path
 
-from zoo.runs.schema import schema_table
+from zoo.store.schema import schema_table
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -18,7 +18,7 @@ def block(name: str, page: Path) -> str:
 
 def test_the_field_table_is_generated_from_the_schema():
     assert block("schema-table", DOCS / "results.md") == schema_table(), \
-        "regenerate docs/results.md's block from: python -c 'from zoo.runs.schema import schema_table; " \
+        "regenerate docs/results.md's block from: python -c 'from zoo.store.schema import schema_table; " \
         "print(schema_table())'"
 
 

@@ -14,7 +14,7 @@ from zoo.reference import check, refresh
 from zoo.report import build_reports
 from zoo.report import deterministic, redraw, tpu_compute
 from zoo.report.build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, PLOT_FILES
-from zoo.runs.store import ResultStore
+from zoo.store.store import ResultStore
 from zoo.runs.tasks import Task, base_row
 from analysis.size import Size
 

@@ -6,13 +6,14 @@ import json
 
 import pytest
 
-from analysis.roofline import roofline
+from analysis.predict.roofline import roofline
 from analysis.timing import bandwidth as bandwidth_module
-from analysis.timing.devices import DEVICE_SHEETS, device_sheet, sheet_peak
+from analysis.predict.devices import DEVICE_SHEETS, device_sheet, sheet_peak
 from cli import call_main
 from zoo.runs.peaks import PEAKS_FILE, PeakCache
 from zoo.runs.request import Request
-from zoo.runs.roofline_rows import measured_roofline, traffic_ops
+from zoo.predict.inference import gpu_forward
+from zoo.runs.timed import measured_roofline
 from zoo.runs.tasks import Task
 
 
@@ -100,7 +101,7 @@ def test_timed_rows_get_the_roofline_of_the_batch_that_ran():
     peak = {"peak_flops": 1e11, "mem_bandwidth": 1e10}
     task = Task.named("throughput", "vit_ti16", 224, batch_size=4, device="cpu")
     fields = measured_roofline(task, {"ran_batch_size": 2}, peak)
-    assert fields["roofline_ms"] == pytest.approx(roofline(traffic_ops(Request("vit_ti16", 224, 2)), 1e11, 1e10)["roofline_ms"])
+    assert fields["roofline_ms"] == pytest.approx(roofline(gpu_forward(Request("vit_ti16", 224, 2), gpu=False)["ops"], 1e11, 1e10)["roofline_ms"])
     assert fields["roofline_launch_share"] == 0.0 and fields["mem_bandwidth"] == 1e10      # CPU: no launch cost
     assert measured_roofline(Task.named("throughput", "vit_ti16", 224, train=True), {}, peak) == {}
     assert measured_roofline(task, {}, {"peak_flops": 1e11}) == {}                        # no bandwidth, no estimate
@@ -153,7 +154,7 @@ def test_a_timed_detector_row_gets_the_whole_detectors_roofline():
     """The roofline of a timed --detector row is the detector's, not its backbone's (issue 30): with a stand-in
     machine of 100 GFLOP/s and 10 GB/s, it is at least the whole detector's compute time, 2 x MACs / peak."""
     from analysis.size import Size
-    from zoo.runs.roofline_rows import measured_roofline
+    from zoo.runs.timed import measured_roofline
     from zoo.runs.tasks import Task, run_task
 
     size = Size(800, 1280)

@@ -8,7 +8,7 @@ from cli import call_main
 from zoo.runs.executors import run_local, run_subprocesses
 from zoo.runs.scheduler import schedule
 from zoo.runs.isolated import run_isolated
-from zoo.runs.schema import SCHEMA_VERSION, validate
+from zoo.store.schema import SCHEMA_VERSION, validate
 from zoo.runs.tasks import Task, count
 from analysis.size import Size
 

@@ -30,6 +30,7 @@ def test_no_function_of_select_takes_more_than_ten_parameters():
 def test_every_option_of_the_command_is_a_query_option():
     """The command line's options land where they belong: what is built in the Request template, how it is timed
     in the Timing, the bounds in the Constraints; and no option of the command is missing from OPTIONS."""
+    from zoo.options.predicted import PREDICT_ONLY
     from zoo.options.select import OPTIONS
     from zoo.select.cli import build_parser, query_of
     from zoo.select.shortlist import Query
@@ -43,7 +44,7 @@ def test_every_option_of_the_command_is_a_query_option():
     assert q.constraints.max_gmacs == 7.0 and q.allow_noisy and q.wait_quiet == 5.0 and q.save
     dests = {a.dest for a in build_parser()._actions} - {"help", "format", "no_save", "answers", "no_cache",
                                                          "save_plan", "from_plan"}    # how to run, not what to ask
-    assert dests <= set(OPTIONS)
+    assert dests - set(PREDICT_ONLY) <= set(OPTIONS)          # --predict's own: zoo.select.predicted
 
 
 def test_the_command_line_and_the_api_ask_the_same_by_default():
@@ -191,7 +192,7 @@ def test_noisy_timings_leave_a_model_undecided_unless_allow_noisy(tmp_path, monk
 
 
 def test_a_stored_noisy_row_is_timed_again(tmp_path, monkeypatch):
-    from zoo.runs.store import ResultStore
+    from zoo.store.store import ResultStore
 
     fake_timing(monkeypatch, {"deit_ti": 50.0}, {"deit_ti"})
     first = select(["deit_ti"], 224, max_latency_ms=100, device="cpu", out=str(tmp_path))

@@ -22,7 +22,7 @@ def test_a_refusal_says_what_is_accepted(argv, said, capsys, tmp_path):
 def test_select_predict_takes_the_batches_compare_predict_takes(capsys):
     # docs/prediction.md and zoo.compare --predict: batches up to 2^20; select --predict refused above 65,536
     from zoo.options.values import MAX_BATCH
-    from zoo.runs.schema import BOUNDS
+    from zoo.store.schema import BOUNDS
 
     assert MAX_BATCH == BOUNDS["batch_size"][1] == 2 ** 20
     code = main(["--predict", "h100", "--models", "deit_ti", "--batch-size", str(2 ** 17), "--format", "json"])

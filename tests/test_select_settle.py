@@ -41,7 +41,7 @@ class FakeTimer:
         self.now += sum(steps_ms) / 1e3 + self.overhead_s
         stats = latency_stats([s / 1e3 for s in steps_ms])
         from zoo.models.registry import get_spec
-        from zoo.runs.schema import validate
+        from zoo.store.schema import validate
         from zoo.runs.tasks import base_row, machine
 
         return validate({**base_row(task), "family": get_spec(task.request.model).family, "mode": "inference",

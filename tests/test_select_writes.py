@@ -29,17 +29,17 @@ def test_a_folder_at_the_answer_is_refused_before_timing(tmp_path, capsys, monke
 
 
 def test_a_full_disk_prints_the_answer_and_says_it_was_not_kept(tmp_path, capsys, monkeypatch):
-    import zoo.runs.safe_io
+    import zoo.store.safe_io
 
     timer = FakeTimer({"deit_ti": 8.0})
     _fake(monkeypatch, timer)
-    real = zoo.runs.safe_io.write_atomic
+    real = zoo.store.safe_io.write_atomic
 
     def full(path, data):
         if str(path).endswith("select-answer.json"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(path, data)
-    monkeypatch.setattr(zoo.runs.safe_io, "write_atomic", full)
+    monkeypatch.setattr(zoo.store.safe_io, "write_atomic", full)
     assert main([*ASK, "--out", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert [r["model"] for r in json.loads(captured.out)["shortlist"]] == ["deit_ti"]

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zoo.errors import UsageError
-from zoo.runs.schema import SCHEMA_VERSION, SchemaError, row_key, validate
-from zoo.runs.store import ResultStore, StoreWriteError, latest, load_frame
+from zoo.store.schema import SCHEMA_VERSION, SchemaError, row_key, validate
+from zoo.store.store import ResultStore, StoreWriteError, latest, load_frame
 from zoo.runs.tasks import Task, base_row, task_key
 from analysis.size import Size
 
@@ -154,10 +154,10 @@ def test_a_full_disk_leaves_no_partial_row(tmp_path, monkeypatch):
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("zoo.runs.store.os.fsync", full)
+    monkeypatch.setattr("zoo.store.store.os.fsync", full)
     with pytest.raises(StoreWriteError, match="disk is full"):
         store.append(row("b"))
-    monkeypatch.setattr("zoo.runs.store.os.fsync", real_fsync)
+    monkeypatch.setattr("zoo.store.store.os.fsync", real_fsync)
     assert store.path("cost").read_bytes() == before      # the partial row was cut back off
     store.append(row("c"))
     assert [r["model"] for r in ResultStore(tmp_path).rows()] == ["a", "c"]
@@ -240,7 +240,7 @@ def test_schema_version_is_checked():
 @pytest.mark.parametrize("kind", ["cost", "throughput"])
 def test_every_committed_row_makes_its_dataclass_and_serialises_to_the_same_bytes(kind):
     from committed import committed_text
-    from zoo.runs.schema import ROW_CLASSES
+    from zoo.store.schema import ROW_CLASSES
 
     lines = committed_text(f"results/{kind}.jsonl").splitlines()
     assert len(lines) > 50
@@ -250,7 +250,7 @@ def test_every_committed_row_makes_its_dataclass_and_serialises_to_the_same_byte
 
 
 def test_a_misspelt_field_is_refused_by_the_rows_dataclass_on_write_and_on_read(tmp_path):
-    from zoo.runs.schema import CostRow
+    from zoo.store.schema import CostRow
 
     misspelt = {**row("a"), "mac": 1}
     with pytest.raises(SchemaError, match="unknown field.*: mac$"):
@@ -266,7 +266,7 @@ def test_a_misspelt_field_is_refused_by_the_rows_dataclass_on_write_and_on_read(
 
 
 def test_a_typed_row_keeps_absent_fields_absent_and_nulls_null():
-    from zoo.runs.schema import CostRow, ThroughputRow
+    from zoo.store.schema import CostRow, ThroughputRow
 
     typed = CostRow(**row("a", traceback=None))
     assert typed.macs == 1 and typed.features is None and typed.traceback is None     # every field readable

@@ -66,7 +66,7 @@ def test_classification_loss_runs_on_meta_logits():
 def test_step_parts_recipe_and_the_optimizer_step_peak():
     """fp32 weights, gradients and AdamW's 2 states per trainable parameter, each its own 512-byte block; the
     foreach step's temporaries (one fp32 set) set the peak when the activations are small."""
-    from zoo.runs.train_memory import step_parts
+    from analysis.predict.memory import step_parts
 
     layer = nn.Linear(1000, 1000, device="meta")             # 1,000,000 + 1,000 params
     x = torch.empty(1, 1000, device="meta")
@@ -81,7 +81,7 @@ def test_step_parts_recipe_and_the_optimizer_step_peak():
 
 def test_training_rois_are_the_sampled_ones():
     """detectron2's defaults (ROI_HEADS.BATCH_SIZE_PER_IMAGE 512, POSITIVE_FRACTION 0.25)."""
-    from zoo.runs.train_memory import TRAIN_ROIS
+    from analysis.predict.memory import TRAIN_ROIS
 
     assert TRAIN_ROIS == {"proposals": 512, "mask_rois": 512 // 4}
 
@@ -116,7 +116,7 @@ def test_ddp_buckets_close_at_1_then_25_mib_and_are_booked_as_blocks():
     """torch's DDP: the first bucket closes at 1 MiB, the others at 25 MiB (a bucket closes once it reaches its
     cap). 60 fp32 parameters of 1 MiB each: buckets of 1, 25, 25 and 9 MiB; the allocator books a 25 MiB request
     as its whole 26 MiB segment (a 1 MiB tail is not split off), so 1 + 26 + 26 + 9 = 62 MiB."""
-    from zoo.runs.train_memory import ddp_bucket_bytes, ddp_buckets
+    from analysis.predict.memory import ddp_bucket_bytes, ddp_buckets
 
     params = [torch.empty(MIB // 4, device="meta") for _ in range(60)]
     assert ddp_buckets(params) == [MIB, 25 * MIB, 25 * MIB, 9 * MIB]
@@ -127,7 +127,7 @@ def test_ddp_buckets_close_at_1_then_25_mib_and_are_booked_as_blocks():
 def test_data_parallel_step_holds_the_buckets_beside_the_gradients():
     """DistributedDataParallel (gradient_as_bucket_view=False) keeps a flat copy of every gradient: the step
     holds at least 4 bytes per trainable parameter more, and a single-GPU step holds none of it."""
-    from zoo.runs.train_memory import step_parts
+    from analysis.predict.memory import step_parts
 
     layer = nn.Linear(1000, 1000, device="meta")
     x = torch.empty(1, 1000, device="meta")

@@ -31,7 +31,7 @@ def test_the_optimizer_step_is_counted_as_torch_runs_it():
 
 def test_schedule_steps_hours_and_dollars():
     """ceil(E x N / (B x K)) steps; wall hours = steps x (step + all-reduce); device hours x K; cost x price."""
-    from zoo.runs.train_hours import schedule
+    from analysis.predict.schedule import schedule
 
     r = schedule(0.1, (0.8, 1.25), batch=128, epochs=300, train_images=1281167, gpus=8, allreduce_s=0.01,
                  price_per_hour=2.5)
@@ -46,12 +46,14 @@ def test_schedule_steps_hours_and_dollars():
 
 def test_ring_allreduce_time():
     """2 (K - 1) / K x bytes over the per-direction bandwidth: A100's NVLink 3, 600 GB/s both ways."""
-    from zoo.runs.train_hours import allreduce_seconds
+    from analysis.predict.devices import DEVICE_SHEETS
+    from analysis.predict.schedule import allreduce_seconds
 
-    assert allreduce_seconds(344_000_000, 1, "A100") == 0
-    assert allreduce_seconds(344_000_000, 8, "A100") == pytest.approx(2 * 7 / 8 * 344e6 / 300e9)
-    with pytest.raises(ValueError):
-        allreduce_seconds(1, 2, "RTX 3090")
+    a100 = DEVICE_SHEETS["A100"]
+    assert allreduce_seconds(344_000_000, 1, a100) == 0
+    assert allreduce_seconds(344_000_000, 8, a100) == pytest.approx(2 * 7 / 8 * 344e6 / 300e9)
+    with pytest.raises(ValueError, match="no interconnect figure for RTX 3090"):
+        allreduce_seconds(1, 2, DEVICE_SHEETS["RTX 3090"])
 
 
 def test_shipped_training_calibration_meets_the_issue_bar():
@@ -59,7 +61,7 @@ def test_shipped_training_calibration_meets_the_issue_bar():
     the band covering >= 70% (the figures benchmarks/fit_train_calibration.py measured and shipped)."""
     from importlib import resources
 
-    data = json.loads(resources.files("zoo.models").joinpath("data", "gpu_train_calibration.json").read_text())
+    data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_train_calibration.json").read_text())
     held = data["leave_one_family_out"]
     assert held["spearman"] >= 0.95 and held["median_abs_error"] <= 0.15 and held["band_covers"] >= 0.7
     assert "c865028c34fc05cc7deea8e753b30d8cd1952591" in data["source"]
@@ -115,8 +117,8 @@ def test_select_on_predicted_training(capsys):
 def test_the_tpu_v3_chip_is_the_cloud_pages_and_states_no_fp32():
     """cloud.google.com/tpu/docs/v3: two TensorCores per chip, 123 teraflops (bf16) per chip, HBM2 32 GiB at
     900 GBps. No fp32 figure: the vector classes are timed by their bytes alone, and --dtype fp32 is refused."""
-    from analysis.calibration import class_peaks, op_precisions
-    from analysis.timing.devices import device_sheet, sheet_peak
+    from analysis.predict.calibration import class_peaks, op_precisions
+    from analysis.predict.devices import device_sheet, sheet_peak
 
     tpu = device_sheet("tpuv3")
     assert (tpu.name, tpu.kind, tpu.cores_per_chip) == ("TPU v3", "tpu", 2)
@@ -132,7 +134,7 @@ def test_a_tpu_training_row_is_an_extrapolation_in_core_days(capsys, monkeypatch
     XLA has no fused attention kernel: the step is counted with attention op by op. Whether it fits is left
     open (XLA plans its own memory). Inference on a TPU, fp32 and --gpus without an interconnect exit 2."""
     from zoo.compare.cli import main
-    from zoo.runs import train_predicted
+    from zoo.predict import train as train_predicted
 
     asked = []
     counted = train_predicted.train_step_ops
@@ -187,7 +189,7 @@ def test_a_training_steps_gemm_flops_are_the_vit_papers():
     4.1) costs 55 exaFLOPs, 25.9 GFLOPs per image (+-0.9%: the table rounds to whole exaFLOPs). The step the TPU
     prediction times (attention op by op) counts its GEMMs' FLOPs (forward and backward) to that."""
     from zoo.runs.request import Request
-    from zoo.runs.train_predicted import train_step_ops
+    from zoo.predict.train import train_step_ops
 
     ops = train_step_ops(Request("vit_b32", 224, 1, "bf16", train=True, optimizer="adamw"), fused_attention=False)
     gemm = sum(flops * n for c, flops, _, n in ops if c in ("matmul", "conv"))

@@ -14,7 +14,7 @@ from zoo.runs import counted as counted_module
 from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
 from zoo.runs.request import Request
 from zoo.runs.tasks import Task, run_task
-from zoo.runs.user_cache import CACHE_DIR_ENV, UserCache, cache_dir, disabled
+from zoo.store.user_cache import CACHE_DIR_ENV, UserCache, cache_dir, disabled
 
 VIT_TI16 = ViTShape(embed_dim=192, depth=12, mlp_dim=768, patch_size=16)
 VIT_TI16_MACS_224 = vit_macs(VIT_TI16, 224)["total"]       # 1,258,291,200 by the closed form

@@ -13,7 +13,7 @@ _LAZY = {  # public name -> the module that defines it, imported on first access
     **dict.fromkeys(["TIMM_PREFIX", "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "accuracy_entries",
                      "create_model", "feature_shapes", "get_spec", "list_models", "load_weights", "register",
                      "resample_pos_embed", "top1_at"], ".models"),
-    "load_frame": ".runs.store",
+    "load_frame": ".store.store",
 }
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
 
 def __getattr__(name: str):
     if name == "store":
-        value = importlib.import_module(".runs.store", __name__)
+        value = importlib.import_module(".store", __name__)
     elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
     else:

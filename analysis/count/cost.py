@@ -146,7 +146,7 @@ def cost_and_ops(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
                  dtype: torch.dtype | None = None, train: bool = True, emulate_fused_sdpa: bool = True,
                  in_chans: int | None = None) -> tuple[CostRecord, list[tuple[str, int, int, int]]]:
     """cost_record and, from the same inference forward of the batch, its op list (TrafficCounter.op_list:
-    (op_class, FLOPs, bytes, count)), which analysis.roofline reads."""
+    (op_class, FLOPs, bytes, count)), which analysis.predict.roofline reads."""
     classifier = ComponentClassifier(module)
     x = image_batch(module, batch_size, Size.of(img_size), dtype, in_chans)
     counter, memory, cuda_peak = run_forward(module, x, classifier, emulate_fused_sdpa, traffic=True)

@@ -210,5 +210,5 @@ class TrafficCounter(Observer):
                                                       for c, b in sorted(self.bytes_by_component.items()) if b}}
 
     def op_list(self) -> list[tuple[str, int, int, int]]:
-        """[(op_class, flops, bytes, count)]: what analysis.roofline needs, compact (blocks repeat)."""
+        """[(op_class, flops, bytes, count)]: what analysis.predict.roofline needs, compact (blocks repeat)."""
         return sorted((op.op_class, op.flops, op.bytes, n) for op, n in self.ops.items())

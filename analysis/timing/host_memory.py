@@ -75,6 +75,7 @@ def halve_to_fit(batch: int, need_at: Callable[[int], int], available: Optional[
 
 def need_text(batch: int, need: int, available: int) -> str:
     """What a batch needs of the host's memory against what is available, in MiB (2^20 bytes)."""
-    mib = 2 ** 20
-    return (f"host memory: batch {batch} needs {need / mib:,.0f} MiB (counted on meta), {available / mib:,.0f} MiB "
+    from ..units import MIB
+
+    return (f"host memory: batch {batch} needs {need / MIB:,.0f} MiB (counted on meta), {available / MIB:,.0f} MiB "
             f"available (at most {HEADROOM:.0%} used)")

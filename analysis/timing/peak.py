@@ -35,27 +35,18 @@ TRAINING_FLOPS_FACTOR = 3  # backward costs ~2 forwards
 SLOW_GEMM_SHARE = 0.5     # a 16-bit GEMM under half fp32's rate (same size) is no fast path (well clear of noise)
 PROBE_BUDGET_S = 5.0       # the whole probe: no GEMM size is started that its rate so far says would overrun it
 
-# Dense (no structured sparsity) tensor-core peaks from NVIDIA's datasheets, FLOP/s. The H100 and
-# H200 SXM datasheets list TF32 989, BF16/FP16 1,979 TFLOPS "with sparsity": dense is half of that;
-# FP32 (no tensor cores) is 67 TFLOPS. Keys match torch.cuda.get_device_name() substrings.
-DATASHEET_PEAKS: dict[str, dict[str, float]] = {
-    "H100 80GB HBM3": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12, "fp16": 989.4e12},
-    "H200": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12, "fp16": 989.4e12},
-}
-
-
 def datasheet_peak_flops(gpu_name: Optional[str], dtype: str, tf32: bool = False) -> Optional[dict]:
-    """{"peak_flops", "peak_source"} from the datasheet table for a known GPU, else None.
+    """{"peak_flops", "peak_source"} from the datasheet of the GPU the driver names (analysis.predict.devices: a
+    sheet's cuda_names), else None. fp32 work runs on TF32 tensor cores when TF32 is allowed
+    (torch.backends.cuda.matmul.allow_tf32)."""
+    from ..predict.devices import device_sheet, sheet_peak
 
-    fp32 work runs on TF32 tensor cores when TF32 is allowed (torch.backends.cuda.matmul.allow_tf32).
-    """
-    if not gpu_name:
+    try:
+        sheet = device_sheet(gpu_name or "")
+        column = "tf32" if dtype == "fp32" and tf32 and "tf32" in sheet.peak_flops else dtype
+        return {"peak_flops": sheet_peak(sheet, dtype, tf32), "peak_source": f"datasheet {sheet.name} {column} dense"}
+    except ValueError:        # not a GPU with a sheet, or no tensor-core path for the dtype
         return None
-    for key, peaks in DATASHEET_PEAKS.items():
-        if key in gpu_name:
-            column = "tf32" if dtype == "fp32" and tf32 else dtype
-            return {"peak_flops": peaks[column], "peak_source": f"datasheet {key} {column} dense"}
-    return None
 
 
 def _seconds_per_call(fn: Callable[[], object], device: torch.device, target_seconds: float, repeats: int,

@@ -28,7 +28,7 @@ def answers_path(results_dir: str | Path) -> Path:
 def write_answers_file(results_dir: str | Path, answers: list[dict]) -> Path:
     """Replace results/answers.json with `answers` atomically (a temporary file renamed over it, removed again
     when the write fails); returns its path."""
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     path = answers_path(results_dir)
     text = json.dumps(answers, indent=1, allow_nan=False) + "\n"
@@ -87,7 +87,7 @@ def check_answers(loaded) -> list[dict]:
 def read_answers(results_dir: str | Path) -> tuple[list[dict] | None, str | None]:
     """(the stored answers, None), (None, None) when there are none, or (None, why they cannot be used):
     a regular file only (a FIFO or link is not opened), strict JSON (no NaN, nesting bounded), this schema."""
-    from ..runs.safe_io import read_stored, strict_loads
+    from ..store.safe_io import read_stored, strict_loads
 
     text, why = read_stored(answers_path(results_dir), f"results/{ANSWERS_FILE}", MAX_BYTES)
     if text is None:
@@ -104,7 +104,7 @@ SELECT_ANSWER_FILE = "select-answer.json"     # a measured zoo.select answer, ke
 def read_select_answer(results_dir: str | Path) -> tuple[dict | None, str | None]:
     """(the last measured zoo.select answer, None), (None, None) without one, or (None, why it cannot be used);
     read as strictly as answers.json (a regular file, strict JSON, an answer that renders)."""
-    from ..runs.safe_io import read_stored, strict_loads
+    from ..store.safe_io import read_stored, strict_loads
     from .text import render
 
     label = f"results/{SELECT_ANSWER_FILE}"

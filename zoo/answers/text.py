@@ -142,7 +142,7 @@ def render(result: dict, fmt: str) -> str:
 
 def predicted_text(kept: list[dict], excluded: list[dict], rank: str) -> str:
     """A --predict answer: the predicted rows that meet the budget, their published top-1, and each exclusion."""
-    from ..runs.predicted import predicted_markdown
+    from ..predict.text import predicted_markdown
 
     lines = [f"ranked by predicted {rank}" if rank != "top1" else "ranked by published top-1", ""]
     lines.append(predicted_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n")

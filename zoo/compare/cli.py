@@ -18,14 +18,14 @@ import shlex
 import sys
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTIMIZERS,  # noqa: F401 - zoo.compare
+from ..options import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, datasheet_devices,  # noqa: F401 - zoo.compare
                        add_options, pretraining_option)  # names them
 from ..options.compare import DEFAULT_METRICS, METRICS, checked
 from ..options.values import MAX_BATCH, MAX_SIDE
 from ..console.signals import Terminated, terminate_as_interrupt
 from ..runs.executors import EXECUTORS
-from ..runs.store import StoreWriteError
-from ..runs.user_cache import disabled
+from ..store.store import StoreWriteError
+from ..store.user_cache import disabled
 from ..runs.plan import plan_tasks
 
 log = logging.getLogger("zoo.compare")
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="show other libraries' logs (ONNX exporter, optimizer) "
                                                           "on stderr instead of keeping them in results/logs/")
     add_options(p, "--predict", "--price-per-hour", "--reparam",
-                predict=dict(help=f"measure nothing: the calibrated estimate on datasheet GPUs ({DATASHEET_DEVICES}), "
+                predict=dict(help=f"measure nothing: the calibrated estimate on datasheet GPUs ({datasheet_devices()}), "
                                   f"comma-separated (L4,A100,H100), marked predicted, with its error band: each "
                                   f"device's rows, per model the winner and whether the band separates it (two "
                                   f"devices at the same batches: their break-even price ratio); the rows are appended "
@@ -83,10 +83,10 @@ def run(args: argparse.Namespace, plan) -> list[dict]:
     from ..console.progress import progress_tracker
     from ..runs.executors import executor
     from ..runs.peaks import PeakCache
-    from ..runs.run_logs import LOG_DIR_ENV, VERBOSE_ENV, environment
+    from ..store.run_logs import LOG_DIR_ENV, VERBOSE_ENV, environment
     from ..runs.scheduler import schedule
-    from ..runs.schema import row_size
-    from ..runs.store import ResultStore
+    from ..store.schema import row_size
+    from ..store.store import ResultStore
 
     store = None if args.no_save else ResultStore(args.out)
     rows: list[dict] = list(plan.skipped)
@@ -152,7 +152,7 @@ def _main(argv: list[str] | None) -> int:
                           segmenter=args.segmenter, optimizer=args.optimizer, slide=args.slide,
                           timing=args.timing, backends=args.backends, pad_to=args.pad_to)
         if args.predict is not None and args.metrics == ["train"]:
-            from ..runs.train_predicted import print_train_predictions
+            from .predict import print_train_predictions
 
             return print_train_predictions(plan, args)
         if args.predict is not None:
@@ -173,7 +173,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"zoo.compare: {how}; every row finished before it is kept{where}", file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
     from .display import merge
-    from ..runs.schema import row_size
+    from ..store.schema import row_size
 
     print_records(merge(rows, args.weights, args.pretraining), args.format)
     failed = [r for r in rows if r.get("failed")]

@@ -1,7 +1,7 @@
 """Turning result rows into the comparison people read: merged records, a table, JSON, CSV.
 
-Every header states its unit: MACs per image, memory in MiB per batch, latency in ms per step of the
-batch, img/s from the mean rate and from the median step. A top-1 is shown only at the resolution it
+Every header states its unit (the columns and their formatters: zoo.console.columns): MACs per image, memory in
+MiB per batch, latency in ms per step of the batch, img/s from the mean rate and from the median step. A top-1 is shown only at the resolution it
 was measured at, beside the checkpoint it is for (its timm tag) and that checkpoint's pretraining group.
 Skipped and failed rows are listed under the table, not inside it.
 """
@@ -11,74 +11,19 @@ import csv
 import io
 import json
 
-from ..console.markdown import feature_maps, machine_name, markdown_table, mfu_cell, mib
+from ..console import columns as table
+from ..console.columns import Column
+from ..console.markdown import machine_name, markdown_table, mfu_cell
 from ..models.accuracy import accuracy_fields, entry_fields  # noqa: F401 - accuracy_fields: imported from here by callers
 from ..models.segmenters.published import published_cells
-from ..runs.safe_io import strict_dumps
-from ..runs.schema import row_size
+from ..store.safe_io import strict_dumps
+from ..store.schema import row_size
 
 
 def _mfu(record: dict, prefix: str = "") -> str | None:
     return mfu_cell(record, prefix, digits=0, unit="%")
 
 
-def _windows(v) -> str | None:
-    """[rows, columns] of slide windows as "2 x 3 = 6"; None (shown "-") for a stored value of another shape."""
-    ok = isinstance(v, list) and len(v) == 2 and all(isinstance(n, int) for n in v)
-    return f"{v[0]} x {v[1]} = {v[0] * v[1]}" if ok else None
-
-
-# (header, record field, formatter); a column shows only when some record has its field
-COLUMNS = [
-    ("model", "model", str),
-    ("res (px)", "size", str),
-    ("batch", "batch_size", str),
-    ("detector", "detector", str),
-    ("segmenter", "segmenter", str),
-    ("tokens", "tokens", str),
-    ("params (M)", "params", lambda v: f"{v / 1e6:.1f}"),
-    ("GMACs / image", "macs", lambda v: f"{v / 1e9:.2f}"),
-    ("attn % of MACs", "attn_share", lambda v: f"{100 * v:.1f}"),
-    ("backbone % of MACs", "backbone_share", lambda v: f"{100 * v:.1f}"),
-    ("published params (M)", "published_params_m", str),
-    ("params / published", "params_vs_published", lambda v: f"{v:.3f}"),
-    ("published GFLOPs (mmcv MACs, H x W)", "published_gflops", str),
-    ("GMACs / published", "gmacs_vs_published", lambda v: f"{v:.3f}"),
-    ("mIoU % (published)", "miou", lambda v: f"{v:.2f}"),
-    ("mIoU % ms+flip (published)", "miou_ms", lambda v: f"{v:.2f}"),
-    ("act peak (MiB / batch)", "act_peak_bytes", mib),
-    ("train GMACs / image", "train_macs", lambda v: f"{v / 1e9:.2f}"),
-    ("train act peak (MiB / batch)", "train_act_peak_bytes", mib),
-    ("serve (MiB / batch)", "serve_bytes", mib),
-    ("MB moved / batch", "bytes_moved", lambda v: f"{v / 1e6:,.0f}"),
-    ("FLOP / byte", "arithmetic_intensity", lambda v: f"{v:.1f}"),
-    ("feature maps [C, H, W]", "features", feature_maps),
-    ("strides", "feature_strides", lambda v: ",".join(map(str, v))),
-    ("img/s (mean)", "imgs_per_s", lambda v: f"{v:.1f}"),
-    ("img/s (at p50)", "imgs_per_s_p50", lambda v: f"{v:.1f}"),
-    ("p50 (ms / batch)", "latency_ms_p50", lambda v: f"{v:.1f}"),
-    ("p99 (ms / batch)", "latency_ms_p99", None),
-    ("backend", "backend", str),
-    ("dtype", "dtype", str),
-    ("timed on", "timed_on", str),
-    ("img/s vs eager", "vs_eager", lambda v: f"{v:.2f}x"),
-    ("MFU", "mfu", None),
-    ("roofline (ms / batch)", "roofline_ms", lambda v: f"{v:.1f}"),
-    ("train img/s (mean)", "train_imgs_per_s", lambda v: f"{v:.1f}"),
-    ("train p50 (ms / batch)", "train_latency_ms_p50", lambda v: f"{v:.1f}"),
-    ("train MFU", "train_mfu", None),
-    ("noisy (cv, others' CPU)", "noisy", None),
-    ("box AP (published)", "box_ap", lambda v: f"{v:.1f}"),
-    ("mask AP (published)", "mask_ap", lambda v: f"{v:.1f}"),
-    ("AP published for", "task_recipe", None),
-    ("slide windows (H x W)", "slide_windows", _windows),
-    ("GMACs / window", "slide_window_macs", lambda v: f"{v / 1e9:.2f}"),
-    ("slide GMACs / image", "slide_macs", lambda v: f"{v / 1e9:.2f}"),
-    ("mIoU published for", "seg_recipe", None),
-    ("top-1 % (at this res)", "top1", lambda v: f"{v:.2f}"),
-    ("weights", "weights_label", str),
-    ("pretraining", "pretraining", str),
-]
 TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
          "noisy", "peak_flops", "peak_fast_gemm", "foreign_cpu_share", "ran_batch_size", "iters")
 P99_MIN_STEPS = 100    # a p99 of fewer steps is the slowest step or close to it: the table says so
@@ -186,23 +131,24 @@ def _measured(records: list[dict]) -> list[dict]:
     return [r for r in records if not r.get("skipped") and not r.get("failed")]
 
 
-def _columns(records: list[dict]) -> list[tuple]:
-    def shown(record: dict, field: str, fmt) -> bool:
+def _columns(records: list[dict]) -> list[Column]:
+    """The shared table's columns (zoo.console.columns) some record has a value in; model and size always."""
+    def shown(record: dict, field: str) -> bool:
         return (_mfu(record, "train_" if field.startswith("train_") else "") if field in ("mfu", "train_mfu")
                 else RECORD_CELLS[field](record) if field in ("task_recipe", "seg_recipe") else record.get(field)) \
             is not None
-    return [c for c in COLUMNS if any(shown(r, c[1], c[2]) for r in records) or c[1] in ("model", "size")]
+    return [c for c in table.COLUMNS if any(shown(r, c.field) for r in records) or c.field in ("model", "size")]
 
 
-def cells(record: dict, columns: list[tuple]) -> list[str]:
+def cells(record: dict, columns: list[Column]) -> list[str]:
     out = []
-    for _, field, fmt in columns:
-        if fmt is None:     # cells that read more of the record than their own field
-            value = RECORD_CELLS[field](record)
+    for column in columns:
+        if column.format is None:     # cells that read more of the record than their own field
+            value = RECORD_CELLS[column.field](record)
             out.append("-" if value is None else value)
             continue
-        value = record.get(field)
-        text = None if value is None else fmt(value)      # a formatter may give None too (no feature maps: [])
+        value = record.get(column.field)
+        text = None if value is None else column.format(value)      # a formatter may give None too (no maps: [])
         out.append("-" if text is None else text)
     return out
 
@@ -252,9 +198,9 @@ def to_rich(records: list[dict], width: int = 160):
 
     measured = _measured(records)
     columns = _columns(measured)
-    headers, rows, notes = fold_constant([c[0] for c in columns], [cells(record, columns) for record in measured],
-                                         {i for i, c in enumerate(columns) if c[1] in SETTING_FIELDS})
-    fields = {c[0]: c[1] for c in columns}
+    headers, rows, notes = fold_constant([c.header for c in columns], [cells(record, columns) for record in measured],
+                                         {i for i, c in enumerate(columns) if c.field in SETTING_FIELDS})
+    fields = {c.header: c.field for c in columns}
     table = Table()
     if rows and _natural_width(headers, rows) > width and len(rows) <= TRANSPOSE_UP_TO:
         names = [row[0] for row in rows]
@@ -280,7 +226,7 @@ def to_rich(records: list[dict], width: int = 160):
 def to_markdown(records: list[dict]) -> str:
     measured = _measured(records)
     columns = _columns(measured)
-    text = markdown_table([h for h, *_ in columns], [cells(r, columns) for r in measured])
+    text = markdown_table([c.header for c in columns], [cells(r, columns) for r in measured])
     lines = not_measured_lines(records)
     return text + ("\nNot measured:\n" + "".join(f"- {line}\n" for line in lines) if lines else "")
 

@@ -1,36 +1,33 @@
-"""zoo.compare --predict: the predicted rows of one or several datasheet devices (zoo.runs.decision), each appended
-as it is made to <out>/results/predicted.jsonl (zoo.runs.store, marked predicted and saved_by) unless --no-save,
+"""zoo.compare --predict: the predicted rows of one or several datasheet devices (zoo.predict.decision), each appended
+as it is made to <out>/results/predicted.jsonl (zoo.store.store, marked predicted and saved_by) unless --no-save,
 then printed: each device's table, per model and size the winner with whether the band separates it, and for two
-devices at the same batches their break-even price ratio."""
+devices at the same batches their break-even price ratio. With --metrics train: the training step of each planned
+request on the one device (zoo.predict.train), printed, not saved."""
 from __future__ import annotations
 
 import contextlib
 import json
 import sys
 
-from ..runs.predicted import decision_markdown, saved
+from ..predict.rows import saved
+from ..predict.text import decision_markdown
 
-SAVED_BY = "zoo.compare --predict"
 
-
-def run_predictions(plan, args) -> tuple[list[dict], list[dict]]:
-    """(rows, decisions) for the parsed command line (zoo.compare.cli.parse); rows are stored as they come."""
-    from ..runs.decision import Counts, decisions, device_rows
-    from ..runs.store import ResultStore
+def print_predictions(plan, args) -> int:
+    """The rows and decisions of the parsed command line (zoo.compare.cli.parse), each row stored as it comes
+    (saved_by "zoo.compare --predict"), then printed."""
+    from ..predict.decision import Counts, break_even, decisions, device_rows
+    from ..predict.text import break_even_markdown, predicted_markdown
+    from ..store.store import ResultStore
 
     store = None if args.no_save else ResultStore(args.out)
     target = args.latency_target_ms if args.sweep else None
     with store.locked() if store else contextlib.nullcontext():
-        rows = device_rows(plan.tasks, args.predict, Counts(args.reparam, args.tf32, args.channels_last), args.price_per_hour, target,
-                           on_row=(lambda row: store.append_predicted(saved(row, SAVED_BY))) if store else None)
-    return rows, decisions(rows, args.price_per_hour, same_batch=target is None)
-
-
-def print_predictions(plan, args) -> int:
-    from ..runs.predicted import break_even, break_even_markdown, predicted_markdown
-
-    rows, decided = run_predictions(plan, args)
-    per_device = [[r for r in rows if r["device"] == d] for d in args.predict]
+        rows = device_rows(plan.tasks, args.predict, Counts(args.reparam, args.tf32, args.channels_last),
+                           args.price_per_hour, target, on_row=(lambda row: store.append_predicted(
+                               saved(row, "zoo.compare --predict"))) if store else None)
+    decided = decisions(rows, args.price_per_hour, same_batch=target is None)
+    per_device = [[r for r in rows if r["device"] == sheet.name] for sheet in args.predict]
     even = break_even(*per_device) if len(per_device) == 2 and not args.sweep else None
     if args.format == "json":
         out = rows if len(per_device) == 1 else {"predicted": True, "rows": rows, "decisions": decided,
@@ -54,4 +51,20 @@ def print_predictions(plan, args) -> int:
     if not args.no_save:
         print(f"zoo.compare: {len(rows)} predicted row(s) appended to {args.out / 'results' / 'predicted.jsonl'}",
               file=sys.stderr)
+    return 0
+
+
+def print_train_predictions(plan, args) -> int:
+    """--metrics train: one predicted training row per model, size and batch of the plan, on args.predict's one
+    device, as a table (zoo.predict.text) or JSON."""
+    from ..predict.text import train_markdown
+    from ..predict.train import predict_train
+
+    sheet, price = args.predict[0], (args.price_per_hour or {}).get(args.predict[0].name)
+    requests = dict.fromkeys(t.request.replace(train=True) for t in plan.tasks)     # in order, once each
+    rows = [predict_train(r, sheet, args.gpus, args.epochs, args.train_images, price) for r in requests]
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    elif rows:
+        sys.stdout.write(train_markdown(rows))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-MIB = 2 ** 20
+from analysis.units import MIB
 
 
 def markdown_text(value) -> str:

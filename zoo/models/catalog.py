@@ -7,22 +7,40 @@ reports ImageNet-1k accuracy (and at which timm's ImageNet-1k checkpoint for it 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .spec import AtLeast, ModelSpec, MultipleOf
 from .configs import VITDET_VARIANTS, ViTConfig, vitdet_config
 
 VIT_PAPER = "Dosovitskiy et al. 2021, An Image is Worth 16x16 Words (ICLR, arXiv:2010.11929)"
-PAPERS = {
-    "deit": "Touvron et al. 2021, Training data-efficient image transformers (ICML, arXiv:2012.12877)",
-    "swin": "Liu et al. 2021, Swin Transformer (ICCV, arXiv:2103.14030)",
-    "convnext": "Liu et al. 2022, A ConvNet for the 2020s (CVPR, arXiv:2201.03545)",
-    "bit": "Kolesnikov et al. 2020, Big Transfer (BiT) (ECCV, arXiv:1912.11370)",
-    "resnet": "He et al. 2016, Deep Residual Learning for Image Recognition (CVPR, arXiv:1512.03385)",
-    "beit": "Bao et al. 2022, BEiT: BERT Pre-Training of Image Transformers (ICLR, arXiv:2106.08254)",
-    "eva": "Fang et al. 2024, EVA-02: A Visual Representation for Neon Genesis (arXiv:2303.11331)",
-    "regnet": "Radosavovic et al. 2020, Designing Network Design Spaces (CVPR, arXiv:2003.13678)",
-    "vitdet": "Li et al. 2022, Exploring Plain Vision Transformer Backbones for Object Detection (ECCV, arXiv:2203.16527)",
-    "efficientnet": "Xie et al. 2020, Self-training with Noisy Student (CVPR, arXiv:1911.04252)",
+
+
+@dataclass(frozen=True)
+class Family:
+    paper: str                        # where its models come from
+    plotted: bool = True              # a colour and marker of its own in the report's plots (else drawn as "other")
+    stem_first: bool = False          # timm's feature extractor returns the stem's map first (zoo.models.features)
+
+
+# The one family table, in the order plots and tables list families (zoo.report.families derives its styles
+# from it, zoo.models.features its stem rule); each spec below names its family here.
+FAMILIES: dict[str, Family] = {
+    "vit": Family(VIT_PAPER),
+    "deit": Family("Touvron et al. 2021, Training data-efficient image transformers (ICML, arXiv:2012.12877)"),
+    "swin": Family("Liu et al. 2021, Swin Transformer (ICCV, arXiv:2103.14030)"),
+    "convnext": Family("Liu et al. 2022, A ConvNet for the 2020s (CVPR, arXiv:2201.03545)"),
+    "bit": Family("Kolesnikov et al. 2020, Big Transfer (BiT) (ECCV, arXiv:1912.11370)", stem_first=True),
+    "resnet": Family("He et al. 2016, Deep Residual Learning for Image Recognition (CVPR, arXiv:1512.03385)",
+                     stem_first=True),
+    "regnet": Family("Radosavovic et al. 2020, Designing Network Design Spaces (CVPR, arXiv:2003.13678)",
+                     stem_first=True),
+    "efficientnet": Family("Xie et al. 2020, Self-training with Noisy Student (CVPR, arXiv:1911.04252)",
+                           stem_first=True),
+    "beit": Family("Bao et al. 2022, BEiT: BERT Pre-Training of Image Transformers (ICLR, arXiv:2106.08254)"),
+    "eva": Family("Fang et al. 2024, EVA-02: A Visual Representation for Neon Genesis (arXiv:2303.11331)"),
+    "hybrid": Family(VIT_PAPER),
+    "vitdet": Family("Li et al. 2022, Exploring Plain Vision Transformer Backbones for Object Detection (ECCV, "
+                     "arXiv:2203.16527)", plotted=False),    # a detection backbone: in no classification plot
 }
 
 # ViT paper, Table 1: width D, depth L, heads (MLP size is 4D for every variant).
@@ -65,7 +83,7 @@ def _hybrid() -> ModelSpec:
 def _vitdet(variant: str) -> ModelSpec:
     """ViTDet's backbone as detectron2 builds it; timm's SAM ViT encoder has the same blocks."""
     return ModelSpec(name=f"vitdet_{variant}16", family="vitdet", source="scratch", native_size=1024,
-                     paper=PAPERS["vitdet"],
+                     paper=FAMILIES["vitdet"].paper,
                      rule=MultipleOf(32, "patch 16 and the pyramid's stride-32 level (a 2x2 max pool of the "
                                          "stride-16 map); windows pad the grid, the position embedding is resampled"),
                      timm_name=f"samvit_{TIMM_VIT_WIDTH[variant]}_patch16", patch_size=16,
@@ -73,18 +91,18 @@ def _vitdet(variant: str) -> ModelSpec:
 
 
 def _vit_like(name, family, timm_name, patch, prefix=1, native=224) -> ModelSpec:
-    return ModelSpec(name=name, family=family, source="timm", native_size=native, paper=PAPERS[family],
+    return ModelSpec(name=name, family=family, source="timm", native_size=native, paper=FAMILIES[family].paper,
                      rule=MultipleOf(patch, "the patch size; position embeddings are resampled"),
                      timm_name=timm_name, patch_size=patch, num_prefix_tokens=prefix)
 
 
 def _swin(size: str, timm_width: str) -> ModelSpec:
-    return ModelSpec(name=f"swin_{size}", family="swin", source="timm", native_size=224, paper=PAPERS["swin"],
+    return ModelSpec(name=f"swin_{size}", family="swin", source="timm", native_size=224, paper=FAMILIES["swin"].paper,
                      rule=SWIN_RULE, timm_name=f"swin_{timm_width}_patch4_window7_224", patch_size=4)
 
 
 def _cnn(name, family, timm_name, native=224) -> ModelSpec:
-    return ModelSpec(name=name, family=family, source="timm", native_size=native, paper=PAPERS[family],
+    return ModelSpec(name=name, family=family, source="timm", native_size=native, paper=FAMILIES[family].paper,
                      rule=CNN_MIN_SIZE, timm_name=timm_name, accepts_img_size=False)
 
 

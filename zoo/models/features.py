@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from ..errors import ZooError
+from .catalog import FAMILIES
 from .hybrid import hybrid_vit
 from .spec import AnySize, ModelSpec, Size
 from .vit import ViTFeatureMaps
@@ -26,7 +27,6 @@ from .vitdet import ViTDet
 
 LAST_BLOCK = (-1,)
 # timm's features_only puts the stem's stride-2 map first for these; detectors take C2-C5 (strides 4-32)
-STEM_FIRST_FAMILIES = {"resnet", "bit", "regnet", "efficientnet"}
 DETECTOR_STAGES = (1, 2, 3, 4)
 
 
@@ -73,7 +73,7 @@ def build_timm_features(spec: ModelSpec, img_size: Size, overrides: dict) -> nn.
         # NB: prunes the head (and the blocks after the last index); BEiT's and EVA-02's `norm` is an
         # Identity in timm (their final norm is fc_norm, after pooling), so their maps are un-normed
         return FeatureGetterNet(model, out_indices=list(indices), norm=True, prune=True)
-    if spec.family in STEM_FIRST_FAMILIES:        # the stem only on request (out_indices=(0, 1, 2, 3, 4))
+    if spec.family in FAMILIES and FAMILIES[spec.family].stem_first:        # the stem only on request (out_indices=(0, 1, 2, 3, 4))
         args.setdefault("out_indices", DETECTOR_STAGES)
     model = timm.create_model(spec.timm_name, pretrained=False, features_only=True, **args)
     if Format(getattr(model, "output_fmt", "NCHW")) is Format.NHWC:

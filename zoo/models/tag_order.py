@@ -47,7 +47,7 @@ def _tags(value) -> bool:
 @functools.lru_cache(maxsize=None)
 def timm_tag_order(arch: str) -> tuple[str, ...]:
     """`arch`'s weight tags in the installed timm's pretrained order; empty for an architecture timm does not know."""
-    from ..runs.user_cache import UserCache     # a leaf utility; NB: imported here, zoo.runs sits above zoo.models
+    from ..store.user_cache import UserCache     # a leaf utility; NB: imported here, zoo.runs sits above zoo.models
 
     installed, table = installed_timm(), shipped()
     if installed and table.get("timm") == installed and _tags(table["orders"].get(arch)):

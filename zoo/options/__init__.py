@@ -18,16 +18,30 @@ SELECT_FORMATS = tuple(f for f in FORMATS if f != "csv")    # zoo.select's: a sh
 BACKENDS = ("eager", "onnxruntime")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 OPTIMIZERS = ("sgd", "adamw")       # whose fp32 state a training step's memory counts (zoo.runs.counted)
-DATASHEET_DEVICES = ("H100, 'H100 PCIe', H200, A100, 'A100 40GB', 'V100 SXM2', 'V100 PCIe', L4, L40S, T4, 'RTX 3090', "
-                     "'RTX 4090', 'RTX 5090', 'RTX PRO 6000 Max-Q'; with --metrics train also 'TPU v3', a chip")
+PREDICT_DTYPE = "bf16"     # --dtype's default with --predict (dtype_of)
 REPARAM_FORMS = ("trained", "fused")   # --reparam: the form a re-parameterisable model is counted in
 # --price-per-hour: USD per device-hour. Below a tenth of a cent images per dollar stop meaning anything (issue 42:
 # 5e-324 printed Infinity); above a million no device is rented.
 MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = 1e-3, 1e6
 
 
+def dtype_of(asked: str | None, predicting: bool) -> str:
+    """--dtype as asked, else its default: fp32 to measure, PREDICT_DTYPE to predict (timm's --amp tables)."""
+    from .values import check_dtype
+
+    return check_dtype(asked or (PREDICT_DTYPE if predicting else "fp32"))
+
+
+def datasheet_devices() -> str:
+    """The devices --predict takes, as help texts list them (from analysis.predict.devices' sheets)."""
+    from analysis.predict.devices import listed
+
+    return f"{listed('gpu')}; with --metrics train also {listed('tpu')}, a chip"
+
+
 def _shared() -> dict[str, dict]:
-    """Option -> argparse keywords; built on first use (the detector and segmenter names come from their specs)."""
+    """Option -> argparse keywords; built on first use (the detector and segmenter names come from their specs, the
+    devices from their datasheets)."""
     from ..models.detectors.specs import DETECTOR_NAMES
     from ..models.segmenters.specs import SEGMENTERS
 
@@ -53,8 +67,8 @@ def _shared() -> dict[str, dict]:
                                  f"published ADE20K mIoU of the same heads, and its recipe"),
         "--optimizer": dict(help=f"with a training step: whose fp32 state the training memory counts: "
                                  f"{', '.join(OPTIMIZERS)} (default sgd, with momentum)"),
-        "--dtype": dict(default="fp32", help=f"{', '.join(DTYPE_NAMES)} (counting, and timing under autocast; "
-                                             f"default fp32)"),
+        "--dtype": dict(help=f"{', '.join(DTYPE_NAMES)} (counting, and timing under autocast; default fp32, with "
+                             f"--predict {PREDICT_DTYPE}: the tables the prediction is fitted on ran under autocast)"),
         "--device": dict(default="auto", help=f"where timing runs: {', '.join(DEVICES)} (default auto)"),
         "--threads": dict(help="CPU threads for timing, one number (default: all available cores)"),
         "--quick": dict(action="store_true", help="timing: short runs"),
@@ -76,7 +90,7 @@ def _shared() -> dict[str, dict]:
         "--gpus": dict(default="1", help="with --epochs: data-parallel devices; --batch-sizes is the batch per device "
                                          "(the global batch is batch x K); adds the gradient all-reduce"),
         "--predict": dict(metavar="DEVICE[,DEVICE...]", help=f"measure nothing: the calibrated estimate on datasheet "
-                                                            f"GPUs ({DATASHEET_DEVICES}), marked predicted, with its "
+                                                            f"GPUs ({datasheet_devices()}), marked predicted, with its "
                                                             f"error band; several devices: the winner per model"),
         "--price-per-hour": dict(metavar="USD|DEVICE=USD,...", help=f"with --predict: each device's price per hour, "
                                  f"which you give (none is shipped), e.g. L4=0.8,A100=2.5,H100=4.5, or one number for "
@@ -100,32 +114,38 @@ def _shared() -> dict[str, dict]:
     }
 
 
-def predict_devices(text: str) -> list[str]:
-    """--predict "L4,A100,H100" -> the datasheet names (analysis.timing.devices), in the order given; a UsageError
-    (one line) for an empty item, an unknown device or one named twice."""
-    from analysis.timing.devices import device_sheet
+def datasheet(name: str, option: str = "predict"):
+    """The DeviceSheet a device typed on the command line names: the one place a name becomes a sheet
+    (analysis.predict.devices.device_sheet), which is handed down from here; a UsageError (one line) otherwise."""
+    from analysis.predict.devices import device_sheet
 
+    try:
+        return device_sheet(name.strip())
+    except ValueError as e:
+        raise UsageError(f"--{option}: {e}") from None
+
+
+def predict_devices(text: str) -> list:
+    """--predict "L4,A100,H100" -> their DeviceSheets, in the order given; a UsageError (one line) for an empty item,
+    an unknown device or one named twice."""
     from .values import split_list
 
-    names = []
+    sheets = []
     for item in split_list(text, "predict"):
-        try:
-            names.append(device_sheet(item).name)
-        except ValueError as e:
-            raise UsageError(f"--predict: {e}") from None
-        if names.count(names[-1]) > 1:
-            raise UsageError(f"--predict: {names[-1]} is named twice")
-    return names
+        sheets.append(datasheet(item))
+        if sheets.count(sheets[-1]) > 1:
+            raise UsageError(f"--predict: {sheets[-1].name} is named twice")
+    return sheets
 
 
-def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
+def prices_per_hour(text: str, sheets: list) -> dict[str, float]:
     """--price-per-hour "L4=0.8,A100=2.5" (or one number when one device is predicted) -> {datasheet name: USD per
-    hour}, one price for every device in `devices` (predict_devices' names); a UsageError (one line) otherwise:
-    a price that is not a finite number within [MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR], a device not predicted,
-    named twice, or left without a price."""
-    from analysis.timing.devices import device_sheet
-
+    hour}, one price for every device in `sheets` (predict_devices'); a UsageError (one line) otherwise: a price
+    that is not a finite number within [MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR], a device not predicted, named
+    twice, or left without a price."""
     from .values import finite_number, split_list
+
+    devices = [s.name for s in sheets]
 
     def price(value: str, device: str) -> float:
         usd = finite_number(value.strip(), "price-per-hour")
@@ -142,10 +162,7 @@ def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
     found: dict[str, float] = {}
     for item in split_list(text, "price-per-hour"):
         name, _, value = item.partition("=")
-        try:
-            device = device_sheet(name.strip()).name
-        except ValueError as e:
-            raise UsageError(f"--price-per-hour: {e}") from None
+        device = datasheet(name, "price-per-hour").name
         if device not in devices:
             raise UsageError(f"--price-per-hour: {device} is not among --predict's devices ({', '.join(devices)})")
         if device in found:
@@ -166,7 +183,7 @@ def add_options(parser: argparse.ArgumentParser, *names: str, **changed: dict) -
 
 
 __all__ = ["BACKENDS", "COMPILE_MODES", "FORMATS", "OPTIMIZERS", "REPARAM_FORMS", "SELECT_FORMATS", "add_options",
-           "predict_devices", "prices_per_hour", "pretraining_option", "weights_option"]
+           "datasheet", "datasheet_devices", "dtype_of", "predict_devices", "prices_per_hour", "pretraining_option", "weights_option"]
 
 
 FROZEN_NEEDS_A_BACKBONE = ("--frozen-stages: applies to the backbone as detectors use it (--features or --detector) "

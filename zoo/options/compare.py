@@ -2,16 +2,16 @@
 before any work or any write: `checked(args)` takes the parsed command line (zoo.compare.cli.build_parser) and
 returns it with every value parsed (models, Sizes, batches, metrics, the Timing). What is refused elsewhere, and
 why: a timm: model's size (zoo.runs.plan.check_timm_size: it needs the model built on meta), --predict's device,
-dtype and TF32 (zoo.runs.roofline_rows.check_predict: the datasheets' and the calibration's own limits), a Ray
-cluster that cannot be reached (zoo.runs.ray_executor), and files that are not regular (zoo.runs.safe_io)."""
+dtype and TF32 (zoo.predict.inference.check_predict: the datasheets' and the calibration's own limits), a Ray
+cluster that cannot be reached (zoo.runs.ray_executor), and files that are not regular (zoo.store.safe_io)."""
 from __future__ import annotations
 
 import argparse
 
 from ..errors import UsageError
 from ..models.registry import TIMM_PREFIX, get_spec
-from . import FORMATS, OPTIMIZERS, check_heads, pretraining_option, timing_of, weights_option
-from .values import (MAX_BATCH, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
+from . import FORMATS, OPTIMIZERS, check_heads, dtype_of, pretraining_option, timing_of, weights_option
+from .values import (MAX_BATCH, MAX_SIDE, check_memory_override, check_out_dir, choice,
                      frozen_stages_option, model_names, pad_size, positive_int, positive_ints, positive_number, sizes,
                      split_list)
 
@@ -24,7 +24,7 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
     """The command line's values parsed and every rule applied, in this order; `args.timing` the one Timing."""
     from ..models.detectors import DETECTOR_NAMES
     from ..models.segmenters.specs import SEGMENTERS
-    from ..runs.data_dir import out_or_default
+    from ..store.data_dir import out_or_default
     from ..runs.executors import EXECUTORS
     from ..runs.tasks import Timing
 
@@ -56,19 +56,13 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
     check_heads(args.features, args.frozen_stages, args.detector, args.segmenter)
     choice(args.format, FORMATS, "format")
     args.weights, args.pretraining = weights_option(args.weights), pretraining_option(args.pretraining)
-    check_dtype(args.dtype)
+    args.dtype = dtype_of(args.dtype, args.predict is not None)
     choice(args.executor, EXECUTORS, "executor")
     args.device_asked = args.device
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address: only used with --executor ray")
     if args.sweep and ("throughput" not in args.metrics or args.executor != "local"):
         raise UsageError("--batch-sizes sweep: needs --metrics throughput and the local executor")
-    asked = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
-                   compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)    # per backend: plan_tasks
-    args.timing = timing_of(asked, args.backends, args.dtype, "train" in args.metrics,
-                            local=args.executor != "ray")      # with Ray the GPUs are the workers'
-    if args.no_save and (args.resume or args.reprobe_peak):
-        raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if args.predict is None:
         for name, given in (("--price-per-hour", args.price_per_hour is not None),
                             ("--reparam", args.reparam != "trained"),
@@ -78,8 +72,14 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
                              args.epochs is not None or args.train_images is not None or args.gpus != "1")):
             if given:
                 raise UsageError(f"{name}: only with --predict")
-    else:
+    else:                                   # before the timing's checks: a prediction times nothing
         check_predict_options(args)
+    asked = Timing(device=args.device, threads=args.threads, quick=args.quick, channels_last=args.channels_last,
+                   compile=args.compile, iters=args.iters, min_seconds=args.min_seconds)    # per backend: plan_tasks
+    args.timing = timing_of(asked, args.backends, args.dtype, "train" in args.metrics,
+                            local=args.executor != "ray")      # with Ray the GPUs are the workers'
+    if args.no_save and (args.resume or args.reprobe_peak):
+        raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
     if not args.no_save:
         args.out = check_out_dir(out_or_default(args.out))
     if args.executor == "ray":
@@ -95,7 +95,7 @@ def check_predict_options(args: argparse.Namespace) -> None:
     """--predict's devices, prices and form; a UsageError (exit 2, one line) for any option it does not model,
     never a silent figure of something else (the backbone only, inference only, eager, a default timing)."""
     from . import REPARAM_FORMS, predict_devices, prices_per_hour
-    from ..runs.roofline_rows import check_predict
+    from ..predict.inference import check_predict
 
     unmodelled = [name for name, given in (("--slide (counted, not timed)", args.slide is not None),
                                            ("--metrics train with other metrics",
@@ -116,33 +116,31 @@ def check_predict_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--predict: times nothing here, so {', '.join(ignored)} would change nothing (drop "
                          f"{'them' if len(ignored) > 1 else 'it'})")
     choice(args.reparam, REPARAM_FORMS, "reparam")
-    check_train_predict(args)                # --metrics train alone: one device, the schedule's options
     args.predict = predict_devices(args.predict)
+    check_train_predict(args)                # --metrics train alone: one device, the schedule's options
     if args.format == "csv" and len(args.predict) > 1:
         raise UsageError("--format csv: one device's rows; several devices give a decision too (markdown or json)")
     if args.channels_last:
-        from ..runs.roofline_rows import check_channels_last
+        from ..predict.inference import check_channels_last
 
         check_channels_last()
-    for device in args.predict:
-        check_predict(device, args.dtype, args.tf32, train=args.metrics == ["train"])
+    for sheet in args.predict:
+        check_predict(sheet, args.dtype, args.tf32, train=args.metrics == ["train"])
     if args.price_per_hour is not None:
         args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
 
 
 def check_train_predict(args) -> None:
-    """zoo.compare --predict with --metrics train: one device, and the schedule options' values (UsageError,
-    exit 2); --epochs and --train-images go together, --gpus above 1 needs a sourced interconnect."""
-    from analysis.timing.devices import device_sheet
-
-    from ..runs.train_hours import interconnect
+    """--predict with --metrics train (args.predict: the sheets): one device, and the schedule options' values
+    (UsageError, exit 2); --epochs and --train-images go together, --gpus above 1 needs a sourced interconnect."""
+    from analysis.predict.schedule import allreduce_seconds
 
     schedule_given = args.epochs is not None or args.train_images is not None or args.gpus != "1"
     if args.metrics != ["train"]:
         if schedule_given:
             raise UsageError("--epochs, --train-images, --gpus: only with --predict and --metrics train")
         return
-    if "," in args.predict or args.sweep:
+    if len(args.predict) > 1 or args.sweep:
         raise UsageError("--predict with --metrics train: one device, and a list of batch sizes (no sweep)")
     if (args.epochs is None) != (args.train_images is None):
         raise UsageError("--epochs and --train-images go together")
@@ -150,11 +148,10 @@ def check_train_predict(args) -> None:
     if args.epochs is not None:
         args.epochs = positive_number(args.epochs, "epochs", 1e6)
         args.train_images = positive_int(args.train_images, "train-images", 1 << 40)
-    if args.gpus > 1:
-        try:
-            interconnect(device_sheet(args.predict.strip()).name)
-        except (KeyError, ValueError) as e:
-            raise UsageError(f"--gpus: {str(e).strip(chr(39))}") from None
+    try:
+        allreduce_seconds(0, args.gpus, args.predict[0])
+    except ValueError as e:
+        raise UsageError(f"--gpus: {e}") from None
 
 
 def slide_option(text: str | None, segmenter: str | None, metrics: list[str]) -> tuple[int, int] | None:

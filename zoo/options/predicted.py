@@ -1,6 +1,7 @@
-"""zoo.select --predict's options checked (zoo.select.predicted, zoo.select.train_predicted): a datasheet GPU's
-question, one UsageError (exit 2, one line) before anything is counted. The device, dtype and TF32 limits are the
-calibration's own (zoo.runs.roofline_rows.check_predict), called from here."""
+"""zoo.select --predict's options checked (zoo.select.predicted): which options each way of answering takes (one
+parser, three modes: check_mode), and a datasheet device's question, one UsageError (exit 2, one line) before
+anything is counted. The device, dtype and TF32 limits are the calibration's own
+(zoo.predict.inference.check_predict), called from here."""
 from __future__ import annotations
 
 import argparse
@@ -11,34 +12,56 @@ from .values import MAX_BATCH, check_dtype, choice, model_names, one_size, posit
 RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
 TRAIN_RANKS = ("train_imgs_per_s", "top1")      # --metrics train
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of OPTIONS
+# the command line's options each --predict mode takes (flat names); the measured mode takes all but PREDICT_ONLY
+PREDICT_TAKES = ("predict", *TAKES, "price_per_hour", "reparam", "tf32", "out", "no_save", "format")
+TRAIN_TAKES = ("predict", "metrics", "models", "resolution", "dtype", "batch_size", "optimizer", "epochs", "train_images",
+               "gpus", "max_train_hours", "price_per_hour", "rank", "format")
+PREDICT_ONLY = ("metrics", "price_per_hour", "reparam", "tf32", "epochs", "train_images", "gpus", "max_train_hours")
+
+
+def check_mode(given: list[str], predict: str | None, metrics: str | None) -> None:
+    """zoo.select's one parser answers three ways: measured, --predict (inference) and --predict --metrics train.
+    `given`: the options set to other than their default (flat names); one the way asked does not take is refused
+    in one line, never silently ignored."""
+    def flag(name: str) -> str:
+        return "--" + name.replace("_", "-")
+
+    if predict is None:
+        extra = [name for name in given if name in PREDICT_ONLY]
+        if extra:
+            raise UsageError(f"{flag(extra[0])}: only with --predict")
+        return
+    if metrics not in (None, "train"):
+        raise UsageError("--metrics: zoo.select --predict takes train here (inference: leave --metrics out)")
+    takes = TRAIN_TAKES if metrics else PREDICT_TAKES
+    extra = [name for name in given if name not in takes]
+    if extra:
+        listed = ", ".join(flag(n) for n in takes if n not in ("predict", "metrics", "format"))
+        raise UsageError(f"--predict{' --metrics train' if metrics else ''}: takes only {listed}; drop "
+                         f"{flag(extra[0])}")
 
 
 def predicted_fields(options: dict) -> dict:
     """The fields of zoo.select.predicted.Predicted from zoo.select's options by their flat names
     (zoo.options.select.OPTIONS) with `predict` set (select(..., predict=DEVICE)); a UsageError for any other
     option set (never silently ignored), TypeError for a name that is no option."""
+    from . import dtype_of
     from .select import DEFAULTS, OPTIONS
 
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise TypeError(f"zoo.select: no option {', '.join(unknown)}")
     asked = {**DEFAULTS, **options}
-    given = [name for name in OPTIONS
-             if name not in ("predict", "out", "save", *TAKES) and asked[name] != DEFAULTS[name]]
-    if given:
-        raise UsageError(f"--predict: takes only --models, --resolution, --dtype, --batch-size, --max-latency-ms, "
-                         f"--min-imgs-per-s and --rank; drop --{given[0].replace('_', '-')}")
+    check_mode([name for name in OPTIONS if name != "save" and asked[name] != DEFAULTS[name]], asked["predict"], None)
     return {"device": asked["predict"], **{name: asked[name] for name in TAKES}, "out": asked["out"],
-            "save": asked["save"]}
+            "save": asked["save"], "dtype": dtype_of(asked["dtype"], predicting=True)}
 
 
 def check_predicted(asked) -> dict:
     """A zoo.select.predicted.Predicted checked, in this order: {"size", "best" (--batch-size best), "batch",
-    "limits" (max_latency_ms, min_imgs_per_s, price_per_hour), "device" (the datasheet's name), "models"}."""
-    from analysis.timing.devices import device_sheet
-
-    from ..runs.roofline_rows import check_predict
-    from . import REPARAM_FORMS, prices_per_hour
+    "limits" (max_latency_ms, min_imgs_per_s, price_per_hour), "device" (its DeviceSheet), "models"}."""
+    from ..predict.inference import check_predict
+    from . import REPARAM_FORMS, datasheet, prices_per_hour
 
     choice(asked.rank, RANKS, "rank")
     choice(asked.reparam, REPARAM_FORMS, "reparam")
@@ -49,40 +72,36 @@ def check_predicted(asked) -> dict:
               for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
     if best and limits["max_latency_ms"] is None:
         raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
-    check_predict(asked.device, check_dtype(asked.dtype), asked.tf32)
-    name = device_sheet(asked.device).name
+    sheet = datasheet(asked.device) if isinstance(asked.device, str) else asked.device
+    check_predict(sheet, check_dtype(asked.dtype), asked.tf32)
     limits["price_per_hour"] = None if asked.price_per_hour is None else \
-        prices_per_hour(str(asked.price_per_hour), [name])[name]      # finite, 0.001 to 1e6 USD per hour
+        prices_per_hour(str(asked.price_per_hour), [sheet])[sheet.name]      # finite, 0.001 to 1e6 USD per hour
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
-    return {"size": size, "best": best, "batch": batch, "limits": limits, "device": name, "models": models}
+    return {"size": size, "best": best, "batch": batch, "limits": limits, "device": sheet, "models": models}
 
 
 def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
-    """zoo.select --predict DEVICE --metrics train's parsed options checked before anything is counted."""
-    from ..runs.roofline_rows import check_predict
+    """zoo.select --predict DEVICE --metrics train's parsed options checked before anything is counted, the
+    defaults of this mode filled in (a batch of 64 per GPU, bf16, ranked by train_imgs_per_s)."""
+    from ..predict.inference import check_predict
+    from . import datasheet, dtype_of, prices_per_hour
     from .compare import check_train_predict
 
-    if args.metrics != "train":
-        raise UsageError("--metrics: zoo.select --predict takes train here (inference: leave --metrics out)")
     args.metrics, args.sweep = ["train"], False
-    choice(args.format, ("table", "json"), "format")
-    choice(args.rank, TRAIN_RANKS, "rank")
+    args.rank = choice(args.rank or "train_imgs_per_s", TRAIN_RANKS, "rank")
     choice(args.optimizer, ("sgd", "adamw"), "optimizer")
     args.size = one_size(args.resolution, "resolution")
-    args.batch_size = positive_int(args.batch_size, "batch-size", 1 << 16)
-    check_dtype(args.dtype)
+    args.batch_size = positive_int(args.batch_size or "64", "batch-size", 1 << 16)
+    args.dtype = dtype_of(args.dtype, predicting=True)
+    args.predict = [datasheet(args.predict)]
     check_train_predict(args)                       # epochs, train images, gpus (and their interconnect)
-    check_predict(args.predict, args.dtype, train=True)
+    check_predict(args.predict[0], args.dtype, train=True)
     if args.max_train_hours is not None:
         if args.epochs is None:
             raise UsageError("--max-train-hours needs --epochs and --train-images")
         args.max_train_hours = positive_number(args.max_train_hours, "max-train-hours", 1e9)
     if args.price_per_hour is not None:          # the bounds every price option has (a number, one device)
-        from analysis.timing.devices import device_sheet
-
-        from . import prices_per_hour
-
-        args.price_per_hour = prices_per_hour(args.price_per_hour, [device_sheet(args.predict).name])
+        args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
     return args

@@ -117,8 +117,9 @@ OPTIONS = ("models", "resolution", "pad_to", "pretraining", "weights", "weights_
            "latency_stat", "device", "threads", "quick", "iters", "min_seconds", "backend", "channels_last", "compile",
            "allow_noisy", "wait_quiet", "budget_s", "time_all", "predict", "rank", "out", "save", "padded_from")
 # The API's defaults where they are not the field's own: every model, a 224 side, no prediction; SGD (a Request
-# carries an optimizer only with a training step, Query.request_for); the device resolved from what is there.
-_API_DEFAULTS = {"models": None, "resolution": 224, "predict": None, "optimizer": "sgd", "device": "auto"}
+# carries an optimizer only with a training step, Query.request_for); the device resolved from what is there; the
+# dtype the mode's own (zoo.options.dtype_of: fp32 measured, bf16 predicted).
+_API_DEFAULTS = {"models": None, "resolution": 224, "predict": None, "optimizer": "sgd", "device": "auto", "dtype": None}
 
 
 def _defaults() -> dict:
@@ -184,11 +185,11 @@ def _timing(o: dict, train: bool) -> Timing:
 def check_query(asked: dict) -> Query:
     """The Query of options by their flat names (OPTIONS; the rest take DEFAULTS), every one checked, in this
     order, with one UsageError before any work. TypeError for a name that is no option."""
-    from ..runs.data_dir import out_or_default
-    from .values import (MAX_SECONDS, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
+    from ..store.data_dir import out_or_default
+    from .values import (MAX_SECONDS, MAX_SIDE, check_memory_override, check_out_dir, choice,
                              finite_number, frozen_stages_option, model_names, one_size, pad_size, positive_int,
                              positive_number)
-    from . import OPTIMIZERS, check_heads, pretraining_option, weights_option
+    from . import OPTIMIZERS, check_heads, dtype_of, pretraining_option, weights_option
 
     unknown = sorted(set(asked) - set(OPTIONS))
     if unknown:
@@ -216,7 +217,7 @@ def check_query(asked: dict) -> Query:
         raise UsageError(f"--rank {rank}: a segmenter's published ADE20K mIoU; needs --segmenter")
     choice(o["latency_stat"], LATENCY_STATS, "latency-stat")
     choice(o["optimizer"], OPTIMIZERS, "optimizer")
-    check_dtype(o["dtype"])
+    o["dtype"] = dtype_of(o["dtype"], predicting=False)
     timing = _timing(o, train)
     check_memory_override()
     budget_s = positive_number(o["budget_s"], "budget-s")

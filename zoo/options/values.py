@@ -14,7 +14,7 @@ from analysis.vocab import DEVICES, DTYPE_NAMES, resolve_device
 
 from ..errors import UsageError
 from ..models.registry import TIMM_PREFIX, get_spec, list_models
-from ..runs.safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
+from ..store.safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
 
 # Bounds: an input side past 65,536 px or a batch past 2^20 is no image batch, and their product
 # must stay inside what torch can index (numel < 2^63).

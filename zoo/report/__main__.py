@@ -14,9 +14,9 @@ from pathlib import Path
 
 from ..errors import UsageError, UsageParser
 from ..options.values import pretraining_option, weights_option
-from ..runs.data_dir import out_or_default
-from ..runs.safe_io import check_out_dir, kind_of, refuse_symlinked_folder
-from ..runs.user_cache import disabled
+from ..store.data_dir import out_or_default
+from ..store.safe_io import check_out_dir, kind_of, refuse_symlinked_folder
+from ..store.user_cache import disabled
 from ..console.signals import exit_status, handles_sigterm, interrupted
 
 

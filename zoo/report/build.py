@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..models.pretraining import PRETRAINING
 from ..console.markdown import markdown_text
-from ..runs.safe_io import strict_dumps, write_atomic
+from ..store.safe_io import strict_dumps, write_atomic
 from . import page_plots, predicted_gpu, roofline, summary, tables, tpu_compute
 from .accuracy import accuracy_points, accuracy_table, citations
 from .choosing import choosing_markdown

@@ -4,7 +4,7 @@ ONNX Runtime where both were timed at the same input."""
 from __future__ import annotations
 
 from ..console.markdown import feature_maps, markdown_table, mib
-from ..runs.schema import row_size
+from ..store.schema import row_size
 
 HEADERS = ["size (px)", "model", "batch", "dtype", "as", "maps [C,H,W] / stride", "GMACs / image",
            "act peak (MiB / batch)", "train act peak (MiB / batch)", "train memory (MiB / batch)",

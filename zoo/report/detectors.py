@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..console.markdown import markdown_table as markdown, mib
 from ..models.detectors.published import NOT_PUBLISHED, PUBLISHED, PUBLISHED_SIZE, coco_rows, task_fields
-from ..runs.schema import row_size
+from ..store.schema import row_size
 from .tables import g
 
 PUBLISHED_LABEL = f"{PUBLISHED_SIZE[0]}x{PUBLISHED_SIZE[1]}"

@@ -25,9 +25,9 @@ from ..models.registry import get_spec, list_models
 from ..models.segmenters.published import ADE20K
 from ..runs.parallel import count_rows
 from ..runs.request import Request
-from ..runs.store import ResultStore, latest
+from ..store.store import ResultStore, latest
 from ..runs.tasks import Task
-from ..runs.user_cache import disabled
+from ..store.user_cache import disabled
 from .gpu_predictions import predicted_models, stale_predictions, write_predictions
 from .tpu_compute import stale_tpu, write_tpu
 from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, build_reports

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import html
 
-# The registry's families in a fixed order; anything else (timm:<name>) is "other". Colours: matplotlib's
-# tab10, then two more; markers differ too, so a family is told apart in greyscale as well.
-FAMILIES = ("vit", "deit", "swin", "convnext", "bit", "resnet", "regnet", "efficientnet", "beit", "eva", "hybrid",
-            "other")
+from ..models.catalog import FAMILIES as CATALOG
+
+# The registry's plotted families in the family table's order (zoo.models.catalog); anything else (timm:<name>,
+# ViTDet's backbones) is "other". Colours: matplotlib's tab10, then two more; markers differ too, so a family is
+# told apart in greyscale as well.
+FAMILIES = (*(name for name, family in CATALOG.items() if family.plotted), "other")
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
             "#17becf", "#393b79", "#000000")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")

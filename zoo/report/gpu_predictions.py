@@ -5,7 +5,7 @@ keeps and --check leaves alone.
 
 What is predicted: each classifier among the deterministic rows (a registry model with an ImageNet accuracy
 entry, counted at 224 px) at batch 1 and 64 under bf16 autocast (fp16 on V100, which lacks bf16), on five datasheet devices
-(analysis.timing.devices), by zoo.runs.roofline_rows.predict. Counted on meta with the shipped calibration, so
+(analysis.predict.devices), by zoo.predict.inference.predict. Counted on meta with the shipped calibration, so
 the rows are the same on any machine: `zoo.report --refresh` rewrites the file whole, `--check` recomputes it.
 Each forward is counted once per (model, batch) and reused for the five devices.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from analysis.size import Size
 
 PREDICTED_FILE = "predicted.jsonl"
-DEVICES = ("H100", "A100", "L4", "RTX 4090", "V100")     # names devices.device_sheet accepts ("V100": SXM2)
+DEVICES = ("H100", "A100", "L4", "RTX 4090", "V100")     # as --predict takes them ("V100": SXM2): fixed_sheets()
 BATCHES = (1, 64)
 SIZE = 224
 DTYPE = "bf16"               # torch.autocast over fp32 weights, as timm's benchmark --amp runs
@@ -46,18 +46,25 @@ def predicted_models(tasks) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _rounded(value):
+def rounded(value):
     """Floats to 9 significant digits: the same file on any machine despite last-bit differences of libm."""
     return float(f"{value:.9g}") if isinstance(value, float) else value
+
+
+def fixed_sheets() -> dict:
+    """DEVICES' DeviceSheets, by the name DEVICES gives each (resolved as the command line resolves --predict)."""
+    from ..options import predict_devices
+
+    return dict(zip(DEVICES, predict_devices(",".join(DEVICES))))
 
 
 def fresh_predictions(models: list[str]) -> list[dict]:
     """Every (model, batch, device) row, device by device in DEVICES order, then model and batch; one count
     per (model, batch, dtype), reused across the devices of that dtype."""
-    from ..runs.predicted import PredictedRow
+    from ..predict.inference import gpu_forward, predict
     from ..runs.request import Request
-    from ..runs.roofline_rows import gpu_forward, predict_counted
 
+    sheets = fixed_sheets()
     per_device: dict[str, list[dict]] = {device: [] for device in DEVICES}
     for model in models:
         for batch in BATCHES:
@@ -66,8 +73,8 @@ def fresh_predictions(models: list[str]) -> list[dict]:
                 request = Request(model, Size(SIZE, SIZE), batch, OTHER_DTYPE.get(device, DTYPE))
                 if request.dtype not in counted:
                     counted[request.dtype] = gpu_forward(request)
-                row = PredictedRow.of(predict_counted(counted[request.dtype], request, device))
-                per_device[device].append({k: _rounded(getattr(row, k)) for k in KEPT})
+                row = predict(request, sheets[device], counted=counted[request.dtype])
+                per_device[device].append({k: rounded(getattr(row, k)) for k in KEPT})
     return [row for device in DEVICES for row in per_device[device]]
 
 
@@ -82,7 +89,7 @@ def text_of(rows: list[dict]) -> str:
 def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
     """Replace the fixed set in results/predicted.jsonl atomically with fresh predictions of `models`, the rows
     users saved kept after it (a file that is not usable is replaced whole); returns its path."""
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     path = predictions_path(results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,8 +99,8 @@ def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
 
 
 def _check_row(row, number: int) -> dict:
-    from ..runs.predicted_schema import check_predicted
-    from ..runs.schema import SchemaError
+    from ..predict.schema import check_predicted
+    from ..store.schema import SchemaError
 
     try:
         return check_predicted(row, f"line {number}")
@@ -114,7 +121,7 @@ def fixed_rows(rows: list[dict]) -> list[dict]:
 def read_predictions(results_dir: str | Path) -> tuple[list[dict], str | None]:
     """(rows, None); ([], None) without a file; ([], why) for a file that is not usable (a link or FIFO is not
     opened; strict JSON, each row with the fields the report reads)."""
-    from ..runs.safe_io import read_stored, strict_loads
+    from ..store.safe_io import read_stored, strict_loads
 
     label = f"results/{PREDICTED_FILE}"
     text, why = read_stored(predictions_path(results_dir), label, MAX_BYTES)

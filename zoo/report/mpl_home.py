@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 
-from ..runs.user_cache import cache_dir, enabled
+from ..store.user_cache import cache_dir, enabled
 
 
 def _home() -> str:

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.timing.devices import device_sheet
+from analysis.units import GIB
 
 from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
-from ..runs.predicted import model_label
-from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE
+from ..predict.rows import model_label
+from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE, fixed_sheets
 
-GIB = 2 ** 30
 PLOT_BATCH = 64
 HEADING = "Predicted GPU throughput (not measured)"
 PLOT_FILES = tuple(f"accuracy_vs_predicted_{d.replace(' ', '').lower()}.png" for d in DEVICES)
@@ -31,7 +30,7 @@ def intro(rows: list[dict]) -> str:
     for r in rows:
         bands.setdefault(r["band_from"], (r["imgs_per_s_p10"] / r["imgs_per_s"], r["imgs_per_s_p90"] / r["imgs_per_s"]))
     band_text = "; ".join(f"x{lo:.2f}-x{hi:.2f} where the band comes from {how}" for how, (lo, hi) in bands.items())
-    source = rows[0]["calibration_source"] if rows else "zoo/models/data/gpu_calibration.json"
+    source = rows[0]["calibration_source"] if rows else "analysis/predict/data/gpu_calibration.json"
     saved = [r for r in rows if r.get("saved_by")]
     what = (f"Each classifier with an ImageNet accuracy entry at {SIZE} px, batch {' and '.join(map(str, BATCHES))}, "
             f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch, as timm's benchmark --amp runs; fp16 on the "
@@ -91,7 +90,7 @@ def predicted_points(points: list[dict], rows: list[dict], device: str, x: str =
 
 def predicted_inputs(points: list[dict], rows: list[dict], device: str) -> tuple[list[dict], str, str]:
     """accuracy_vs's points, x and x label (before its path) for the device's plot."""
-    name = device_sheet(device).name
+    name = fixed_sheets()[device].name
     return (predicted_points(points, rows, name), "predicted_imgs_per_s",
             f"PREDICTED img/s on {name} ({SIZE} px, batch {PLOT_BATCH}, {dtype_on(device)} autocast; not measured)")
 

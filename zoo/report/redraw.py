@@ -15,7 +15,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from ..runs.safe_io import kind_of, read_stored, strict_dumps, strict_loads, write_atomic
+from ..store.safe_io import kind_of, read_stored, strict_dumps, strict_loads, write_atomic
 from . import predicted_gpu, tables
 from .accuracy import accuracy_points
 from .rows import ReportRows

@@ -1,6 +1,6 @@
 """Roofline against measured latency, and MACs-only against measured latency, on the same timed rows.
 
-Rows: timed eager inference rows that carry roofline_ms (zoo.runs.roofline_rows), one machine at a
+Rows: timed eager inference rows that carry roofline_ms (zoo.predict.inference), one machine at a
 time. The MACs-only predictor is latency = k x MACs x batch, k fitted on those same rows (the median of
 measured / (MACs x batch), so its median ratio is 1 by construction); the roofline is not fitted. For
 each: Spearman's rank correlation with the measured p50 latency (Pearson's on average ranks), and the

@@ -8,8 +8,8 @@ from pathlib import Path
 from ..answers.stored import load_answers, read_select_answer
 from ..console.markdown import machine_name
 from ..models.registry import natural_key
-from ..runs.schema import fields_of, is_measured, measurement_key
-from ..runs.store import BadLine, ResultStore, latest
+from ..store.schema import fields_of, is_measured, measurement_key
+from ..store.store import BadLine, ResultStore, latest
 from .gpu_predictions import read_predictions
 from .tpu_compute import read_tpu
 

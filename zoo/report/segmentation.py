@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..console.markdown import markdown_table as markdown, mib
 from ..models.segmenters.published import ADE20K, published_cells
-from ..runs.schema import row_size
+from ..store.schema import row_size
 from .tables import g
 
 INTRO = ("Counted on meta, per image: the backbone's maps at strides 4-32 (a plain ViT: blocks at the end of each "

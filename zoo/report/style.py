@@ -28,7 +28,7 @@ from matplotlib import colors as mcolors  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from ..runs.safe_io import write_atomic  # noqa: E402
+from ..store.safe_io import write_atomic  # noqa: E402
 from .families import _GLYPHS, FAMILIES, FAMILY_STYLE, family_key_html, family_of, style_of  # noqa: E402,F401
 
 FAMILY_GID = "family:"        # artists drawn for a family carry gid "family:<name>" (save() reads them back)

@@ -14,10 +14,11 @@ from analysis.count.closed_form import attention_crossover_tokens
 from analysis.vocab import COMPONENTS
 
 from ..errors import ZooError
+from ..console import columns as table
 from ..console.markdown import markdown_table as markdown
-from ..console.markdown import mfu_cell, mib
+from ..console.markdown import mfu_cell
 from ..models.registry import get_spec
-from ..runs.schema import measurement_key, row_size, sort_key
+from ..store.schema import measurement_key, row_size, sort_key
 from .rows import machine_name, setting_name
 
 CONVENTION = ("MACs = multiply-accumulates of matmuls, linear layers, convolutions and attention's QK^T "
@@ -36,13 +37,11 @@ def spec_or_none(model: str):
 
 
 def cost_table(cost: list[dict]) -> str:
-    rows = [[r["model"], r.get("family"), row_size(r).label, r.get("tokens"), f"{r['params'] / 1e6:,.2f}", g(r["macs"]),
-             g(2 * r["macs"]), f"{100 * r['attn_share']:.2f}", mib(r["act_peak_bytes"]), g(r.get("train_macs")),
-             mib(r.get("train_act_peak_bytes")), mib(r.get("weight_bytes")), ", ".join(r["uncounted_ops"]) or "none"]
-            for r in cost]
-    return markdown(["model", "family", "res (px)", "tokens", "params (M)", "GMACs / image", "GFLOPs / image",
-                     "attn % of MACs", "act peak (MiB, batch 1)", "train GMACs / image",
-                     "train act peak (MiB, batch 1)", "weights (MiB)", "uncounted ops"], rows)
+    """The cost rows (batch 1) with the shared table's report columns (zoo.console.columns)."""
+    columns = [c.at_batch(1) for c in table.COLUMNS if c.report]
+    rows = [[r["model"], r.get("family"), row_size(r).label, r.get("tokens"), *(table.cell(r, c) for c in columns),
+             ", ".join(r["uncounted_ops"]) or "none"] for r in cost]
+    return markdown(["model", "family", "res (px)", "tokens", *(c.header for c in columns), "uncounted ops"], rows)
 
 
 def components_size(cost: list[dict]) -> int | None:

@@ -1,5 +1,5 @@
 """The seeds' pre-training compute on TPU v3, committed beside the results: results/tpu_pretraining.json, one
-predicted row per recipe (zoo.runs.pretraining_compute), written whole by `zoo.report --refresh` and recomputed
+predicted row per recipe (zoo.predict.pretraining), written whole by `zoo.report --refresh` and recomputed
 by `--check` (counted on meta with the shipped calibration, so the same on any machine), and its report table."""
 from __future__ import annotations
 
@@ -26,20 +26,17 @@ def tpu_path(results_dir: str | Path) -> Path:
     return Path(results_dir) / "results" / TPU_FILE
 
 
-def _rounded(value):
-    """Floats to 9 significant digits: the same file on any machine despite last-bit differences of libm."""
-    return float(f"{value:.9g}") if isinstance(value, float) else value
-
-
 def fresh_text() -> str:
-    from ..runs.pretraining_compute import predicted_rows
+    from ..options import datasheet
+    from ..predict.pretraining import DEVICE, predicted_rows
+    from .gpu_predictions import rounded
 
-    rows = [{k: _rounded(v) for k, v in r.items()} for r in predicted_rows()]
+    rows = [{k: rounded(v) for k, v in r.items()} for r in predicted_rows(datasheet(DEVICE))]
     return json.dumps(rows, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
 def write_tpu(results_dir: str | Path) -> Path:
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     path = tpu_path(results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +51,7 @@ NEEDED = {"model": str, "pretraining": str, "epochs": int, "batch_per_chip": int
 
 def read_tpu(results_dir: str | Path) -> tuple[list[dict], str | None]:
     """(rows, None); ([], None) without a file; ([], why) for a file that is not a list of the rows written here."""
-    from ..runs.safe_io import read_stored, strict_loads
+    from ..store.safe_io import read_stored, strict_loads
 
     text, why = read_stored(tpu_path(results_dir), f"results/{TPU_FILE}", MAX_BYTES)
     if text is None:
@@ -75,7 +72,7 @@ def read_tpu(results_dir: str | Path) -> tuple[list[dict], str | None]:
 
 def stale_tpu(results_dir: str | Path) -> list[str]:
     """The committed file missing, unusable, or different from a fresh prediction."""
-    from ..runs.safe_io import read_stored
+    from ..store.safe_io import read_stored
 
     text, why = read_stored(tpu_path(results_dir), f"results/{TPU_FILE}", MAX_BYTES)
     if why:

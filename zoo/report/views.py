@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 import json
 
+from analysis.units import GIB, MIB
+
 from ..models.accuracy import checkpoint_at
 from ..models.detectors.published import task_fields
 from .rows import ReportRows, machine_name, main_machine
@@ -16,7 +18,6 @@ DATA_ID = "view-data"
 DEFAULT_MODEL = "vit_b16"          # the README's first model: what the GPU view opens on
 DEFAULT_GPU_MS = 50                # latency targets the views open with (the reader changes them)
 DEFAULT_CPU_MS = 200
-MIB = 2 ** 20
 
 
 def _sig(value: float | None, digits: int = 5) -> float | None:
@@ -35,7 +36,7 @@ def gpu_rows(data: ReportRows) -> list[dict]:
     return [{"device": r["device"], "model": r["model"], "batch": r["batch_size"], "dtype": r.get("dtype"),
              "ips": _sig(r["imgs_per_s"], 7), "p10": _sig(r["imgs_per_s_p10"], 7),   # x 3600 / price: 7 digits
              "p90": _sig(r["imgs_per_s_p90"], 7),
-             "ms": _sig(r["latency_ms"]), "gib": _sig(r["serve_bytes"] / 2 ** 30, 3), "fits": bool(r["fits_memory"]),
+             "ms": _sig(r["latency_ms"]), "gib": _sig(r["serve_bytes"] / GIB, 3), "fits": bool(r["fits_memory"]),
              "size": r.get("img_size")} for r in data.predicted]
 
 

@@ -12,7 +12,7 @@ from analysis.timing.batch_sweep import sweep_batches
 
 from .peaks import PeakCache
 from .scheduler import Schedule, run_in_order
-from .schema import ThroughputRow
+from ..store.schema import ThroughputRow
 from .tasks import OnRow, Task, run_task
 
 

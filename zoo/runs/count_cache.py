@@ -3,8 +3,8 @@
 The key is everything a count depends on: model, size, batch, dtype, train, features, the torch, timm
 and archzoo versions, a hash of archzoo's own source files (zoo/ and analysis/), so any code change
 misses the cache, and the model's spec as data (a model registered by the user's own code included).
-What the user cache trusts and ignores: zoo.runs.user_cache. A kept value is also checked as the cost row it
-becomes (zoo.runs.schema, with the identity taken from the key, never from the value) before it is used.
+What the user cache trusts and ignores: zoo.store.user_cache. A kept value is also checked as the cost row it
+becomes (zoo.store.schema, with the identity taken from the key, never from the value) before it is used.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Callable
 
 from .request import Request
-from .schema import SCHEMA_VERSION, CostRow, SchemaError, fields_of
-from .user_cache import UserCache, enabled
+from ..store.schema import SCHEMA_VERSION, CostRow, SchemaError, fields_of
+from ..store.user_cache import UserCache, enabled
 
 NAMESPACE = "count"
 OPS_NAMESPACE = "count_ops"     # the op list of the same count (zoo.runs.counted.Count.ops), under the same key

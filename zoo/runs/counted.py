@@ -100,11 +100,11 @@ def train_gpu_parts(r: Request, module) -> dict:
 
 def serving_memory(record: dict, dtype: str, optimizer: str = "sgd") -> dict:
     """Memory to serve a batch: weights at the dtype + the activation peak. A training step's memory is the
-    one model of zoo.runs.train_memory, read from the row's `train_gpu_parts` (train_gpu_parts): fp32 weights,
+    one model of analysis.predict.memory, read from the row's `train_gpu_parts` (train_gpu_parts): fp32 weights,
     gradients and the optimizer's fp32 state, the input, and the larger of the backward's activation peak
     (with autocast's casts at bf16 / fp16) and the foreach optimizer step's temporaries (one fp32 tensor per
     parameter), each booked as the caching allocator books it."""
-    from .train_memory import OPTIMIZER_STATES, step_peak
+    from analysis.predict.memory import OPTIMIZER_STATES, step_peak
 
     fields = {"serve_bytes": record["weight_bytes"] + record["act_peak_bytes"], "train_serve_bytes": None,
               "train_optimizer": None}
@@ -134,7 +134,7 @@ def count_of(request: Request) -> Count:
     """The request's Count: from the user cache when it was counted before (zoo.runs.count_cache: the record and,
     beside it, the op list), else measured (one build) and kept there."""
     from .count_cache import cached_count, keep_ops, kept_ops
-    from .user_cache import enabled
+    from ..store.user_cache import enabled
 
     if not enabled():
         return measure(request)

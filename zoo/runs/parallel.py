@@ -25,7 +25,7 @@ from typing import Callable, Iterator, Optional, Sequence
 from analysis.timing.fingerprint import available_cores
 
 from .count_cache import is_cached
-from .user_cache import disabled, enabled
+from ..store.user_cache import disabled, enabled
 
 log = logging.getLogger("zoo.runs")
 PR_SET_PDEATHSIG = 1    # linux/prctl.h

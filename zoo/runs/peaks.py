@@ -1,5 +1,5 @@
 """The GEMM peak each timed row's MFU is computed against: probed once per machine, dtype and thread
-count, kept in the user's cache folder (zoo.runs.user_cache) so every run on the machine, into any
+count, kept in the user's cache folder (zoo.store.user_cache) so every run on the machine, into any
 --out folder, shares one peak instead of re-probing a machine whose load changes by the minute, and
 copied with its probes and provenance into <out>/results/peaks.json.
 
@@ -20,10 +20,10 @@ from pathlib import Path
 from analysis.timing.fingerprint import available_cores, torch_version
 from analysis.vocab import resolve_device
 
-from .safe_io import kind_of, strict_loads, write_atomic
-from .schema import MAX_COUNT
+from ..store.safe_io import kind_of, strict_loads, write_atomic
+from ..store.schema import MAX_COUNT
 from .tasks import Task, machine
-from .user_cache import UserCache
+from ..store.user_cache import UserCache
 
 PEAKS_FILE = "peaks.json"
 NAMESPACE = "peak"

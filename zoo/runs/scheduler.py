@@ -8,7 +8,7 @@ from typing import Callable, Iterable, Optional
 
 from .parallel import count_rows
 from .peaks import PeakCache
-from .schema import is_measured, row_key
+from ..store.schema import is_measured, row_key
 from .tasks import OnRow, Task, task_key
 
 RunOne = Callable[[Task, Optional[int], Optional[dict]], dict]   # run_task's shape: task, MACs, peak -> row

@@ -2,7 +2,7 @@
 
 Tasks are plain, picklable data, so any executor (in-process, a subprocess, a Ray worker) can run
 them; `run_task` turns the model's name into a module (zoo.models), measures it (analysis) and
-returns one row of the schema (zoo.runs.schema), failures included. Every path that measures goes
+returns one row of the schema (zoo.store.schema), failures included. Every path that measures goes
 through here: the CLI, Ray, the benchmarks and the report's deterministic refresh.
 
 A Task composes, never restates: its kind, the Request it builds and counts (zoo.runs.request), and for a timed
@@ -24,7 +24,7 @@ from ..models.registry import get_spec
 from .counted import count, counted  # noqa: F401 - count: imported from here by callers and tests
 from .request import FIELDS as REQUEST_FIELDS
 from .request import Request, setting, setting_fields
-from .schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, TypedRow, beyond_int64, make_row, row_key
+from ..store.schema import MAX_COUNT, SCHEMA_VERSION, SchemaError, TypedRow, beyond_int64, make_row, row_key
 
 OnRow = Callable[[dict], None]   # what executors hand each finished row to
 
@@ -158,7 +158,7 @@ def one_line(error: BaseException) -> str:
 
 
 def task_row(task: Task, **fields) -> TypedRow:
-    """The typed row (zoo.runs.schema) of `task` holding `fields`: its identity comes from the task, never from
+    """The typed row (zoo.store.schema) of `task` holding `fields`: its identity comes from the task, never from
     what was measured or kept. SchemaError when the fields are not a valid row."""
     identity = base_row(task)
     return make_row(**{**identity, **fields, **identity})

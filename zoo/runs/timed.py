@@ -1,5 +1,6 @@
 """A timed row: the task's model timed by the one harness under its backend, then what needs the run layer's
-knowledge: MFU from the cost row's MACs and the peak cache, the attention path, the noise mark.
+knowledge: MFU from the cost row's MACs and the peak cache, the roofline estimate beside it (this machine's
+measured peak and bandwidth, analysis.predict.roofline), the attention path, the noise mark.
 
 The attention path is read off the dispatcher during the first warm-up step (the timed batch, as timed): no forward
 of its own. A step that is not one eager forward (a training step, a compiled one) gets one batch-1 eval forward
@@ -15,6 +16,7 @@ import torch
 from torch import nn
 
 from analysis.count.counter import AttentionPathWatch
+from analysis.predict.roofline import CPU_LAUNCH_SECONDS, GPU_LAUNCH_SECONDS, ROOFLINE_FIELDS, roofline
 from analysis.size import Size
 from analysis.timing.backends import TimingSetting
 from analysis.timing.fingerprint import gpu_name
@@ -22,12 +24,12 @@ from analysis.timing.harness import backend_named, time_model
 from analysis.timing.log_capture import captured_logging
 from analysis.timing.peak import datasheet_peak_flops, flops_per_image, measure_peak_flops, model_flops_utilisation
 from analysis.timing.steps import autocast_context, random_input
+from analysis.vocab import resolve_device
 
 from ..models.meta_init import TiledRandomInit
 from .counted import build, counted
 from .host_fit import fit_to_host, record_halving
-from .roofline_rows import measured_roofline
-from .run_logs import keep_log, verbose
+from ..store.run_logs import keep_log, verbose
 
 # A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
 # spread by more than a fifth of their mean, or other processes using more than 15% of the cores we timed
@@ -58,7 +60,7 @@ def import_onnxruntime() -> None:
     with that pointed at the user cache, so nothing lands outside --out and the user cache."""
     import sys
 
-    from .user_cache import library_cache_home
+    from ..store.user_cache import library_cache_home
 
     if "onnxruntime" not in sys.modules:
         with library_cache_home("onnxruntime"), contextlib.suppress(ImportError):
@@ -95,6 +97,20 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     fields["noisy"] = is_noisy(result.cv, result.foreign_cpu_share, fields.get("threads", timing.threads))
     fields["peak_probe"] = peak.get("peak_probe") if fields.get("peak_flops") else None
     return fields
+
+
+def measured_roofline(task, record: dict, peak: dict | None) -> dict:
+    """Roofline fields of a timed eager inference row from this machine's peak and bandwidth (in `peak`,
+    zoo.runs.peaks); none for training steps, ONNX Runtime, or a peak without a bandwidth."""
+    if not peak or "mem_bandwidth" not in peak or task.request.train or task.timing.backend != "eager":
+        return {}
+    batch = record.get("ran_batch_size") or task.request.batch_size
+    launch = GPU_LAUNCH_SECONDS if resolve_device(task.timing.device).type == "cuda" else CPU_LAUNCH_SECONDS
+    from .counted import count_of      # the cost row's count when it is at this batch: no build
+
+    estimate = roofline(count_of(task.request.replace(batch_size=batch)).ops, peak["peak_flops"],
+                        peak["mem_bandwidth"], launch)
+    return {"mem_bandwidth": peak["mem_bandwidth"], **{k: estimate[k] for k in ROOFLINE_FIELDS}}
 
 
 def mfu_fields(macs: int, imgs_per_s: float, peak: dict, device: torch.device, setting: TimingSetting) -> dict:

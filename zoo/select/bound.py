@@ -6,7 +6,7 @@ this bound breaks the budget.
     compute  = 2 x batch x (gemm_macs / GEMM_MARGIN + other_macs / CONV_MARGIN) / peak_flops
     memory   = max(0, weight_bytes - on-chip cache) / (BANDWIDTH_MARGIN x mem_bandwidth)
 
-Why it is a true lower bound rather than an estimate (analysis.roofline's estimate is neither):
+Why it is a true lower bound rather than an estimate (analysis.predict.roofline's estimate is neither):
 - peak_flops is the best rate torch.mm reached (best of 5 over several sizes), not the hardware's: another
   library's GEMM can beat it (ONNX Runtime's MLAS ran ViT-B/16 at 1.66x the torch.mm peak, README's ONNX
   table: 35.2 GFLOP in 95.3 ms against 222 GFLOP/s). GEMM_MARGIN = 3 leaves room for that and for a peak
@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.units import GIB, KIB, MIB
+
 GEMM_MARGIN = 3.0
 CONV_MARGIN = 12.0
 BANDWIDTH_MARGIN = 2.0
@@ -38,7 +40,7 @@ CPU_CACHES = Path("/sys/devices/system/cpu")
 
 def _size_bytes(text: str) -> int:
     text = text.strip().upper()
-    scale = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(text[-1:], 1)
+    scale = {"K": KIB, "M": MIB, "G": GIB}.get(text[-1:], 1)
     return int(text.rstrip("KMG") or 0) * scale
 
 

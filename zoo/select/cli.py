@@ -34,13 +34,14 @@ import os
 import sys
 
 from ..errors import UsageError, UsageParser, ZooError
-from ..options import DATASHEET_DEVICES, add_options
+from ..options import add_options, datasheet_devices
+from ..options.predicted import RANKS as PREDICTED_RANKS, TRAIN_RANKS, check_mode
 from ..options.select import OPTIONS, check_from_plan, check_save_plan
-from ..runs.data_dir import out_or_default
+from ..store.data_dir import out_or_default
 from ..options.values import check_out_dir, choice
-from ..runs.safe_io import strict_dumps
+from ..store.safe_io import strict_dumps
 from ..answers.text import render  # noqa: F401 - render: part of the API
-from ..runs.user_cache import disabled
+from ..store.user_cache import disabled
 from ..console.signals import deferred, exit_status, handles_sigterm, interrupted
 from .timing import PARTIAL_STATUS, BudgetSpent
 from .shortlist import DEFAULT_BUDGET_S, FORMATS, RANKS, Query, select  # noqa: F401 - select: the API
@@ -64,12 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(p, "--pretraining", "--weights")
     p.add_argument("--weights-available", action="store_true",
                    help="only models with timm weights evaluated at this resolution (packaged table)")
-    p.add_argument("--max-latency-ms", help="measured latency of one batch (see --latency-stat)")
+    p.add_argument("--max-latency-ms", help="latency of one batch: measured (see --latency-stat), or with --predict "
+                                            "the predicted mean")
     p.add_argument("--latency-stat", default="p50", help="p50 (default) or p99")
-    p.add_argument("--min-imgs-per-s", help="measured images per second")
+    p.add_argument("--min-imgs-per-s", help="images per second: measured, or with --predict predicted")
     add_options(p, "--backend", "--device", "--dtype")
-    p.add_argument("--batch-size", default="1", help="a batch, or auto with --max-serve-mib: the largest that "
-                                                     "fits (default 1)")
+    p.add_argument("--batch-size", help="a batch, or auto with --max-serve-mib: the largest that fits (default 1); "
+                                        "with --predict also best: per model and device the best batch within "
+                                        "--max-latency-ms; with --metrics train, images per GPU (default 64)")
     add_options(p, "--threads", "--channels-last", "--compile", "--quick", "--iters", "--min-seconds")
     p.add_argument("--allow-noisy", action="store_true",
                    help="decide on noisy timings too (default: such a model is listed as undecided)")
@@ -83,10 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "for --from-plan on the machine that will serve; times nothing")
     p.add_argument("--from-plan", metavar="FILE", help="run a --save-plan FILE's query on its candidates, timing on "
                                                         "this machine (other query options are not taken)")
-    add_options(p, "--predict", predict=dict(help=f"time nothing: answer on a datasheet GPU ({DATASHEET_DEVICES}) from "
-                                                  f"the calibrated roofline prediction, screened and ranked on it, "
-                                                  f"marked predicted, with its error band (docs/prediction.md)"))
-    p.add_argument("--rank", default="top1", help=f"{', '.join(RANKS)} (default top1)")
+    add_options(p, "--predict", predict=dict(help=f"time nothing: answer on datasheet devices ({datasheet_devices()}) "
+                                                  f"from the calibrated roofline prediction, screened and ranked on it, "
+                                                  f"marked predicted, with its error band (docs/prediction.md); "
+                                                  f"several: each one's shortlist, then per model the device that "
+                                                  f"wins on --rank and whether the band separates it"))
+    p.add_argument("--metrics", help="with --predict: train, a training step and its schedule (default: inference)")
+    add_options(p, "--price-per-hour", "--reparam", "--tf32", "--epochs", "--train-images", "--gpus")
+    p.add_argument("--max-train-hours", help="with --predict, --metrics train and --epochs: predicted wall hours of "
+                                             "the schedule (expectation)")
+    p.add_argument("--rank", help=f"{', '.join(RANKS)} (default top1); with --predict {', '.join(PREDICTED_RANKS)} "
+                                  f"(default imgs_per_s), with --metrics train {', '.join(TRAIN_RANKS)}")
     p.add_argument("--format", default="table", help=f"{', '.join(FORMATS)} (default table)")
     add_options(p, "--out", "--no-save", no_save=dict(help="write nothing (stored rows are still reused)"))
     p.add_argument("--answers", action="store_true",
@@ -99,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
 def query_of(args: argparse.Namespace) -> Query:
     """The checked Query the command line asks (each option it asks is one of zoo.options.select.OPTIONS, by the
     same name); a UsageError (one line) before any work."""
-    fields = {k: v for k, v in vars(args).items() if k in OPTIONS}
+    fields = {k: v for k, v in vars(args).items() if k in OPTIONS and v is not None}    # None: the API's default
     return Query.of(**fields, save=not args.no_save)
 
 
@@ -109,7 +119,7 @@ def answer_questions(args: argparse.Namespace) -> int:
     as in every other mode, before anything is counted or written."""
     from ..answers.stored import answers_path
     from .answers import fresh_answers, write_answers
-    from ..runs.safe_io import refuse_unless_regular
+    from ..store.safe_io import refuse_unless_regular
     query_of(args)
     out = None if args.no_save else check_out_dir(out_or_default(args.out))
     if out is not None:
@@ -141,9 +151,7 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
         return query_of(args), None
     from .plan import RUN_OPTIONS, query_from_plan, read_plan
 
-    defaults = vars(build_parser().parse_args([]))
-    given = [k for k, v in vars(args).items() if k in OPTIONS and k not in RUN_OPTIONS
-             and v != defaults[k]]
+    given = [k for k in given_options(args) if k in OPTIONS and k not in RUN_OPTIONS]
     check_from_plan(given, args.from_plan)
     plan = read_plan(args.from_plan)
     check_from_plan(given, args.from_plan, plan)
@@ -180,7 +188,7 @@ def _store_answer(result: dict, q: Query) -> bool:
     one line on stderr) when it cannot be (a full disk): the answer is still printed."""
     if not q.save or not q.measured:
         return True
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     path = _answer_path(q)
     try:
@@ -213,26 +221,28 @@ def main(argv: list[str] | None = None) -> int:
     return _exit_now_if_torch_is_broken(_main(argv), argv)
 
 
+def given_options(args: argparse.Namespace) -> list[str]:
+    """The options the command line set to other than their default (flat names, in the parser's order)."""
+    parser = build_parser()
+    return [a.dest for a in parser._actions if a.dest != "help" and getattr(args, a.dest) != a.default]
+
+
 def _main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    given = sys.argv[1:] if argv is None else argv
-    if any(a == "--predict" or a.startswith("--predict=") for a in given) and "--metrics" in given:
-        from .train_predicted import main as train_predicted      # training on a GPU not at hand
-
-        return train_predicted(argv)
-    if any(a == "--predict" or a.startswith("--predict=") for a in given):
-        from .predicted import main as predicted      # a GPU not at hand: zoo.select.predicted
-
-        return predicted(argv)
     try:
         args = build_parser().parse_args(argv)
         choice(args.format, FORMATS, "format")
+        check_mode(given_options(args), args.predict, args.metrics)
+        if args.predict is not None:       # a GPU not at hand: zoo.select.predicted answers
+            from .predicted import answer_command_line
+
+            return answer_command_line(args)
         if args.answers:
             with disabled(args.no_cache):
                 return answer_questions(args)
         query, plan = _asked_query(args)
         if query.save and query.measured and not args.save_plan:    # a folder or a link there: refused first
-            from ..runs.safe_io import refuse_unless_regular
+            from ..store.safe_io import refuse_unless_regular
 
             refuse_unless_regular(_answer_path(query), option="--out")
         with disabled(args.no_cache):

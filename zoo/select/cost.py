@@ -4,11 +4,11 @@ budget it breaks."""
 from __future__ import annotations
 
 from analysis.batch_search import largest_batch_where
+from analysis.units import MIB
 
 from ..options.values import MAX_BATCH
 from .bound import split_macs
 
-MIB = 2 ** 20
 
 
 def cost_task(model: str, q, batch: int):

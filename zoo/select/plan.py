@@ -31,7 +31,7 @@ def plan_of(q, candidates: list[str], excluded: list[dict]) -> dict:
 def check_plan_path(path: str) -> Path:
     """--save-plan's FILE, before any work: in an existing folder, and nothing but a regular file at it (a link,
     a FIFO, a folder, /dev/full: refused, exit 2)."""
-    from ..runs.safe_io import refuse_unless_regular
+    from ..store.safe_io import refuse_unless_regular
 
     target = Path(path)
     if not target.parent.is_dir():
@@ -41,9 +41,9 @@ def check_plan_path(path: str) -> Path:
 
 
 def write_plan(path: str, plan: dict) -> None:
-    """Whole or not at all (zoo.runs.safe_io.write_atomic: a temporary file renamed over FILE, never through a
+    """Whole or not at all (zoo.store.safe_io.write_atomic: a temporary file renamed over FILE, never through a
     link); OSError (a full disk) leaves FILE as it was."""
-    from ..runs.safe_io import write_atomic
+    from ..store.safe_io import write_atomic
 
     write_atomic(check_plan_path(path), json.dumps(plan, indent=1) + "\n")
 
@@ -54,7 +54,7 @@ MAX_PLAN_BYTES = 1 << 22      # a plan of the whole registry is ~100 KB
 def read_plan(path: str) -> dict:
     """A plan file, checked whole before anything is timed (UsageError, one line, for anything else): a regular
     file of at most MAX_PLAN_BYTES, strict JSON (nesting bounded, no key twice), the shape plan_of writes."""
-    from ..runs.safe_io import StrictJSONError, read_regular, strict_loads
+    from ..store.safe_io import StrictJSONError, read_regular, strict_loads
 
     data = read_regular(Path(path), MAX_PLAN_BYTES, "--from-plan")
     try:

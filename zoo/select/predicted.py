@@ -1,10 +1,12 @@
-"""`python -m zoo.select --predict DEVICE ...`: the backbones that meet a throughput or latency budget on a GPU
-that is not here, by archzoo's calibrated prediction (zoo.runs.roofline_rows.predict), ranked; every figure is
-marked predicted. Models that miss a constraint are listed with the first one they broke.
+"""`python -m zoo.select --predict DEVICE ...`: the backbones that meet a throughput or latency budget on a GPU that
+is not here, by archzoo's calibrated prediction (zoo.predict.inference), ranked; with --metrics train, those whose
+predicted training fits the device at the batch asked per GPU and, with a schedule, finishes within
+--max-train-hours (zoo.predict.train). Every figure is marked predicted; models that miss a constraint are listed
+with the first one they broke.
 
-Kept apart from zoo.select's measured path: nothing is timed or written; counting is on meta. The one
---predict path: the command line and `zoo.select.select(..., predict=DEVICE)` both answer through
-`predicted_select`.
+Kept apart from zoo.select's measured path: nothing is timed; counting is on meta. The command line (one parser,
+zoo.select.cli, dispatching here: answer_command_line) and `zoo.select.select(..., predict=DEVICE)` both answer
+inference through `predicted_select`.
 """
 from __future__ import annotations
 
@@ -15,38 +17,14 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from analysis.size import Size
+from analysis.units import GIB
 
 from ..answers.text import predicted_text
-from ..errors import UsageError, UsageParser, ZooError
-from ..options import add_options
-from ..options.predicted import RANKS
-from ..options.values import choice
+from ..errors import UsageError, ZooError
+from ..options import dtype_of
+from ..options.predicted import check_train_predicted
+from ..options.values import choice, model_names
 from ..runs.request import Request
-
-GIB = 1024 ** 3
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = UsageParser(prog="python -m zoo.select --predict", description=__doc__.splitlines()[0])
-    p.add_argument("--predict", metavar="DEVICE[,DEVICE...]", required=True,
-                   help="datasheet devices (zoo.compare --predict); several: each one's shortlist, then per model the "
-                        "device that wins on --rank and whether the band separates it")
-    p.add_argument("--models", default="all")
-    p.add_argument("--resolution", default="224")
-    p.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16 (bf16/fp16: torch.autocast; default bf16)")
-    p.add_argument("--batch-size", default="1", help="images per batch, or 'best': per model and device the best "
-                                                    "batch within --max-latency-ms (default 1)")
-    p.add_argument("--max-latency-ms", help="predicted ms per batch (the calibrated expectation)")
-    p.add_argument("--min-imgs-per-s", help="predicted images per second (the calibrated expectation)")
-    p.add_argument("--price-per-hour", metavar="USD|DEVICE=USD,...", help="each device's price per hour, which you "
-                                                                       "give (L4=0.8,A100=2.5): adds images per dollar")
-    p.add_argument("--rank", default="imgs_per_s", help=f"{', '.join(RANKS)} (default imgs_per_s)")
-    p.add_argument("--format", default="table", help="table or json")
-    from ..options import add_options
-
-    add_options(p, "--reparam", "--tf32", "--out", "--no-save", no_save=dict(help="write nothing (the predicted rows are otherwise appended "
-                                                           "to <out>/results/predicted.jsonl)"))
-    return p
 
 
 def screen(row: dict, max_latency_ms: float | None, min_imgs_per_s: float | None) -> str | None:
@@ -60,43 +38,56 @@ def screen(row: dict, max_latency_ms: float | None, min_imgs_per_s: float | None
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
+def answer_command_line(args: argparse.Namespace) -> int:
+    """zoo.select --predict from the command line's one parser (zoo.select.cli; zoo.options.predicted.check_mode
+    has refused the options this mode does not take): inference, or with --metrics train the training step;
+    printed as a table or JSON. 0, or 2 for bad input (one line on stderr, nothing written)."""
     try:
-        args = build_parser().parse_args(argv)
         choice(args.format, ("table", "json"), "format")
-        asked = Predicted(args.predict, args.models, args.resolution, args.dtype, args.batch_size,
-                          args.max_latency_ms, args.min_imgs_per_s, args.rank, args.price_per_hour, args.out,
-                          not args.no_save, args.reparam, args.tf32)
-        result = answer(asked)
+        if args.metrics is not None:
+            result = predicted_train_select(check_train_predicted(args))
+        else:
+            result = answer(Predicted(args.predict, args.models, args.resolution, dtype_of(args.dtype, True),
+                                      args.batch_size or 1, args.max_latency_ms, args.min_imgs_per_s,
+                                      args.rank or "imgs_per_s", args.price_per_hour, args.out, not args.no_save,
+                                      args.reparam, args.tf32))
     except (UsageError, ZooError) as e:
         print(f"zoo.select: error: {e}", file=sys.stderr)
         return 2
+    rank = result["query"]["rank"]
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    elif args.metrics is not None:
+        from ..predict.text import train_markdown
+
+        kept = result["shortlist"]
+        sys.stdout.write(f"ranked by predicted {rank}\n\n"
+                         + (train_markdown(kept) if kept else "PREDICTED: no model meets the constraints\n"))
+        sys.stdout.write("".join(f"excluded: {r['model']}: {r['excluded']}\n" for r in result["excluded"]))
     elif "per_device" in result:
-        from ..runs.predicted import decision_markdown
+        from ..predict.text import decision_markdown
 
         for one in result["per_device"].values():
-            sys.stdout.write(predicted_text(one["shortlist"], one["excluded"], args.rank) + "\n")
+            sys.stdout.write(predicted_text(one["shortlist"], one["excluded"], rank) + "\n")
         if result["decisions"]:
             query = result["query"]
             sys.stdout.write(decision_markdown(result["decisions"],
                                                query["max_latency_ms"] if query["batch_size"] == "best" else None))
     else:
-        sys.stdout.write(predicted_text(result["shortlist"], result["excluded"], args.rank))
+        sys.stdout.write(predicted_text(result["shortlist"], result["excluded"], rank))
     return 0
 
 
 def answer(asked: Predicted) -> dict:
     """predicted_select for one device, across_devices for several; with asked.save each predicted row is appended
-    as it is made to <out>/results/predicted.jsonl (zoo.runs.store, saved_by "zoo.select --predict"), the folder
+    as it is made to <out>/results/predicted.jsonl (zoo.store.store, saved_by "zoo.select --predict"), the folder
     checked before anything is counted."""
     import contextlib
 
-    from ..runs.predicted import saved
-    from ..runs.data_dir import out_or_default
+    from ..predict.rows import saved
+    from ..store.data_dir import out_or_default
     from ..options.values import check_out_dir
-    from ..runs.store import ResultStore
+    from ..store.store import ResultStore
 
     store = ResultStore(check_out_dir(out_or_default(asked.out))) if asked.save else None
     with contextlib.ExitStack() as held:
@@ -113,37 +104,32 @@ def answer(asked: Predicted) -> dict:
 
 def across_devices(asked: Predicted, on_row=None) -> dict:
     """Several devices ("L4,A100,H100"): each one's predicted_select answer, and per model the device that wins
-    on images per dollar (with a price for each) or per second (zoo.runs.decision.decide), among the devices that
+    on images per dollar (with a price for each) or per second (zoo.predict.decision.decide), among the devices that
     shortlist it."""
     import dataclasses
 
     from ..options import predict_devices, prices_per_hour
-    from ..runs.decision import decide
+    from ..predict.decision import Counts, decisions
 
-    devices = predict_devices(asked.device)
-    prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), devices)
-    from ..runs.decision import Counts
-
-    counts = Counts(asked.reparam)              # one count of each forward for every device
-    per_device = {d: predicted_select(dataclasses.replace(asked, device=d, price_per_hour=prices[d] if prices else None),
-                                      on_row, counts) for d in devices}
-    by_model: dict[str, list[dict]] = {}
-    for answer in per_device.values():
-        for row in answer["shortlist"]:
-            by_model.setdefault(row["model"], []).append(row)
+    sheets = predict_devices(asked.device)
+    prices = None if asked.price_per_hour is None else prices_per_hour(str(asked.price_per_hour), sheets)
+    counts = Counts(asked.reparam, asked.tf32)              # one count of each forward for every device
+    per_device = {s.name: predicted_select(dataclasses.replace(asked, device=s, price_per_hour=prices[s.name]
+                                                               if prices else None), on_row, counts) for s in sheets}
+    devices, shortlisted = list(per_device), [row for one in per_device.values() for row in one["shortlist"]]
     query = {**next(iter(per_device.values()))["query"], "predict": devices, "price_per_hour": prices}
     return {"predicted": True, "query": query, "devices": devices, "per_device": per_device,
-            "decisions": [decide(rows, prices) for rows in by_model.values() if len(rows) > 1]}
+            "decisions": decisions(shortlisted, prices, same_batch=False)}
 
 
 @dataclass(frozen=True)
 class Predicted:
     """One --predict question, as given (predicted_select checks it): the API's zoo.select options of the
     same names (zoo.options.select.OPTIONS), or the command line's text."""
-    device: str
+    device: object                      # the device(s) as typed ("L4,A100"), or one's DeviceSheet (across_devices)
     models: Union[str, list, None] = "all"
     resolution: Union[str, int, tuple, Size] = 224
-    dtype: str = "fp32"
+    dtype: str = "bf16"                 # zoo.options.dtype_of's default for a prediction
     batch_size: Union[int, str] = 1
     max_latency_ms: Union[float, str, None] = None
     min_imgs_per_s: Union[float, str, None] = None
@@ -152,51 +138,74 @@ class Predicted:
     out: Optional[str] = None           # where answer() appends the predicted rows (None: the user data folder)
     save: bool = False                  # answer(): append them (the command line and select(): unless --no-save)
     reparam: str = "trained"            # the form a re-parameterisable model is counted in (zoo.options --reparam)
-    tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.runs.roofline_rows.predict)
-
-
-def from_options(options: dict) -> Predicted:
-    """The question of zoo.select's options by their flat names with `predict` set (select(..., predict=DEVICE)),
-    checked by zoo.options.predicted.predicted_fields (no other option is silently ignored)."""
-    from ..options.predicted import predicted_fields
-
-    return Predicted(**predicted_fields(options))
+    tf32: str | None = None            # --tf32 on|off; None: PyTorch's defaults (zoo.predict.inference.predict)
 
 
 def predicted_select(asked: Predicted, on_row=None, counts=None) -> dict:
     """{"predicted": true, "query", "shortlist", "excluded"}: each model's calibrated prediction on the datasheet
-    device (zoo.runs.roofline_rows) at the size, batch ("best": the best one within max_latency_ms,
-    zoo.runs.predicted.best_batch) and dtype asked, those that break the device's memory or a constraint excluded
+    device (zoo.predict.inference) at the size, batch ("best": the best one within max_latency_ms,
+    zoo.predict.rows.best_batch) and dtype asked, those that break the device's memory or a constraint excluded
     (with the first they broke), the rest ranked. UsageError for bad options, before anything is counted.
-    on_row: called with each row as it is made; counts: a zoo.runs.decision.Counts shared with other devices."""
+    on_row: called with each row as it is made; counts: a zoo.predict.decision.Counts shared with other devices."""
     from ..options.predicted import check_predicted
-    from ..runs.decision import Counts
-    from ..runs.predicted import best_batch
+    from ..predict.decision import Counts
+    from ..predict.rows import best_batch
 
     checked = check_predicted(asked)
-    size, best, batch, limits, name, models = (checked[k] for k in ("size", "best", "batch", "limits", "device",
-                                                                   "models"))
+    size, best, batch, limits, sheet, models = (checked[k] for k in ("size", "best", "batch", "limits", "device",
+                                                                    "models"))
     counts = counts or Counts(asked.reparam, asked.tf32)
-    kept, excluded = [], []
-    for model in models:
-        def at(b: int):
-            return counts.row(Request(model, size, b, asked.dtype), name, limits["price_per_hour"])
 
-        row = (best_batch(at, limits["max_latency_ms"]) if best else at(batch)).to_json()
-        row["top1"] = _top1(model, size)
-        broke = screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"])
-        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
-        if on_row:
-            on_row((excluded if broke else kept)[-1])
-    kept.sort(key=lambda r: -(r.get(asked.rank) or 0))
-    query = {"predict": name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
+    def predicted(model: str) -> dict:
+        def at(b: int):
+            return counts.row(Request(model, size, b, asked.dtype), sheet, limits["price_per_hour"])
+
+        return (best_batch(at, limits["max_latency_ms"]) if best else at(batch)).to_json()
+
+    kept, excluded = shortlist(map(predicted, models), size, asked.rank, on_row,
+                               lambda row: screen(row, limits["max_latency_ms"], limits["min_imgs_per_s"]))
+    query = {"predict": sheet.name, "models": models, "resolution": size.compact, "batch_size": "best" if best else batch,
              "dtype": asked.dtype, "rank": asked.rank, "reparam": asked.reparam, "tf32": asked.tf32, **limits}
     return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}
 
 
-def _top1(model: str, size) -> float | None:
+def shortlist(rows, size, rank: str, on_row, broken) -> tuple[list[dict], list[dict]]:
+    """(kept, excluded) of predicted rows: each with its model's published top-1 at `size`, excluded with the first
+    constraint it breaks (broken(row) -> the reason or None), handed to on_row as it comes; the kept ranked."""
     from ..models.accuracy import checkpoint_at
 
-    h, w = size.hw
-    found = checkpoint_at(model, h) if h == w else None
-    return float(found["top1"]) if found and found.get("top1") is not None else None
+    kept, excluded = [], []
+    for row in rows:
+        h, w = size.hw
+        found = checkpoint_at(row["model"], h) if h == w else None
+        row["top1"] = float(found["top1"]) if found and found.get("top1") is not None else None
+        broke = broken(row)
+        (excluded if broke else kept).append({**row, "excluded": broke} if broke else row)
+        if on_row:
+            on_row((excluded if broke else kept)[-1])
+    return sorted(kept, key=lambda r: -(r.get(rank) or 0)), excluded
+
+
+def train_screen(row: dict, max_hours: float | None) -> str | None:
+    """The first constraint the predicted row breaks, or None (memory unmodelled, None on a TPU, breaks none)."""
+    if row["train_fits_memory"] is False:
+        return (f"training memory {row['train_gpu_bytes'] / GIB:.1f} GiB at batch {row['batch_size']} per GPU > "
+                f"the device's {row['device_memory_bytes'] / 1e9:g} GB")
+    if max_hours is not None and row["train_wall_hours"] > max_hours:
+        return f"predicted {row['train_wall_hours']:.3g} wall hours > {max_hours:g}"
+    return None
+
+
+def predicted_train_select(args: argparse.Namespace) -> dict:
+    from ..predict.train import predict_train
+
+    models, sheet = model_names(args.models), args.predict[0]
+    price = (args.price_per_hour or {}).get(sheet.name)
+    rows = (predict_train(Request(m, args.size, args.batch_size, args.dtype, train=True, optimizer=args.optimizer),
+                          sheet, args.gpus, args.epochs, args.train_images, price) for m in models)
+    kept, excluded = shortlist(rows, args.size, args.rank, None, lambda row: train_screen(row, args.max_train_hours))
+    query = {"predict": sheet.name, "metrics": "train", "models": models, "resolution": args.size.compact,
+             "batch_size": args.batch_size, "dtype": args.dtype, "optimizer": args.optimizer, "gpus": args.gpus,
+             "epochs": args.epochs, "train_images": args.train_images, "max_train_hours": args.max_train_hours,
+             "price_per_hour": price, "rank": args.rank}
+    return {"predicted": True, "query": query, "shortlist": kept, "excluded": excluded}

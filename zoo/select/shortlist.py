@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Union
 
+from analysis.units import MIB
+
 from ..models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, entry_fields, pareto_front,
                               pretraining_of, teacher_groups)
 from ..models.accuracy import pretraining_groups as checkpoint_groups
@@ -21,7 +23,6 @@ from ..answers.text import num  # noqa: F401 - the callers' number format
 
 from .rank import (FALLBACK_RANK, MEASURED_RANKS, RANKS, SEG_RANKS, TASK_RANKS,  # noqa: F401
                    _rank_field, _rank_key, _versus_next, effective_rank, pareto_axes, rank_screen, timing_key)
-MIB = 2 ** 20
 
 
 def detector_reason(model: str, q: Query) -> str | None:
@@ -167,9 +168,10 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     zoo.select.timing.Timing (tests hand in a fake timer)."""
     started = time.monotonic()          # the budget counts from here: checking, counting, the peak probe spend it
     if not isinstance(models, Query) and options.get("predict") is not None:     # a GPU not at hand
-        from .predicted import answer, from_options
+        from ..options.predicted import predicted_fields
+        from .predicted import Predicted, answer
 
-        return answer(from_options({"models": models, "resolution": resolution, **options}))
+        return answer(Predicted(**predicted_fields({"models": models, "resolution": resolution, **options})))
     q = models if isinstance(models, Query) else Query.of(models, resolution, **options)
     excluded, undecided, candidates, summary, where = [], [], [], None, "while counting"
     try:        # an interrupt in the screens, the counts or before the timing loop: what is decided stays

@@ -131,7 +131,8 @@ def load_timing_modules() -> None:
     rest of the run (a probe, machine()) imports again and crashes on (a traceback, exit 134 or 139)."""
     import torch  # noqa: F401
 
-    from ..runs import peaks, scheduler, store, tasks, timed  # noqa: F401
+    from ..runs import peaks, scheduler, tasks, timed  # noqa: F401
+    from ..store import store  # noqa: F401
 
 
 def load_average() -> float | None:
@@ -182,7 +183,7 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     """Settle `rows` (in the order `order_by`, the rank used, wants them tried) against the measured constraints,
     within what is left of q.budget_s after `spent_s` (counting); returns (the rows that fit, a summary: timed,
     reused, bounded out, untimed with why, partial or None)."""
-    from ..runs.store import ResultStore
+    from ..store.store import ResultStore
     from .stopped import undecided_rows
 
     try:
@@ -220,7 +221,7 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
 def _settle(run: "Run", rows: list[dict], counts) -> None:
     """The probe, the bound, the schedule (stored rows reused) and the loop, under the budget alarm."""
     from ..runs.scheduler import schedule
-    from ..runs.store import ResultStore
+    from ..store.store import ResultStore
 
     q, excluded, screened = run.q, run.excluded, len(run.excluded)
     store = ResultStore(q.out)

@@ -1,8 +1,8 @@
-"""Fitting analysis.calibration's factors to measured batch times: least squares on log(expected / measured),
+"""Fitting analysis.predict.calibration's factors to measured batch times: least squares on log(expected / measured),
 by gradient descent in torch (efficiencies through a sigmoid, so each stays in (0, 1)); and the held-out
 (leave-one-group-out) predictions the band and the honest error figures come from.
 
-A sample is {"ops": [(op_class, flops, bytes, count)], "peaks" (FLOP/s per kernel class, analysis.calibration's
+A sample is {"ops": [(op_class, flops, bytes, count)], "peaks" (FLOP/s per kernel class, analysis.predict.calibration's
 class_peaks), "bandwidth" (per s), "seconds" (measured per batch), "group" (a family or a device name)}.
 """
 from __future__ import annotations
@@ -85,17 +85,10 @@ def expected(sample: dict, cal: Calibration) -> float:
 def held_out(samples: list[dict], key: str = "group", steps: int = 1500) -> list[float]:
     """measured / expected images per second (expected / measured seconds) for every sample, each predicted
     by factors fitted without its group."""
-    ratios = [0.0] * len(samples)
-    for group in sorted({s[key] for s in samples}):
-        train = [s for s in samples if s[key] != group]
-        cal = fit(train, steps)
-        for i, s in enumerate(samples):
-            if s[key] == group:
-                ratios[i] = expected(s, cal) / s["seconds"]
-    return ratios
+    return held_out_both(samples, (key,), steps)
 
 
-def held_out_both(samples: list[dict], keys: tuple[str, str] = ("device", "group"), steps: int = 1500) -> list[float]:
+def held_out_both(samples: list[dict], keys: tuple[str, ...] = ("device", "group"), steps: int = 1500) -> list[float]:
     """As held_out, each sample predicted by factors fitted on the samples that share none of its `keys` values:
     with ("device", "group"), its GPU's table and its family (on every GPU) both left out -- a GPU no table
     measured running a model of a family no table held."""

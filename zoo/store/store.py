@@ -2,7 +2,7 @@
 
 Writing: a run holds the folder's lock (filelock) from start to end, so two runs into one folder
 cannot interleave; each row is validated against the schema, then written whole, unbuffered on a
-descriptor opened without following symlinks (zoo.runs.safe_io), and fsync'd, as soon as it is
+descriptor opened without following symlinks (zoo.store.safe_io), and fsync'd, as soon as it is
 measured. Before the first append a file that does not end with a newline (a torn write, a hand
 edit) gets one, so the new row is never glued to it; a write that fails (disk full) is cut back to
 the file's length before the row, so no partial row is left.
@@ -24,7 +24,7 @@ from filelock import FileLock, Timeout
 
 from ..errors import UsageError
 from .safe_io import StrictJSONError, append_whole, open_append, refuse_unless_regular, strict_loads
-from .predicted_schema import check_predicted
+from ..predict.schema import check_predicted
 from .schema import KINDS, SchemaError, is_measured, measurement_key, sort_key, validate
 
 LOCK_FILE = ".lock"

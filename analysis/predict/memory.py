@@ -28,8 +28,6 @@ from __future__ import annotations
 from analysis.count.allocator import block_bytes
 from analysis.count.losses import classification_loss, segmentation_loss
 
-from .request import Request
-
 OPTIMIZER_STATES = {"sgd": ("SGD with momentum", 1), "adamw": ("AdamW", 2)}   # fp32 state tensors per parameter
 
 # detectron2 config/defaults.py (facebookresearch/detectron2@02b5c4e) ROI_HEADS.BATCH_SIZE_PER_IMAGE = 512,
@@ -43,7 +41,7 @@ DDP_BUCKET_CAP_BYTES = 25 * 1024 * 1024
 DDP_FIRST_BUCKET_BYTES = 1024 * 1024
 
 
-def task_loss(request: Request):
+def task_loss(request):
     """The loss a training step of `request` runs: per-pixel cross-entropy for a segmenter, cross-entropy for a
     classifier, and the outputs' sum for detectors and feature extractors (their losses read small tensors)."""
     if request.segmenter is not None:

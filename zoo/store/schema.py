@@ -61,7 +61,7 @@ class CountedFields:
     tokens: Optional[int] = _f("sequence length incl. class/distillation tokens; None without one global sequence")
     serve_bytes: Optional[int] = _f("weight_bytes + act_peak_bytes: memory to serve the batch", "bytes per batch")
     train_serve_bytes: Optional[int] = _f("a training step as a CUDA GPU holds it (train_precision; the model --predict "
-                                          "uses, zoo.runs.train_memory): fp32 weights, gradients and optimizer state "
+                                          "uses, analysis.predict.memory): fp32 weights, gradients and optimizer state "
                                           "(train_optimizer), the input, the larger of the backward's activation peak "
                                           "and the foreach optimizer step's temporaries", "bytes per batch")
     train_optimizer: Optional[str] = _f("optimizer whose state train_serve_bytes counts")
@@ -137,7 +137,7 @@ class TimedFields:
     mem_bandwidth: Optional[float] = _f("measured memory bandwidth of this machine: STREAM-like triad, best of 5 "
                                         "(analysis.timing.bandwidth)", "bytes/s")
     roofline_ms: Optional[float] = _f("roofline estimate: sum over ops of max(FLOPs / peak_flops, bytes / "
-                                      "mem_bandwidth), + 5 us per kernel on GPUs (analysis.roofline)", "ms per batch")
+                                      "mem_bandwidth), + 5 us per kernel on GPUs (analysis.predict.roofline)", "ms per batch")
     roofline_compute_share: Optional[float] = _f("share of roofline_ms in compute-bound ops", "fraction")
     roofline_memory_share: Optional[float] = _f("share of roofline_ms in memory-bound ops", "fraction")
     roofline_launch_share: Optional[float] = _f("share of roofline_ms that is kernel launches", "fraction")

@@ -1,5 +1,5 @@
 """Predictions as a decision across datasheet devices (`--predict L4,A100,H100`): each device's predicted rows
-(zoo.runs.roofline_rows, one count of each forward shared by every device), per device the best batch under a
+(zoo.predict.inference, one count of each forward shared by every device), per device the best batch under a
 latency target, images per dollar at the prices the user gives, and per model and size the winner, with
 whether the p10-p90 bands separate it from the runner-up.
 
@@ -7,29 +7,30 @@ Best batch: the largest power of two whose expected ms per batch stays within th
 memory fits (analysis.batch_search). It is the best one, not only the largest: each kernel's time is
 max(FLOPs / (e(FLOPs) x peak), bytes / bandwidth) + launch, and FLOPs grow in proportion to the batch, e(f)
 grows with f, bytes grow at most in proportion and launches not at all, so seconds per image never rise with
-the batch (analysis.calibration).
+the batch (analysis.predict.calibration).
 """
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from .predicted import PredictedRow, best_batch
-from .request import Request
+from analysis.predict.devices import DeviceSheet
+
+from ..runs.request import Request
+from .rows import PredictedRow, best_batch
 
 
 class Counts:
-    """Each forward counted once (zoo.runs.roofline_rows.gpu_forward) and priced on every device."""
+    """Each forward counted once (zoo.predict.inference.gpu_forward) and priced on every device."""
 
     def __init__(self, reparam: str = "fused", tf32: str | None = None, channels_last: bool = False):
         self.reparam, self.tf32, self.channels_last, self._counted = reparam, tf32, channels_last, {}
 
-    def row(self, request: Request, device: str, price_per_hour: float | None = None) -> PredictedRow:
-        from .roofline_rows import gpu_forward, predict_counted
+    def row(self, request: Request, sheet: DeviceSheet, price_per_hour: float | None = None) -> PredictedRow:
+        from .inference import gpu_forward, predict
 
         if request not in self._counted:
             self._counted[request] = gpu_forward(request, reparam=self.reparam)
-        return PredictedRow.of(predict_counted(self._counted[request], request, device, self.tf32,
-                                               price_per_hour, self.channels_last))
+        return predict(request, sheet, self.tf32, price_per_hour, self.channels_last, counted=self._counted[request])
 
 
 def ranked_value(row: dict, prices: dict[str, float] | None, band: str = "") -> float:
@@ -66,16 +67,17 @@ def decide(rows: list[dict], prices: dict[str, float] | None = None) -> dict:
     return decision
 
 
-def device_rows(tasks, devices: list[str], counts: Counts, prices: dict[str, float] | None = None,
+def device_rows(tasks, sheets: list[DeviceSheet], counts: Counts, prices: dict[str, float] | None = None,
                 target_ms: float | None = None, on_row: Optional[Callable[[dict], None]] = None) -> list[dict]:
     """Every device's rows: per (model, size) the best batch under target_ms when it is given, else one row per
-    planned batch; device by device, in `devices` order. on_row: called with each row as it is made."""
+    planned batch; device by device, in `sheets` order (prices by the sheets' names). on_row: called with each row
+    as it is made."""
     rows, seen = [], set()
-    for device in devices:
-        price = prices[device] if prices else None
+    for device in sheets:
+        price = prices[device.name] if prices else None
         for task in tasks:
             request = task.request
-            key = (device, task.request.model, request.img_size, None if target_ms is not None else request.batch_size)
+            key = (device.name, task.request.model, request.img_size, None if target_ms is not None else request.batch_size)
             if key in seen:
                 continue
             seen.add(key)
@@ -96,3 +98,17 @@ def decisions(rows: list[dict], prices: dict[str, float] | None = None, same_bat
         key = (row["model"], row["img_h"], row["img_w"], row["batch_size"] if same_batch else None)
         groups.setdefault(key, []).append(row)
     return [decide(group, prices) for group in groups.values() if len(group) > 1]
+
+
+def break_even(first: list[dict], second: list[dict]) -> list[dict]:
+    """Per (model, size, batch) predicted on two devices: the price ratio first / second at which both give
+    the same images per dollar (= their expected img/s ratio), and its range over both bands (the first's
+    p10 over the second's p90, the first's p90 over the second's p10)."""
+    out = []
+    for a, b in zip(first, second):
+        out.append({"predicted": True, "model": a["model"], "img_h": a["img_h"], "img_w": a["img_w"],
+                    "batch_size": a["batch_size"], "devices": [a["device"], b["device"]],
+                    "break_even_price_ratio": a["imgs_per_s"] / b["imgs_per_s"],
+                    "break_even_low": a["imgs_per_s_p10"] / b["imgs_per_s_p90"],
+                    "break_even_high": a["imgs_per_s_p90"] / b["imgs_per_s_p10"]})
+    return out

@@ -1,5 +1,5 @@
 """The seeds' pre-training compute on TPU v3 (issue 40, item 5): the ViT paper's Table 2 TPUv3-core-days
-recomputed by the training prediction (zoo.runs.train_predicted on the "TPU v3" sheet, an EXTRAPOLATION of the
+recomputed by the training prediction (zoo.predict.train on the "TPU v3" sheet, DEVICE, an EXTRAPOLATION of the
 GPU-fitted factors) with each paper's own recipe. Rows for zoo.report (results/tpu_pretraining.json) and
 benchmarks/vit_tpu_core_days.py; docs/training.md explains them.
 
@@ -53,41 +53,40 @@ RECIPES = (
 )
 
 
-def predicted_step(model: str, batch: int, optimizer: str) -> dict:
-    """The predicted training step on TPU v3 at 224 px, bf16, `batch` per chip, with its counted FLOPs per image."""
-    from .request import Request
-    from .train_predicted import predict_train, train_step_ops
+def predicted_step(sheet, model: str, batch: int, optimizer: str) -> dict:
+    """The predicted training step on the TPU's sheet at 224 px, bf16, `batch` per chip, with its counted FLOPs per
+    image."""
+    from ..runs.request import Request
+    from .train import predict_train, train_step_ops
 
     request = Request(model, 224, batch, "bf16", train=True, optimizer=optimizer)
-    row = predict_train(request, DEVICE)
+    row = predict_train(request, sheet)
     ops = train_step_ops(request, fused_attention=False)
     row["train_flops_per_image"] = sum(flops * n for _, flops, _, n in ops) / batch
     return row
 
 
-def core_days(step: dict, images: int, epochs: int, batch: int) -> tuple[float, float, float]:
-    """(expected, fast, slow) TPU core-days of the schedule (zoo.runs.train_hours on one chip: chip-days do not
+def core_days(step: dict, images: int, epochs: int, batch: int, cores_per_chip: int) -> tuple[float, float, float]:
+    """(expected, fast, slow) TPU core-days of the schedule (analysis.predict.schedule on one chip: chip-days do not
     depend on the chip count but through the all-reduce, which is not counted)."""
-    from analysis.timing.devices import device_sheet
-
-    from .train_hours import schedule
+    from analysis.predict.schedule import schedule
 
     rate = step["train_imgs_per_s"]
     band = (step["train_imgs_per_s_p10"] / rate, step["train_imgs_per_s_p90"] / rate)
     hours = schedule(step["train_step_ms"] / 1e3, band, batch, epochs, images, 1, 0.0)
-    cores = device_sheet(DEVICE).cores_per_chip
-    return tuple(hours[f"train_device_hours{end}"] * cores / 24 for end in ("", "_fast", "_slow"))
+    return tuple(hours[f"train_device_hours{end}"] * cores_per_chip / 24 for end in ("", "_fast", "_slow"))
 
 
-def predicted_rows(vit_batch_per_chip: int = VIT_BATCH_PER_CHIP) -> list[dict]:
-    """One row per recipe: the predicted step, its core-days with the band, and the paper's figures."""
+def predicted_rows(sheet, vit_batch_per_chip: int = VIT_BATCH_PER_CHIP) -> list[dict]:
+    """One row per recipe on the TPU's sheet (DEVICE's: the caller resolves it): the predicted step, its core-days
+    with the band, and the paper's figures."""
     steps, rows = {}, []
     for r in RECIPES:
         batch = r.batch_per_chip or vit_batch_per_chip
         key = (r.model, batch, r.optimizer)
-        step = steps[key] = steps.get(key) or predicted_step(*key)
-        days, fast, slow = core_days(step, r.images, r.epochs, batch)
-        rows.append({"predicted": True, "device": DEVICE, "model": r.model, "pretraining": r.pretraining,
+        step = steps[key] = steps.get(key) or predicted_step(sheet, *key)
+        days, fast, slow = core_days(step, r.images, r.epochs, batch, sheet.cores_per_chip)
+        rows.append({"predicted": True, "device": sheet.name, "model": r.model, "pretraining": r.pretraining,
                      "epochs": r.epochs, "batch_per_chip": batch, "optimizer": r.optimizer,
                      "images_seen": r.epochs * r.images, "train_gflops_per_image": step["train_flops_per_image"] / 1e9,
                      "paper_gflops_per_image": r.paper_exaflops * 1e9 / (r.epochs * r.images) if r.paper_exaflops

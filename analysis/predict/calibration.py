@@ -1,4 +1,4 @@
-"""A calibrated GPU time per batch: the roofline (analysis.roofline) with achieved fractions of the datasheet
+"""A calibrated GPU time per batch: the roofline (analysis.predict.roofline) with achieved fractions of the datasheet
 peak and bandwidth per kernel class, each op at the precision PyTorch runs it in, a per-kernel cost, and a band
 from held-out error.
 
@@ -23,8 +23,12 @@ torch; predicting does not.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import math
 from dataclasses import dataclass, field
+from importlib import resources
 
 KERNEL_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "norm", "elementwise", "data_movement",
                   "conv_nhwc", "depthwise_conv_nhwc", "serial")
@@ -35,7 +39,7 @@ LIBRARY = {"matmul": "matmul", "attention": "matmul", "conv": "conv", "depthwise
            "depthwise_conv_nhwc": "conv"}
 CHANNELS_LAST = {"conv": "conv_nhwc", "depthwise_conv": "depthwise_conv_nhwc"}   # cuDNN's kernels on NHWC tensors
 # a calibration fitted before the split (one matmul_conv class, a GEMM size term in FLOPs: gemm_half_flops), as
-# zoo/models/data/gpu_train_calibration.json still is: each kernel class read as the class it was fitted as
+# analysis/predict/data/gpu_train_calibration.json still is: each kernel class read as the class it was fitted as
 LEGACY = {"matmul": "matmul_conv", "conv": "matmul_conv", "conv_nhwc": "matmul_conv",
           "depthwise_conv_nhwc": "depthwise_conv"}
 
@@ -76,7 +80,7 @@ def class_peaks(peak_flops: dict[str, float], precisions: dict[str, str],
     Convolution.cpp, check_cudnn_depthwise_workload_with_filter), which multiplies and accumulates in
     at::acc_type, float for half and bfloat16 (pytorch/pytorch@989f69174ed19c7df1d429e7bcb665f316307bb0,
     aten/src/ATen/native/cuda/DepthwiseConv2d.cu line 50). depthwise_on_cuda_cores False: at the library's
-    precision, as a legacy calibration (zoo/models/data/gpu_train_calibration.json) was fitted.
+    precision, as a legacy calibration (analysis/predict/data/gpu_train_calibration.json) was fitted.
     NB: a sheet without an fp32 figure (TPU v3 states bf16 only) times the vector classes by their bytes alone."""
     vector = peak_flops.get("fp32", math.inf)
     on_vector = DEPTHWISE_CLASSES if depthwise_on_cuda_cores else ()
@@ -110,6 +114,25 @@ class Calibration:
         return cls(data["compute_efficiency"], data["memory_efficiency"], data.get("ridge_factor"),
                    data["launch_seconds"], tuple(data["band"]), data.get("source", ""),
                    {k: v for k, v in data.items() if k not in known}, data.get("serial_step_seconds", 0.0))
+
+
+# the factors shipped in analysis/predict/data/, per kind of prediction, and the benchmark that fits them
+SHIPPED = {"inference": ("gpu_calibration.json", "benchmarks/fit_gpu_calibration.py"),
+           "train": ("gpu_train_calibration.json", "benchmarks/fit_train_calibration.py")}
+
+
+@functools.cache
+def shipped(kind: str = "inference") -> Calibration:
+    """The shipped factors of a kind (SHIPPED). The training table ran attention op by op (its q @ k^T and @ v are
+    GEMMs, its softmax the attention class), so it says nothing about the fused SDPA kernels torch 2.x runs: "train"
+    borrows their compute efficiency from "inference" (fitted on fused SDPA forwards). NB: that the fused backward
+    runs as efficiently is unvalidated."""
+    text = resources.files(__package__).joinpath("data", SHIPPED[kind][0]).read_text(encoding="utf-8")
+    cal = Calibration.from_json(json.loads(text))
+    if kind == "train":
+        fused = shipped("inference").compute_efficiency["attention"]
+        cal = dataclasses.replace(cal, compute_efficiency={**cal.compute_efficiency, "attention": fused})
+    return cal
 
 
 def kernel_seconds(op_class: str, flops: int, nbytes: int, peak: float, bandwidth: float, cal: Calibration) -> float:

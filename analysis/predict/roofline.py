@@ -13,13 +13,14 @@ from typing import Iterable
 
 GPU_LAUNCH_SECONDS = 5e-6
 CPU_LAUNCH_SECONDS = 0.0
+ROOFLINE_FIELDS = ("roofline_ms", "roofline_compute_share", "roofline_memory_share", "roofline_launch_share")
 
 
 def roofline(ops: Iterable[tuple[str, int, int, int]], peak_flops: float, mem_bandwidth: float,
              launch_seconds: float = 0.0, peaks: dict[str, float] | None = None) -> dict:
     """ops: (op_class, flops, bytes, count) per kind of op of one batch. Returns roofline_ms (per batch)
     and the shares of that time that are compute-bound, memory-bound and launch overhead. `peaks`: a peak per
-    op class where the classes run at different precisions (analysis.calibration.class_peaks), else peak_flops."""
+    op class where the classes run at different precisions (analysis.predict.calibration.class_peaks), else peak_flops."""
     compute = memory = launch = 0.0
     by_class: dict[str, float] = {}
     for op_class, flops, nbytes, count in ops:

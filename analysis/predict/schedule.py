@@ -1,4 +1,4 @@
-"""Hours and dollars to train: a predicted step (zoo.runs.train_predicted) times the steps of a schedule, on K
+"""Hours and dollars to train: a predicted step (zoo.predict.train) times the steps of a schedule, on K
 data-parallel GPUs. Pure arithmetic, no torch.
 
 steps = ceil(epochs x train_images / (batch x K)); each step adds the gradient all-reduce of a ring over K
@@ -14,33 +14,20 @@ from __future__ import annotations
 
 import math
 
-GB = 1e9
-# bidirectional GPU-to-GPU bandwidth per device, and where it is stated
-INTERCONNECT = {
-    "A100": (600 * GB, "NVLink 3: 12 links x 50 GB/s bidirectional = 600 GB/s per GPU "
-                       "(https://cyfuture.cloud/kb/gpu/how-does-nvlink-differ-between-h100-a100-and-h200)"),
-    "A100 40GB": (600 * GB, "NVLink 3, as the A100 80 GB (same source)"),
-    "H100": (900 * GB, "NVLink 4: 18 links x 50 GB/s = 900 GB/s per GPU "
-                       "(https://alpha-one-index.github.io/ai-infra-index/specs/networking-interconnects.html)"),
-    "H200": (900 * GB, "NVLink 4, as H100 (same source; the H200 datasheet: 900 GB/s bidirectional per GPU)"),
-    "V100 SXM2": (300 * GB, "NVLink 2: 6 links x 50 GB/s = 300 GB/s per GPU (same source)"),
-}
 
 
-def interconnect(device: str) -> tuple[float, str]:
-    """(bidirectional bytes/s, source) of the device's GPU-to-GPU link; ValueError for one without a sourced figure."""
-    if device not in INTERCONNECT:
-        raise ValueError(f"no interconnect figure for {device} (known: {', '.join(INTERCONNECT)}); "
-                         f"--gpus 1 needs none")
-    return INTERCONNECT[device]
-
-
-def allreduce_seconds(grad_bytes: int, gpus: int, device: str) -> float:
-    """Ring all-reduce of the gradients over `gpus` devices at the per-direction link bandwidth (a lower bound)."""
+def allreduce_seconds(grad_bytes: int, gpus: int, sheet) -> float:
+    """Ring all-reduce of the gradients over `gpus` devices at the per-direction bandwidth of the sheet's link
+    (analysis.predict.devices: link_bandwidth, bidirectional), a lower bound; ValueError for more than one device
+    of a sheet without a sourced link."""
     if gpus == 1:
         return 0.0
-    bidirectional, _ = interconnect(device)
-    return 2 * (gpus - 1) / gpus * grad_bytes / (bidirectional / 2)
+    if sheet.link_bandwidth is None:
+        from .devices import DEVICE_SHEETS
+
+        linked = [s.name for s in DEVICE_SHEETS.values() if s.link_bandwidth is not None]
+        raise ValueError(f"no interconnect figure for {sheet.name} (known: {', '.join(linked)}); --gpus 1 needs none")
+    return 2 * (gpus - 1) / gpus * grad_bytes / (sheet.link_bandwidth / 2)
 
 
 def schedule(step_seconds: float, band: tuple[float, float], batch: int, epochs: float, train_images: int,
