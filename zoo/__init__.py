@@ -2,7 +2,8 @@
 
 Layers, each importing only those below it: `zoo.models` (names -> modules), `analysis` (modules ->
 numbers), `zoo.runs` (tasks, executors, the results store), then the commands on top
-(`zoo.compare`, `zoo.report`). `import zoo` is cheap: torch, timm and pandas load on first use.
+(`zoo.compare`, `zoo.report`). `import zoo` is cheap: torch, timm and pandas load on first use. For notebooks:
+`zoo.count(module, input_size)` (the cost record of any module).
 """
 import importlib
 
@@ -14,10 +15,12 @@ _LAZY = {  # public name -> the module that defines it, imported on first access
                      "create_model", "feature_shapes", "get_spec", "list_models", "load_weights", "register",
                      "resample_pos_embed", "top1_at"], ".models"),
     "load_frame": ".runs.store",
+    "count": ".counting",
 }
 
 __all__ = [
     "TIMM_PREFIX", "create_model", "get_spec", "list_models", "register", "load_weights", "load_frame", "store",
+    "count",
     "accuracy_entries", "top1_at", "feature_shapes",
     "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "resample_pos_embed",
     "ZooError", "UnknownModelError", "UnsupportedResolutionError", "DuplicateModelError",
