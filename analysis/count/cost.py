@@ -171,6 +171,7 @@ def cost_and_ops(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
         attn_path=attention_path(counter.fused_attention_ops, counter.math_attention_ops),
         act_peak_bytes=memory.peak_bytes, act_peak_by_component=memory.peak_by_component,
         cuda_peak_bytes=cuda_peak, weight_bytes=weight_bytes(module), dtype=dtype_label(x.dtype),
+        head_classes=head_classes(module),
         **counter.traffic.record())
     uncounted = set(counter.uncounted_ops)
     if train:
@@ -181,6 +182,12 @@ def cost_and_ops(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
         uncounted |= set(train_counter.uncounted_ops)
     record.uncounted_ops = sorted(uncounted)
     return record, counter.traffic.op_list()
+
+
+def head_classes(module: nn.Module) -> int | None:
+    """The module's `num_classes` (timm's models and the scratch ViT say it; 0: no head), None where it has none."""
+    classes = getattr(module, "num_classes", None)
+    return classes if isinstance(classes, int) and not isinstance(classes, bool) else None
 
 
 def dtype_label(dtype: torch.dtype) -> str:
