@@ -3,7 +3,8 @@
 Layers, each importing only those below it: `zoo.models` (names -> modules), `analysis` (modules ->
 numbers), `zoo.runs` (tasks, executors, the results store), then the commands on top
 (`zoo.compare`, `zoo.report`). `import zoo` is cheap: torch, timm and pandas load on first use. For notebooks:
-`zoo.count(module, input_size)` (the cost record of any module).
+`zoo.count(module, input_size)` (the cost record of any module), `zoo.compare(models=[...], ...)` (the comparison
+as a DataFrame), `zoo.load_frame(dir, kind)` (stored rows as a DataFrame); docs/models.md shows them.
 """
 import importlib
 
@@ -20,7 +21,7 @@ _LAZY = {  # public name -> the module that defines it, imported on first access
 
 __all__ = [
     "TIMM_PREFIX", "create_model", "get_spec", "list_models", "register", "load_weights", "load_frame", "store",
-    "count",
+    "count", "compare",
     "accuracy_entries", "top1_at", "feature_shapes",
     "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "resample_pos_embed",
     "ZooError", "UnknownModelError", "UnsupportedResolutionError", "DuplicateModelError",
@@ -28,8 +29,8 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "store":
-        value = importlib.import_module(".runs.store", __name__)
+    if name in ("store", "compare"):     # modules; zoo.compare is callable (zoo/compare/__init__.py)
+        value = importlib.import_module({"store": ".runs.store", "compare": ".compare"}[name], __name__)
     elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
     else:
