@@ -34,7 +34,7 @@ def _kernels(func) -> tuple[bool, bool]:
             makes_tensors = any("Tensor" in str(r.type) for r in func._schema.returns)
             found = (makes_tensors and has(func.name(), _COMPOSITE),     # NB: not py_kernels (tracing's decompositions)
                      any(has(func.name(), key) for key in _NESTED_OWN))
-        except RuntimeError:        # an op the C++ dispatcher does not hold (prim::layout): nothing to decompose
+        except (RuntimeError, AttributeError):    # not an op of the C++ dispatcher (prim::layout): runs whole
             found = (False, False)
         _kernels_cache[func] = found
     return found
