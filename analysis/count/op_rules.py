@@ -224,30 +224,30 @@ def rule_for(func) -> MacRule | None:
 def call_macs(rule: MacRule, args, kwargs, out) -> int:
     """MACs of one call of an op with `rule`: `out` is what the op returned (an out= variant's `out` argument is
     that same tensor, so it is not passed twice); a call on nested tensors costs the sum of its components'."""
-    if any(isinstance(a, torch.Tensor) and a.is_nested for a in (*args, *kwargs.values())):
+    if any(_is_nested(a) for a in (*args, *kwargs.values())):
         return sum(int(rule(*a, **{**k, "out": o})) for a, k, o in _components(args, kwargs, out))
     return int(rule(*args, **{**kwargs, "out": out}))
 
 
+def _is_nested(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_nested
+
+
 def _components(args, kwargs, out):
-    """(args, kwargs, out) of each component of a call on nested tensors: each nested tensor unbound (a component
-    is one item of the batch: (1, ...)), the same component of every one together; dense tensors and other
-    arguments as they are (broadcast to each)."""
-    def split(value):
-        if isinstance(value, torch.Tensor) and value.is_nested:
+    """(args, kwargs, out) of each component of a call on nested tensors, the i-th of every nested tensor together
+    (a component is one item of the batch: (1, ...)); dense tensors and other arguments as they are, in each."""
+    unbound = {}
+    for value in (*args, *kwargs.values(), out):
+        if _is_nested(value) and id(value) not in unbound:
             if value.device.type == "meta":
                 raise NotImplementedError("a nested tensor's components need real offsets, not meta tensors")
-            return [c.unsqueeze(0) for c in value.unbind()]       # each a batch of one, as the op sees it
-        return None
-
-    pieces = {("arg", i): split(a) for i, a in enumerate(args)} | {("kw", k): split(v) for k, v in kwargs.items()}
-    pieces[("out", None)] = split(out)
-    counts = {len(p) for p in pieces.values() if p is not None}
+            unbound[id(value)] = [c.unsqueeze(0) for c in value.unbind()]
+    counts = {len(parts) for parts in unbound.values()}
     if len(counts) != 1:
         raise NotImplementedError(f"nested tensors of {sorted(counts)} components in one call")
-    for i in range(counts.pop()):
-        def at(key, value):
-            return value if pieces[key] is None else pieces[key][i]
-        yield ([at(("arg", j), a) for j, a in enumerate(args)], {k: at(("kw", k), v) for k, v in kwargs.items()},
-               at(("out", None), out))
 
+    def pick(value, i):
+        return unbound[id(value)][i] if id(value) in unbound else value
+
+    for i in range(counts.pop()):
+        yield [pick(a, i) for a in args], {k: pick(v, i) for k, v in kwargs.items()}, pick(out, i)
