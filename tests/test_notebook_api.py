@@ -62,10 +62,11 @@ def test_compare_counts_a_timm_model_with_its_own_head():
 
 
 def test_compare_saves_rows_as_the_command_does(tmp_path):
-    frame = zoo.compare(models=["vit_ti16"], metrics=["cost"], resolutions=[32, 48], out=tmp_path)
-    assert frame["size"].tolist() == ["32", "48"]
+    frame = zoo.compare(models=["vit_ti16"], metrics=["cost"], resolutions=[32, (32, 48)], out=tmp_path)
+    assert frame["size"].tolist() == ["32", "32x48"]
     stored = zoo.load_frame(tmp_path, "cost")
-    assert sorted(stored["img_size"].tolist()) == [32, 48] and stored["macs"].tolist() == frame["macs"].tolist()
+    assert stored[["img_h", "img_w"]].values.tolist() == [[32, 32], [32, 48]]
+    assert stored["macs"].tolist() == frame["macs"].tolist()
 
 
 @pytest.mark.parametrize("options, message", [

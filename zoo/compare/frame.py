@@ -19,7 +19,8 @@ NOT_IN_THE_API = {"format": "the DataFrame is the format", "predict": "run `pyth
 
 def command_line(parser: argparse.ArgumentParser, options: dict) -> list[str]:
     """The argv for the command's `parser` that `options` (keywords, _ for -) stand for: a flag for True, nothing
-    for False or None, a comma list for a list or tuple, the text of anything else."""
+    for False or None, a comma list for a list or tuple (an (H, W) pair in it as HEIGHTxWIDTH: `resolutions=[224,
+    (800, 1344)]`), the text of anything else."""
     actions = {a.dest: a for a in parser._actions if a.option_strings}
     argv: list[str] = []
     for name, value in options.items():
@@ -35,9 +36,16 @@ def command_line(parser: argparse.ArgumentParser, options: dict) -> list[str]:
                 raise UsageError(f"zoo.compare({name}=...): True or False, not {value!r}")
             argv += [flag] if value else []
         elif value is not None:
-            text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            text = ",".join(map(_item, value)) if isinstance(value, (list, tuple)) else _item(value)
             argv.append(f"{flag}={text}")          # NB: one token, so a value starting with '-' stays a value
     return argv
+
+
+def _item(value) -> str:
+    """One item of an option's value as the command line writes it: an (H, W) pair or a Size as HEIGHTxWIDTH."""
+    if isinstance(value, (list, tuple)):
+        return "x".join(map(str, value))
+    return value.label if hasattr(value, "label") else str(value)
 
 
 def compare(models, **options):
