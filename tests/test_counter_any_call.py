@@ -228,3 +228,31 @@ def test_a_registry_model_counts_the_same_under_inference_mode(name, size):
     with torch.inference_mode():
         inference = cost_record(module, size, train=False).as_dict()
     assert inference == plain and math.prod((plain["macs"], plain["attn_macs"] or 1)) > 0
+
+
+class OpNames:
+    """An observer that keeps the name of every op it is shown."""
+
+    def __init__(self):
+        self.names = []
+
+    def observe(self, func, args, kwargs, out):
+        self.names.append(func.overloadpacket.__name__)
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_an_op_with_a_kernel_of_its_own_runs_whole(device):
+    """silu_backward has a CompositeImplicitAutograd kernel beside the device's own: a backward calls it below
+    autograd and the device's kernel runs, one op (so the training step's memory is the kernel's, not that of the
+    composite's intermediates). einsum has only the composite: under inference_mode it runs as its bmm."""
+    from analysis.count.dispatch import ObservingMode
+
+    x = torch.randn(4, 5, device=device, requires_grad=True)
+    seen = OpNames()
+    with ObservingMode([seen]):
+        F.silu(x).sum().backward()
+    assert "silu_backward" in seen.names and "sigmoid" not in seen.names
+    seen = OpNames()
+    with torch.inference_mode(), ObservingMode([seen]):
+        torch.einsum("ij,jk->ik", x.detach(), x.detach().T)
+    assert "einsum" not in seen.names and "bmm" in seen.names

@@ -5,8 +5,8 @@ each per op; this mode runs the op (on meta, through fast_meta's shape-only kern
 apply) and calls `observe(func, args, kwargs, out)` on each observer in turn.
 
 Observers see what runs, whatever the grad mode: a CompositeImplicitAutograd op (einsum, matmul,
-scaled_dot_product_attention, linear) that reaches a mode whole is run decomposed inside it, as autograd's
-dispatch runs it in grad mode or under no_grad. Under torch.inference_mode autograd is skipped, so the mode
+scaled_dot_product_attention, linear) that reaches a mode whole is run decomposed inside it where autograd's
+dispatch would run it so, in grad mode or under no_grad. Under torch.inference_mode autograd is skipped, so the mode
 meets the composite op itself, and running it outside the mode would hide the ops it is made of (einsum's
 bmm: its MACs lost). torch's FlopCounterMode decomposes the same way (`func.decompose()` inside the mode).
 """
@@ -18,34 +18,41 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .fast_meta import try_fast
 
 _KEYS = torch._C.DispatchKey
-_COMPOSITE = _KEYS.CompositeImplicitAutograd
-# kernels a nested tensor takes instead of the dense composite (matmul_nested, linear's, reshape's own composite)
-_NESTED_OWN = (_KEYS.NestedTensorCPU, _KEYS.NestedTensorCUDA, _KEYS.CompositeImplicitAutogradNestedTensor)
+_BACKEND_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta"}     # other device types: their name upper-cased
 _kernels_cache: dict = {}
 
 
-def _kernels(func) -> tuple[bool, bool]:
-    """(whether `func` makes tensors with a CompositeImplicitAutograd kernel, whether nested tensors have a kernel
-    of their own). NB: metadata queries (dim, size, is_contiguous: no tensor out) run whole, as in FlopCounterMode."""
-    found = _kernels_cache.get(func)
+def _runs_decomposed(func, device: str, nested: bool) -> bool:
+    """Whether autograd's dispatch runs `func` on a `device` (nested) tensor as the ops it is made of: it has a
+    CompositeImplicitAutograd kernel and no kernel of its own for that backend (CPU, CUDA, Meta, NestedTensorCPU,
+    ...) nor a CompositeExplicitAutograd one (c10's dispatch table: the composite serves an autograd key only
+    then; silu_backward has a CPU kernel, einsum none). NB: metadata queries (dim, size: no tensor out) run whole,
+    as in FlopCounterMode."""
+    key = (func, device, nested)
+    found = _kernels_cache.get(key)
     if found is None:
         try:
             has = torch._C._dispatch_has_kernel_for_dispatch_key
-            makes_tensors = any("Tensor" in str(r.type) for r in func._schema.returns)
-            found = (makes_tensors and has(func.name(), _COMPOSITE),     # NB: not py_kernels (tracing's decompositions)
-                     any(has(func.name(), key) for key in _NESTED_OWN))
+            backend = getattr(_KEYS, ("NestedTensor" if nested else "") + _BACKEND_KEYS.get(device, device.upper()),
+                              None)
+            own = [k for k in (backend, _KEYS.CompositeExplicitAutograd, _KEYS.CompositeExplicitAutogradNonFunctional,
+                               _KEYS.CompositeImplicitAutogradNestedTensor if nested else None) if k is not None]
+            found = (any("Tensor" in str(r.type) for r in func._schema.returns)
+                     and has(func.name(), _KEYS.CompositeImplicitAutograd)
+                     and not any(has(func.name(), k) for k in own))
         except (RuntimeError, AttributeError):    # not an op of the C++ dispatcher (prim::layout): runs whole
-            found = (False, False)
-        _kernels_cache[func] = found
+            found = False
+        _kernels_cache[key] = found
     return found
 
 
+
 def decomposed(mode: TorchDispatchMode, func, args, kwargs):
-    """`func` run as the ops it is made of, each seen by `mode`, where autograd's dispatch would run it so: a
-    CompositeImplicitAutograd op, unless its inputs are nested tensors and it has a nested kernel of its own.
-    NotImplemented where it runs whole."""
-    composite, nested_own = _kernels(func)
-    if not composite or (nested_own and any(isinstance(a, torch.Tensor) and a.is_nested for a in args)):
+    """`func` run as the ops it is made of, each seen by `mode`, where autograd's dispatch would run it so
+    (_runs_decomposed); NotImplemented where it runs whole."""
+    tensors = [t for a in args for t in (a if isinstance(a, (list, tuple)) else (a,)) if isinstance(t, torch.Tensor)]
+    device = tensors[0].device.type if tensors else "cpu"
+    if not _runs_decomposed(func, device, any(t.is_nested for t in tensors)):
         return NotImplemented
     with mode:
         return func.decompose(*args, **kwargs)
