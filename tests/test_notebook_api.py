@@ -93,6 +93,8 @@ def test_predicted_rows_load_as_a_frame(tmp_path):
     assert frame[["device", "model", "batch_size"]].values.tolist() == \
         [[json.loads(line)[k] for k in ("device", "model", "batch_size")] for line in committed[:2]]
     assert zoo.load_frame(tmp_path / "nothing", "predicted").empty
+    with pytest.raises(ValueError, match="unknown row kind 'predict'; expected one of cost, throughput, predicted"):
+        zoo.load_frame(tmp_path, "predict")
 
 
 def test_the_models_page_examples_run(monkeypatch):

@@ -173,6 +173,8 @@ def load_frame(out_dir: str | os.PathLike = ".", kind: str = "cost", all_rows: b
     """
     import pandas as pd
 
+    if kind not in (*KINDS, "predicted"):
+        raise ValueError(f"unknown row kind {kind!r}; expected one of {', '.join(KINDS)}, predicted")
     if kind == "predicted":
         rows = predicted_rows(out_dir)
     else:
