@@ -69,15 +69,16 @@ def test_compare_saves_rows_as_the_command_does(tmp_path):
     assert stored["macs"].tolist() == frame["macs"].tolist()
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"metrics": ["speed"]}, "unknown metric 'speed'"),
-    ({"no_such_option": 1}, "unknown option 'no_such_option'; options: "),
-    ({"format": "csv"}, r"zoo.compare\(format=...\): not in the Python API \(the DataFrame is the format\)"),
-    ({"predict": "A100"}, r"zoo.compare\(predict=...\): not in the Python API"),
-    ({"no_save": "yes"}, r"zoo.compare\(no_save=...\): True or False, not 'yes'"),
+@pytest.mark.parametrize("options, error, message", [
+    ({"metrics": ["speed"]}, UsageError, "unknown metric 'speed'"),                  # the command's own refusal
+    ({"resolutions": [0]}, UsageError, "--resolutions"),
+    ({"no_such_option": 1}, TypeError, "unexpected keyword argument 'no_such_option'; options: "),
+    ({"format": "csv"}, TypeError, r"zoo.compare\(format=...\): not in the Python API \(the DataFrame is the format\)"),
+    ({"predict": "A100"}, TypeError, r"zoo.compare\(predict=...\): not in the Python API"),
+    ({"no_save": "yes"}, TypeError, r"zoo.compare\(no_save=...\): True or False, not 'yes'"),
 ])
-def test_a_bad_option_is_the_commands_error(options, message):
-    with pytest.raises(UsageError, match=message):
+def test_a_bad_option_is_refused_before_any_work(options, error, message):
+    with pytest.raises(error, match=message):
         zoo.compare(models=["vit_b16"], **options)
 
 

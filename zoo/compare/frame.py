@@ -11,29 +11,28 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import UsageError
-
 # options the frame replaces or that print a table of their own
 NOT_IN_THE_API = {"format": "the DataFrame is the format", "predict": "run `python -m zoo.compare --predict`"}
 
 
 def command_line(parser: argparse.ArgumentParser, options: dict) -> list[str]:
-    """The argv for the command's `parser` that `options` (keywords, _ for -) stand for: a flag for True, nothing
+    """The argv for the command's `parser` that `options` (keywords, _ for -) stand for (TypeError for a keyword
+    that is none of its options, or a flag given other than True or False): a flag for True, nothing
     for False or None, a comma list for a list or tuple (an (H, W) pair in it as HEIGHTxWIDTH: `resolutions=[224,
     (800, 1344)]`), the text of anything else."""
     actions = {a.dest: a for a in parser._actions if a.option_strings}
     argv: list[str] = []
     for name, value in options.items():
         if name in NOT_IN_THE_API:
-            raise UsageError(f"zoo.compare({name}=...): not in the Python API ({NOT_IN_THE_API[name]})")
+            raise TypeError(f"zoo.compare({name}=...): not in the Python API ({NOT_IN_THE_API[name]})")
         action = actions.get(name)
         if action is None or name == "help":
             known = ", ".join(sorted(d for d in actions if d not in NOT_IN_THE_API and d != "help"))
-            raise UsageError(f"zoo.compare: unknown option {name!r}; options: {known}")
+            raise TypeError(f"zoo.compare() got an unexpected keyword argument {name!r}; options: {known}")
         flag = action.option_strings[-1]
         if isinstance(action, argparse._StoreTrueAction):
             if not isinstance(value, bool):
-                raise UsageError(f"zoo.compare({name}=...): True or False, not {value!r}")
+                raise TypeError(f"zoo.compare({name}=...): True or False, not {value!r}")
             argv += [flag] if value else []
         elif value is not None:
             text = ",".join(map(_item, value)) if isinstance(value, (list, tuple)) else _item(value)
@@ -50,8 +49,9 @@ def _item(value) -> str:
 
 def compare(models, **options):
     """The records `python -m zoo.compare --models MODELS ...` prints, measured (or skipped, or failed) exactly as
-    the command does, as a DataFrame; a bad option raises zoo.errors.UsageError with the command's message. Rows
-    go to <out>/results as the command's do unless `no_save=True`."""
+    the command does, as a DataFrame. A keyword that is no option of the command raises TypeError; a bad value,
+    zoo.errors.UsageError with the command's own message. Rows go to <out>/results as the command's do unless
+    `no_save=True`."""
     from ..runs.user_cache import disabled
     from .cli import build_parser, parse, plan_of, run
     from .display import merge
