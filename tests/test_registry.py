@@ -118,3 +118,36 @@ def test_rules():
     assert MultipleOf(16, "").nearest(Size(5, 5)) == [Size(16, 16)]
     assert AtLeast(32, "").accepts(Size(32, 32)) and not AtLeast(32, "").accepts(Size(31, 32))
     assert isinstance(zoo.get_spec("vit_b16"), ModelSpec)
+
+
+@pytest.mark.parametrize("timm_name", ["eva02_base_patch14_224", "vit_small_patch14_dinov2", "resnet18"])
+def test_a_timm_model_has_timms_default_head_and_its_row_says_so(timm_name):
+    """timm:NAME is built as timm.create_model(NAME) builds it: the head of timm's default config (none for the
+    eva02 / dinov2 pre-training checkpoints, 1000 classes for resnet18). Expected: timm's own model and config;
+    a head asked for adds the closed form of one linear layer (features x classes + classes)."""
+    import timm
+    import torch
+
+    from zoo.runs.counted import count
+
+    with torch.device("meta"):
+        theirs = timm.create_model(timm_name, pretrained=False)
+    ours = zoo.create_model(f"timm:{timm_name}", device="meta")
+    default = timm.get_pretrained_cfg(timm_name).num_classes
+    assert ours.num_classes == theirs.num_classes == default and (default == 0) == (timm_name != "resnet18")
+    n_params = lambda m: sum(p.numel() for p in m.parameters())                      # noqa: E731
+    assert n_params(ours) == n_params(theirs)
+    with_head = zoo.create_model(f"timm:{timm_name}", num_classes=10, device="meta")
+    assert n_params(with_head) - n_params(ours) == (ours.num_features * 10 + 10) - (
+        (ours.num_features * default + default) if default else 0)
+    assert count(f"timm:{timm_name}", 224, train=False)["head_classes"] == default
+
+
+@pytest.mark.parametrize("name, axes, classes", [("vit_b16", {}, 1000), ("vitdet_b16", {}, 1000),
+                                                 ("swin_t", {}, 1000), ("vit_b16", {"features": True}, None),
+                                                 ("resnet50", {"detector": "maskrcnn"}, None)])
+def test_a_registry_row_says_which_head_was_counted(name, axes, classes):
+    from zoo.runs.counted import count
+
+    size = 800 if axes.get("detector") else 224
+    assert count(name, size, train=False, **axes)["head_classes"] == classes

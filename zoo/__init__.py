@@ -1,8 +1,10 @@
 """archzoo: compare vision backbones on exact cost, memory and measured speed.
 
 Layers, each importing only those below it: `zoo.models` (names -> modules), `analysis` (modules ->
-numbers), `zoo.runs` (tasks, executors, the results store), then the commands on top
-(`zoo.compare`, `zoo.report`). `import zoo` is cheap: torch, timm and pandas load on first use.
+numbers), `zoo.runs` (tasks, executors), `zoo.store` (the results store), `zoo.predict` (predicted rows), then
+the commands on top (`zoo.compare`, `zoo.select`, `zoo.report`). `import zoo` is cheap: torch, timm and pandas load on first use. For notebooks:
+`zoo.count(module, input_size)` (the cost record of any module), `zoo.compare(models=[...], ...)` (the comparison
+as a DataFrame), `zoo.load_frame(dir, kind)` (stored rows as a DataFrame); docs/models.md shows them.
 """
 import importlib
 
@@ -14,10 +16,12 @@ _LAZY = {  # public name -> the module that defines it, imported on first access
                      "create_model", "feature_shapes", "get_spec", "list_models", "load_weights", "register",
                      "resample_pos_embed", "top1_at"], ".models"),
     "load_frame": ".store.store",
+    "count": ".counting",
 }
 
 __all__ = [
     "TIMM_PREFIX", "create_model", "get_spec", "list_models", "register", "load_weights", "load_frame", "store",
+    "count", "compare",
     "accuracy_entries", "top1_at", "feature_shapes",
     "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "resample_pos_embed",
     "ZooError", "UnknownModelError", "UnsupportedResolutionError", "DuplicateModelError",
@@ -25,8 +29,8 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "store":
-        value = importlib.import_module(".store", __name__)
+    if name in ("store", "compare"):     # modules; zoo.compare is callable (zoo/compare/__init__.py)
+        value = importlib.import_module("." + name, __name__)
     elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
     else:

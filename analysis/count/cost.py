@@ -4,7 +4,8 @@
 a CostRecord (analysis.count.record); turning model names into modules is the zoo's job. MAC convention: see op_rules
 (matmuls, linear, conv, attention QK^T and AV; FLOPs = 2 x MACs). MACs are per image; activation
 peaks are per batch (they are what the batch needs at once). Runs on whatever device the module is
-on; on meta no weights exist and no arithmetic is done, so ViT-H at 1024 costs what it costs at 224.
+on (one with no parameters or buffers: torch's default device); on meta no weights exist and no arithmetic
+is done, so ViT-H at 1024 costs what it costs at 224.
 On meta, SDPA is routed to the fused kernel a CPU would run (meta_sdpa), so memory matches a real
 CPU; MACs agree either way.
 """
@@ -30,12 +31,22 @@ from .record import CostRecord
 from .traffic import TrafficCounter
 
 
+def home_of(module: nn.Module) -> tuple[torch.device, torch.dtype]:
+    """The device and dtype of the module's first floating-point parameter or buffer (of its first tensor where
+    none is floating point); a module with none (AdaptiveAvgPool2d, Identity) runs where torch makes tensors by
+    default, in the default dtype."""
+    tensors = [*module.parameters(), *module.buffers()]
+    first = next((t for t in tensors if t.is_floating_point()), tensors[0] if tensors else None)
+    if first is None:
+        return torch.get_default_device(), torch.get_default_dtype()
+    return first.device, first.dtype if first.is_floating_point() else torch.get_default_dtype()
+
 
 def image_batch(module: nn.Module, batch_size: int, img_size: Size,
                 dtype: torch.dtype | None = None, in_chans: int | None = None) -> torch.Tensor:
     """A (B, C, H, W) input on the module's device, empty on meta, random elsewhere."""
-    param = next(module.parameters())
-    device, dtype = param.device, dtype or param.dtype
+    device, own_dtype = home_of(module)
+    dtype = dtype or own_dtype
     shape = (batch_size, in_chans or getattr(module, "in_chans", None) or 3, *img_size.hw)
     return torch.empty(shape, device=device, dtype=dtype) if device.type == "meta" else \
         torch.randn(shape, device=device, dtype=dtype)
@@ -46,7 +57,7 @@ def _instrumented(module, classifier, emulate_fused_sdpa: bool, traffic: bool = 
     as `counter.traffic`) in one dispatch mode; on meta, fast shape-only kernels and fused-SDPA routing.
     `gpu` (a GpuEmulation) makes the count what a CUDA GPU runs: its SDPA kernels, its autocast casts."""
     stack = ExitStack()
-    on_meta = next(module.parameters()).device.type == "meta"
+    on_meta = home_of(module)[0].type == "meta"
     modules = stack.enter_context(ModuleStack(module))
     counter = MacCounter(classifier, modules)
     memory = ActivationMemoryTracker(classifier, modules, gpu.block_bytes if gpu is not None else None)
@@ -115,7 +126,8 @@ def run_train_step(module: nn.Module, x: torch.Tensor, classifier: ComponentClas
                 opt.zero_grad(set_to_none=False)
             value = (loss or _loss)(module(x))
             counter.phase = "backward"
-            value.backward()
+            if value.requires_grad:          # NB: no parameter that requires grad (AdaptiveAvgPool2d): no backward
+                value.backward()
             del value
             if opt is not None:
                 counter.phase = "optimizer"
@@ -158,7 +170,8 @@ def cost_and_ops(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
         macs_by_component={c: per_image(counter.macs_by_component.get(c, 0), batch_size) for c in COMPONENTS},
         attn_path=attention_path(counter.fused_attention_ops, counter.math_attention_ops),
         act_peak_bytes=memory.peak_bytes, act_peak_by_component=memory.peak_by_component,
-        cuda_peak_bytes=cuda_peak, weight_bytes=weight_bytes(module), dtype=dtype_name(x.dtype),
+        cuda_peak_bytes=cuda_peak, weight_bytes=weight_bytes(module), dtype=dtype_label(x.dtype),
+        head_classes=head_classes(module),
         **counter.traffic.record())
     uncounted = set(counter.uncounted_ops)
     if train:
@@ -169,6 +182,20 @@ def cost_and_ops(module: nn.Module, img_size: SizeLike, batch_size: int = 1,
         uncounted |= set(train_counter.uncounted_ops)
     record.uncounted_ops = sorted(uncounted)
     return record, counter.traffic.op_list()
+
+
+def head_classes(module: nn.Module) -> int | None:
+    """The module's `num_classes` (timm's models and the scratch ViT say it; 0: no head), None where it has none."""
+    classes = getattr(module, "num_classes", None)
+    return classes if isinstance(classes, int) and not isinstance(classes, bool) else None
+
+
+def dtype_label(dtype: torch.dtype) -> str:
+    """fp32 / bf16 / fp16 (analysis.vocab), or torch's own name of any other dtype ("float64")."""
+    try:
+        return dtype_name(dtype)
+    except ValueError:
+        return str(dtype).removeprefix("torch.")
 
 
 def macs_by_module(module: nn.Module, img_size: SizeLike, dtype: torch.dtype | None = None) -> dict[str, int]:

@@ -1,7 +1,8 @@
 """MAC counter at the dispatcher (a TorchDispatchMode): every aten op that runs is costed by op_rules.
 
 Dispatcher level means functional calls, `@`, einsum and every attention kernel are seen, not just
-nn.Linear/nn.Conv modules (the gap of hook-based counters such as ptflops). Matmul- or conv-like
+nn.Linear/nn.Conv modules (the gap of hook-based counters such as ptflops), whatever the grad mode
+(dispatch.py), in their out= forms and on nested tensors too (op_rules.call_macs). Matmul- or conv-like
 ops without a rule are listed in `uncounted_ops` (a bug to fix); any other op without a rule costs
 0 MACs by the convention stated in op_rules. Each forward MAC is attributed, through the innermost running
 module, to a component (components.py); backward MACs are counted in total only.
@@ -14,9 +15,9 @@ from contextlib import contextmanager
 from torch import nn
 
 from ..vocab import attention_path
-from .dispatch import DecomposingMode, Observer
+from .dispatch import ObservingMode, Observer
 from .components import ComponentClassifier, ModuleStack, op_kind
-from .op_rules import is_matmul_or_conv_like, op_name, rule_for
+from .op_rules import call_macs, is_matmul_or_conv_like, op_name, rule_for
 
 
 class MacCounter(Observer):
@@ -41,7 +42,7 @@ class MacCounter(Observer):
             if is_matmul_or_conv_like(name):
                 self.uncounted_ops[name] += 1
             return
-        macs = int(rule(*args, out=out, **kwargs))
+        macs = call_macs(rule, args, kwargs, out)
         self.macs_by_phase[self.phase] += macs
         if self.phase == "forward":
             path, kind = self.stack.current, op_kind(func)
@@ -73,6 +74,6 @@ class AttentionPathWatch:
         self.path = None
         with ModuleStack(self.module) as modules:
             counter = MacCounter(ComponentClassifier(self.module), modules)
-            with DecomposingMode([counter]):
+            with ObservingMode([counter]):
                 yield
         self.path = attention_path(counter.fused_attention_ops, counter.math_attention_ops)

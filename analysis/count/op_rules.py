@@ -220,3 +220,34 @@ def op_name(func) -> str:
 def rule_for(func) -> MacRule | None:
     return MAC_RULES.get(func.overloadpacket)
 
+
+def call_macs(rule: MacRule, args, kwargs, out) -> int:
+    """MACs of one call of an op with `rule`: `out` is what the op returned (an out= variant's `out` argument is
+    that same tensor, so it is not passed twice); a call on nested tensors costs the sum of its components'."""
+    if any(_is_nested(a) for a in (*args, *kwargs.values())):
+        return sum(int(rule(*a, **{**k, "out": o})) for a, k, o in _components(args, kwargs, out))
+    return int(rule(*args, **{**kwargs, "out": out}))
+
+
+def _is_nested(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_nested
+
+
+def _components(args, kwargs, out):
+    """(args, kwargs, out) of each component of a call on nested tensors, the i-th of every nested tensor together
+    (a component is one item of the batch: (1, ...)); dense tensors and other arguments as they are, in each."""
+    unbound = {}
+    for value in (*args, *kwargs.values(), out):
+        if _is_nested(value) and id(value) not in unbound:
+            if value.device.type == "meta":
+                raise NotImplementedError("a nested tensor's components need real offsets, not meta tensors")
+            unbound[id(value)] = [c.unsqueeze(0) for c in value.unbind()]
+    counts = {len(parts) for parts in unbound.values()}
+    if len(counts) != 1:
+        raise NotImplementedError(f"nested tensors of {sorted(counts)} components in one call")
+
+    def pick(value, i):
+        return unbound[id(value)][i] if id(value) in unbound else value
+
+    for i in range(counts.pop()):
+        yield [pick(a, i) for a in args], {k: pick(v, i) for k, v in kwargs.items()}, pick(out, i)

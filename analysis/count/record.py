@@ -27,6 +27,11 @@ class CostRecord:
                                                       "bytes per batch")
     cuda_peak_bytes: Optional[int] = described("torch.cuda.max_memory_allocated during the forward (CUDA only)",
                                                "bytes per batch")
+    head_classes: Optional[int] = described("outputs of the classifier head counted (the module's num_classes, "
+                                            "timm's convention): 1000 for the registry's ImageNet-1k heads, timm's "
+                                            "default config's for timm:NAME (0: no head, the pooled features, as "
+                                            "for eva02 / dinov2 checkpoints); null for a module that is no "
+                                            "classifier (feature extractor, detector, segmenter)", "classes")
     weight_bytes: Optional[int] = described("parameters and buffers at the row's dtype", "bytes")
     dtype: Optional[str] = described("dtype the model was counted in (fp32, bf16, fp16)")
     train_macs: Optional[int] = described("forward + backward of one training step", "MACs per image")

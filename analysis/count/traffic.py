@@ -30,7 +30,7 @@ import torch
 from .components import ComponentClassifier, ModuleStack, op_kind
 from .dispatch import Observer
 from .memory import _real_device_outputs, _storages
-from .op_rules import ATTENTION_OPS, op_name, rule_for
+from .op_rules import ATTENTION_OPS, call_macs, op_name, rule_for
 
 OP_CLASSES = ("matmul_conv", "attention", "norm", "elementwise", "data_movement")
 NORM_FLOPS_PER_ELEMENT = 5
@@ -169,7 +169,7 @@ class TrafficCounter(Observer):
             return
         cls = op_class(func)
         rule = rule_for(func)
-        macs = int(rule(*args, out=out, **kwargs)) if rule is not None else 0
+        macs = call_macs(rule, args, kwargs, out) if rule is not None else 0
         extra = non_mac_flops(func, cls, inputs, outputs)
         read = sum(tensor_bytes(t) for t in (inputs[1:] if op_name(func) == "copy_" else inputs))  # copy_ only writes dst
         written = sum(tensor_bytes(t) for t in outputs)

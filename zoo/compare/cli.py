@@ -79,6 +79,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return checked(build_parser().parse_args(argv))
 
 
+def plan_of(args: argparse.Namespace):
+    """The tasks the checked options ask for (zoo.runs.plan), the rows a size rule skips among them."""
+    return plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
+                      features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
+                      segmenter=args.segmenter, optimizer=args.optimizer, slide=args.slide,
+                      timing=args.timing, backends=args.backends, pad_to=args.pad_to)
+
+
 def run(args: argparse.Namespace, plan) -> list[dict]:
     from ..console.progress import progress_tracker
     from ..runs.executors import executor
@@ -147,10 +155,7 @@ def _main(argv: list[str] | None) -> int:
     args = None
     try:
         args = parse(argv)
-        plan = plan_tasks(args.models, args.resolutions, args.batch_sizes, args.metrics, dtype=args.dtype,
-                          features=args.features, frozen_stages=args.frozen_stages, detector=args.detector,
-                          segmenter=args.segmenter, optimizer=args.optimizer, slide=args.slide,
-                          timing=args.timing, backends=args.backends, pad_to=args.pad_to)
+        plan = plan_of(args)
         if args.predict is not None and args.metrics == ["train"]:
             from .predict import print_train_predictions
 

@@ -93,10 +93,14 @@ def _adhoc_timm_spec(name: str) -> ModelSpec:
                      rule=AnySize(), timm_name=timm_name)
 
 
-def create_model(name: str, img_size: Size | int | tuple[int, int] | None = None, num_classes: int = 1000,
+def create_model(name: str, img_size: Size | int | tuple[int, int] | None = None, num_classes: int | None = None,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  *, features: bool = False, **kwargs) -> nn.Module:
     """Build `name` with random weights at `img_size`, a Size, a side or (H, W) (default: its native one).
+
+    num_classes None: a registry model's ImageNet-1k head (1000 classes, as its paper reports), and a `timm:NAME`
+    model's own default head, as timm's default config has it (none, num_classes 0, for eva02 / dinov2 style
+    checkpoints; the built model's `num_classes` says which).
 
     device="meta" allocates nothing (for counting). Extra keyword arguments go to the ViT config
     for scratch models (attn_impl="math", pool="gap", pre_logits_dim=768) and to timm otherwise.
@@ -129,9 +133,10 @@ def create_model(name: str, img_size: Size | int | tuple[int, int] | None = None
     return model.to(dtype=dtype) if dtype is not None else model
 
 
-def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> nn.Module:
+def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int | None, overrides: dict) -> nn.Module:
     try:
-        cfg = dataclasses.replace(spec.vit_config, img_size=img_size, num_classes=num_classes, **overrides)
+        cfg = dataclasses.replace(spec.vit_config, img_size=img_size, num_classes=1000 if num_classes is None
+                                  else num_classes, **overrides)
     except TypeError as e:  # an override the config does not have
         raise ZooError(f"{spec.name}: {e}") from None
     from .hybrid import hybrid_vit
@@ -143,10 +148,12 @@ def _build_scratch(spec: ModelSpec, img_size: Size, num_classes: int, overrides:
     return hybrid_vit(cfg) if spec.family == "hybrid" else VisionTransformer(cfg)
 
 
-def _build_timm(spec: ModelSpec, img_size: Size, num_classes: int, overrides: dict) -> nn.Module:
+def _build_timm(spec: ModelSpec, img_size: Size, num_classes: int | None, overrides: dict) -> nn.Module:
     import timm
 
-    args = dict(spec.timm_kwargs, num_classes=num_classes, **overrides)
+    args = dict(spec.timm_kwargs, **overrides)
+    if num_classes is not None or not isinstance(spec.rule, AnySize):    # ad hoc, None: timm's default head
+        args["num_classes"] = 1000 if num_classes is None else num_classes
     if isinstance(spec.rule, AnySize):       # an ad-hoc timm: model: give timm the size where it takes one
         try:
             return timm.create_model(spec.timm_name, pretrained=False, img_size=img_size.compact, **args)

@@ -103,6 +103,7 @@ class VisionTransformer(nn.Module):
             self.pre_logits.add_module("act", nn.Tanh())
             head_in = cfg.pre_logits_dim
         self.head = nn.Linear(head_in, cfg.num_classes) if cfg.num_classes else nn.Identity()
+        self.num_classes = cfg.num_classes            # timm's attribute: the head's classes, 0 for none
         self._init_weights()
 
     def _init_weights(self):

@@ -175,6 +175,7 @@ class ViTDet(nn.Module):
         else:
             self.fc_norm = nn.LayerNorm(cfg.embed_dim, eps=cfg.norm_eps)
             self.head = nn.Linear(cfg.embed_dim, cfg.num_classes) if cfg.num_classes else nn.Identity()
+            self.num_classes = cfg.num_classes        # timm's attribute: the head's classes, 0 for none
         if not self.pos_embed.is_meta:
             nn.init.trunc_normal_(self.pos_embed, std=0.02)
 

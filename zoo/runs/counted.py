@@ -75,6 +75,7 @@ def measure(r: Request) -> Count:
         record.update(detector_fields(macs_by_module(module, r.img_size, dtype), module))
     elif r.features:
         record["features"] = map_shapes(module, r.img_size, 3)   # the module just counted
+        record["head_classes"] = None                               # no classifier (the scratch ViT's says 0)
         record["feature_strides"], record["feature_stages"] = feature_layout(module)
     if r.train:                                  # last: the GPU count holds the module in fp32 (meta: free)
         record.update(train_gpu_parts=train_gpu_parts(r, module.float()), train_precision=precision(r.dtype))

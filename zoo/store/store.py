@@ -134,9 +134,12 @@ def _read(path: Path, kind: str) -> tuple[list[dict], list[BadLine]]:
             continue
         torn = number == len(lines)          # the last line has no newline after it
         try:
-            row = validate(strict_loads(raw.decode("utf-8")))
-            if row["kind"] != kind:
-                raise SchemaError(f"a {row['kind']} row in the {kind} file")
+            if kind == "predicted":
+                row = check_predicted(strict_loads(raw.decode("utf-8")))
+            else:
+                row = validate(strict_loads(raw.decode("utf-8")))
+                if row["kind"] != kind:
+                    raise SchemaError(f"a {row['kind']} row in the {kind} file")
         except UnicodeDecodeError:
             bad.append(BadLine(path, number, "not UTF-8 text"))
         except json.JSONDecodeError as e:
@@ -160,13 +163,35 @@ def latest(rows: list[dict]) -> list[dict]:
 
 
 def load_frame(out_dir: str | os.PathLike = ".", kind: str = "cost", all_rows: bool = False):
-    """The rows of one kind as a pandas DataFrame, nested settings flattened (`settings.dtype`).
+    """The rows of one kind (cost, throughput, or predicted: results/predicted.jsonl) as a pandas DataFrame,
+    nested settings flattened (`settings.dtype`).
 
     By default the latest measured row per measurement (as the reports show them); all_rows=True
-    gives every valid row, failed and superseded ones included.
+    gives every valid row, failed and superseded ones included. Predicted rows are estimates, not
+    measurements: every valid one, in file order (a line that is not one is skipped and named, as for
+    the others).
     """
     import pandas as pd
 
-    rows = ResultStore(out_dir).rows(kind)
-    rows = rows if all_rows else latest(rows)
+    if kind not in (*KINDS, "predicted"):
+        raise ValueError(f"unknown row kind {kind!r}; expected one of {', '.join(KINDS)}, predicted")
+    if kind == "predicted":
+        rows = predicted_rows(out_dir)
+    else:
+        rows = ResultStore(out_dir).rows(kind)
+        rows = rows if all_rows else latest(rows)
     return pd.json_normalize(rows, max_level=1)      # no rows: pandas' own empty DataFrame()
+
+
+def predicted_rows(out_dir: str | os.PathLike = ".", warn: bool = True) -> list[dict]:
+    """The valid rows of <out_dir>/results/predicted.jsonl (check_predicted), in file order; lines that are not
+    one are skipped, with one warning naming them (file, line, why)."""
+    path = Path(out_dir) / "results" / PREDICTED_FILE
+    if not path.is_file() or path.is_symlink():
+        return []
+    rows, bad = _read(path, "predicted")
+    if bad and warn:
+        warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not predicted rows "
+                      f"({'; '.join(f'line {b.number}: {b.reason}' for b in bad[:3])}{'; ...' if len(bad) > 3 else ''})",
+                      stacklevel=2)
+    return rows
