@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.pretraining import PRETRAINING
-from ..console.markdown import markdown_text
+from ..console.markdown import markdown_inline, markdown_text
 from ..runs.safe_io import strict_dumps, write_atomic
 from . import page_plots, predicted_gpu, roofline, summary, tables, tpu_compute
 from .accuracy import accuracy_points, accuracy_table, citations
@@ -62,11 +62,13 @@ class Section:
         return f"Left out: {self.left_out}"
 
     def markdown(self) -> str:
+        # NB: the intro, notes and footnotes carry rows' text (a device, a source, a machine): markdown_inline
+        # keeps it text; the table's cells are markdown_text already (zoo.console.markdown.markdown_table)
         if self.empty_line:
-            return f"# {self.heading}\n\n{self.empty_line}\n"
+            return f"# {self.heading}\n\n{markdown_inline(self.empty_line)}\n"
         notes = "".join(f"\nNB: {markdown_text(n)}\n" for n in self.notes)     # notes name rows' machines
-        cited = "".join(f"\n[{i}] {text}\n" for i, text in enumerate(self.footnotes, 1))
-        return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}{cited}"
+        cited = "".join(f"\n[{i}] {markdown_inline(text)}\n" for i, text in enumerate(self.footnotes, 1))
+        return f"# {self.heading}\n\n{markdown_inline(self.intro)}\n{notes}\n{self.table}{cited}"
 
 
 @dataclass
@@ -78,7 +80,7 @@ class TextSection:
     notes = ()                       # it says what it left out in its own text
 
     def markdown(self) -> str:
-        return f"# {self.heading}\n\n{self.intro}\n\n{self.text}"
+        return f"# {self.heading}\n\n{markdown_inline(self.intro)}\n\n{self.text}"
 
 
 ACCURACY_POLICY = {  # what each --weights column is
