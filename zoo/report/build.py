@@ -98,6 +98,20 @@ def _unless_empty(rows: list, what: str) -> list[str]:
     return [] if rows else [f"no {what} in results/"]
 
 
+def _skipped(bad_lines: list, are_not: str) -> list[str]:
+    """One note naming the lines of results/ skipped (file:line: why, the first five), or none."""
+    return [f"{len(bad_lines)} line(s) of results/ {are_not} and were skipped: "
+            + "; ".join(str(b) for b in bad_lines[:5])] if bad_lines else []
+
+
+def _predicted_notes(data: ReportRows) -> list[str]:
+    """Why predicted rows are missing (the whole file unreadable, or every line skipped), then the lines skipped."""
+    skipped = _skipped(data.predicted_bad_lines, "are no usable predicted rows")
+    if data.predicted_problem or (skipped and not data.predicted):
+        return [f"no usable predicted GPU rows: {data.predicted_problem or skipped[0]}"]
+    return _unless_empty(data.predicted, "predicted GPU rows (run `python -m zoo.report --refresh`)") + skipped
+
+
 def sections(data: ReportRows, weights: str = "default", pretraining=None) -> dict[str, Section | TextSection]:
     cost, throughput = data.square_cost, data.throughput
     rooflined = roofline.frame(throughput)
@@ -206,9 +220,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
         "not_measured.md": Section("Rows not measured",
                                    "The latest row of each measurement that was skipped by a model's size rule or "
                                    "failed; tables above never show them.", tables.not_measured_table(data.not_measured),
-                                   ([f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
-                                     f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
-                                    if data.bad_lines else []) +
+                                   _skipped(data.bad_lines, "are not valid rows") +
                                    ([f"{data.left_out} row(s) of feature extractors, timed at H x W sizes or "
                                      f"without the fields the tables compute with are in results/ but not in "
                                      f"these tables (detection.md shows the measured H x W and feature-extractor "
@@ -234,10 +246,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                [] if len(rooflined) else [roofline.NO_ROWS]),
         "predicted_gpu.md": Section(predicted_gpu.HEADING, predicted_gpu.intro(data.predicted),
                                     predicted_gpu.predicted_table(data.predicted),
-                                    [f"no usable predicted GPU rows: {data.predicted_problem}"]
-                                    if data.predicted_problem else
-                                    _unless_empty(data.predicted, "predicted GPU rows (run `python -m zoo.report "
-                                                                  "--refresh`)"),
+                                    _predicted_notes(data),
                                     footnotes=predicted_gpu.sources(data.predicted)),
         "tpu_pretraining.md": Section(tpu_compute.HEADING, tpu_compute.INTRO, tpu_compute.tpu_table(data.tpu),
                                       [f"no usable TPU rows: {data.tpu_problem}"] if data.tpu_problem else

@@ -28,7 +28,8 @@ from ..runs.request import Request
 from ..runs.store import ResultStore, latest
 from ..runs.tasks import Task
 from ..runs.user_cache import disabled
-from .gpu_predictions import predicted_models, stale_predictions, write_predictions
+from .gpu_predictions import (PredictionsError, predicted_models, read_predicted_file, stale_predictions,
+                              write_predictions)
 from .tpu_compute import stale_tpu, write_tpu
 from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, build_reports
 from .html import without_images
@@ -110,6 +111,9 @@ def refresh(out_dir: str | Path = ".", progress=None, beside=None) -> int:
     zoo.select's worked answers)."""
     store = ResultStore(out_dir)
     with store.locked():
+        unreadable = read_predicted_file(out_dir).problem      # found before counting: users' rows are never lost
+        if unreadable:
+            raise PredictionsError(f"{unreadable}: move it aside, then refresh again")
         have = {_key(r): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
         written = 0
         tasks = deterministic_tasks()
