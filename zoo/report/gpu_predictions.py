@@ -131,15 +131,29 @@ def _of_the_fixed_set(line: bytes) -> bool:
     return isinstance(row, dict) and not row.get("saved_by")
 
 
+def _judged(line: bytes, number: int) -> tuple[dict | None, str | None]:
+    """(the usable predicted row on this line, None), or (None, why it is none)."""
+    from ..runs.predicted_schema import check_predicted
+
+    try:
+        return check_predicted(strict_loads(line.decode("utf-8")), f"line {number}"), None
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except json.JSONDecodeError as e:
+        return None, f"not JSON ({e.msg} at column {e.colno})"
+    except ValueError as e:          # not strict JSON (NaN, too deep), or no usable predicted row
+        return None, (str(e).splitlines() or [type(e).__name__])[0].removeprefix(f"line {number}: ")
+
+
 def read_predicted_file(results_dir: str | Path) -> PredictedFile:
     """Every line of results/predicted.jsonl judged alone (strict JSON, zoo.runs.predicted_schema.check_predicted):
     one line that is no usable row hides no other. A link or FIFO is never opened; no file: nothing read."""
-    from ..runs.predicted_schema import check_predicted
     from ..runs.safe_io import kind_of, read_regular
 
     path, label = predictions_path(results_dir), f"results/{PREDICTED_FILE}"
-    if kind_of(path):
-        return PredictedFile(problem=f"{label} is {kind_of(path)}, not a regular file")
+    in_the_way = kind_of(path)
+    if in_the_way:
+        return PredictedFile(problem=f"{label} is {in_the_way}, not a regular file")
     if not path.exists():
         return PredictedFile()
     try:
@@ -150,21 +164,13 @@ def read_predicted_file(results_dir: str | Path) -> PredictedFile:
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
-        try:
-            row = check_predicted(strict_loads(line.decode("utf-8")), f"line {number}")
+        row, why = _judged(line, number)
+        if row is not None:
             found.rows.append(row)
-        except UnicodeDecodeError:
-            found.bad_lines.append(BadLine(path, number, "not UTF-8 text"))
-        except json.JSONDecodeError as e:
-            found.bad_lines.append(BadLine(path, number, f"not JSON ({e.msg} at column {e.colno})"))
-        except ValueError as e:          # not JSON, not strict JSON, or no usable predicted row
-            found.bad_lines.append(BadLine(path, number, str(e).splitlines()[0].removeprefix(f"line {number}: ")))
         else:
-            if row.get("saved_by"):
-                found.kept_lines.append(line + b"\n")
-            continue
-        if not _of_the_fixed_set(line):
-            found.kept_lines.append(line + b"\n")
+            found.bad_lines.append(BadLine(path, number, why))
+        if (row is not None and row.get("saved_by")) or (row is None and not _of_the_fixed_set(line)):
+            found.kept_lines.append(line + b"\n")          # a user's: --refresh writes it back as it was
     if found.bad_lines:
         shown = "; ".join(f"line {b.number}: {b.reason}" for b in found.bad_lines[:3])
         warnings.warn(f"{path}: skipped {len(found.bad_lines)} line(s) that are no usable predicted row ({shown}"
