@@ -2,6 +2,7 @@
 their band from the shipped calibration's factors, one count per (model, batch) reused across devices, --check
 noticing a changed row, the table from hand-made rows, the plots with and without rows."""
 import json
+import os
 import re
 from importlib import resources
 
@@ -168,12 +169,17 @@ def test_an_unusable_file_is_named_and_not_shown(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text('{"predicted": true, "device": "L4"}\n')          # a row without the fields the table reads
     data = load(tmp_path)
-    assert data.predicted == [] and "predicted.jsonl is not usable" in data.predicted_problem
+    assert data.predicted == [] and data.predicted_problem is None    # the file is read; its one line is no row
+    assert [(b.number, b.reason) for b in data.predicted_bad_lines] == [(1, "lacks model")]
     from zoo.report.build import sections
 
     shown = sections(data)["predicted_gpu.md"].markdown()
-    assert "Left out: no usable predicted GPU rows: results/predicted.jsonl is not usable" in shown
+    assert f"Left out: no usable predicted GPU rows: 1 line(s) of results/ are no usable predicted rows and were " \
+           f"skipped: {path}:1: lacks model" in shown
     path.write_text("{not json\n")
-    assert gpu_predictions.read_predictions(tmp_path)[0] == []
+    assert gpu_predictions.read_predictions(tmp_path) == ([], None)
+    path.unlink()
+    os.mkfifo(path)                                                    # never opened: no hang
+    assert gpu_predictions.read_predictions(tmp_path) == ([], "results/predicted.jsonl is a FIFO, not a regular file")
     path.unlink()
     assert gpu_predictions.read_predictions(tmp_path) == ([], None)

@@ -106,3 +106,30 @@ def test_the_check_compares_the_page_without_plotlys_own_script():
 
     page = f'<img src="data:image/png;base64,AAAA"><script id="{LIBRARY_ID}">/* plotly.js 9.9 */</script><p>1</p>'
     assert without_images(page) == f'<img src="data:image/png;base64,"><script id="{LIBRARY_ID}"></script><p>1</p>'
+
+
+def test_a_partial_answer_is_never_called_no_model_qualifies():
+    """Issue 54: zoo.select stopped by its budget (exit 3) before any model was decided kept an answer with an empty
+    shortlist; the page's summary called it 'no model qualifies'."""
+    question = "Under 5 ms on this CPU?"
+    stopped = {"shortlist": [], "excluded": [], "undecided": [{"model": "vit_b16"}],
+               "untimed": [{"model": "deit_s"}, {"model": "swin_t"}],
+               "timing": {"partial": {"reason": "budget spent (--budget-s)", "status": 3}}}
+    whole = {"shortlist": [], "excluded": [{"model": "vit_b16"}], "undecided": [], "untimed": [], "timing": None}
+    best = {"model": "deit_s", "top1": 79.9, "weights_label": "default", "pretraining": "in1k", "gmacs": 4.6}
+    interrupted = {**stopped, "shortlist": [best], "timing": {"partial": {"reason": "interrupted (Ctrl-C)"}}}
+    lines = summary.answer_lines([{"question": question, "answer": a} for a in (stopped, whole, interrupted)])
+    assert lines == [f"{question}: no model decided yet (partial answer: budget spent (--budget-s); 3 model(s) left "
+                     "undecided or untimed)",
+                     f"{question}: no model qualifies",
+                     f"{question}: deit_s, top-1 79.9% (default, in1k), 4.60 GMACs (partial answer: interrupted "
+                     "(Ctrl-C))"]
+
+
+def test_the_summary_shows_no_accuracy_heading_without_its_plots():
+    """Issue 54: a report without accuracy rows showed the heading 'Accuracy against cost' over nothing."""
+    from zoo.report.html import summary_html
+
+    filled = {"built": "b", "three_note": "n", "three": "| a |\n|---|\n| 1 |\n", "answers": []}
+    assert "Accuracy against cost" not in summary_html(filled, {}, [])
+    assert "Accuracy against cost" in summary_html(filled, {}, ["<figure></figure>"])

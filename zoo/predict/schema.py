@@ -11,7 +11,9 @@ from ..store.schema import SchemaError
 PREDICTED_REQUIRED = {"predicted": bool, "device": str, "model": str, "batch_size": int, "imgs_per_s": float,
                       "imgs_per_s_p10": float, "imgs_per_s_p90": float, "roofline_imgs_per_s": float,
                       "latency_ms": float, "serve_bytes": int, "fits_memory": bool, "calibration_source": str,
-                      "band_from": str}
+                      "band_from": str, "source": str, "dtype": str}
+# what the values must be, beyond their types: a rate or latency of 0 or below is no prediction (and divides by 0)
+POSITIVE = ("batch_size", "imgs_per_s", "imgs_per_s_p10", "imgs_per_s_p90", "roofline_imgs_per_s", "latency_ms")
 # an fp32 row's band_from ends with this (zoo.predict.inference); its table says it (predicted)
 FP32_CAVEAT = ("; NOT validated for fp32/TF32: timm publishes no fp32 GPU table to fit, and on the fp32 and TF32 tables "
                "kept aside the expectation was off by up to about 2x and this band covered far less than 80% "
@@ -19,13 +21,26 @@ FP32_CAVEAT = ("; NOT validated for fp32/TF32: timm publishes no fp32 GPU table 
 
 
 def check_predicted(row: Any, where: str = "a predicted row") -> dict:
-    """`row` if it is a predicted row (PREDICTED_REQUIRED, marked predicted: true), else SchemaError (one line)."""
+    """`row` if it is a predicted row (PREDICTED_REQUIRED of their types, POSITIVE above 0, the device's memory
+    known, marked predicted: true), else SchemaError (one line)."""
     if not isinstance(row, dict):
         raise SchemaError(f"{where} is not an object")
     for key, kind in PREDICTED_REQUIRED.items():
-        value = row.get(key)
+        if key not in row:
+            raise SchemaError(f"{where}: lacks {key}")
+        value = row[key]
         if isinstance(value, bool) != (kind is bool) or not isinstance(value, (int, float) if kind is float else kind):
             raise SchemaError(f"{where}: {key} is not {kind.__name__}")
     if row["predicted"] is not True:
         raise SchemaError(f"{where}: not marked predicted")
+    low = next((key for key in POSITIVE if not row[key] > 0), None)
+    if low:
+        raise SchemaError(f"{where}: {low} is {row[low]!r}, not above 0")
+    if row["serve_bytes"] < 0:
+        raise SchemaError(f"{where}: serve_bytes is {row['serve_bytes']!r}, below 0")
+    memory = row.get("device_memory_bytes", "absent")     # None: a datasheet without it, so the row must fit
+    if not (memory is None and row["fits_memory"]) and \
+            (isinstance(memory, bool) or not isinstance(memory, (int, float)) or not memory > 0):
+        raise SchemaError(f"{where}: device_memory_bytes is {memory if memory == 'absent' else repr(memory)}, "
+                          "not a number of bytes above 0")
     return row

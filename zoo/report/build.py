@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.pretraining import PRETRAINING
-from ..console.markdown import markdown_text
+from ..console.markdown import markdown_inline, markdown_text
 from ..store.safe_io import strict_dumps, write_atomic
 from . import page_plots, predicted_gpu, roofline, summary, tables, tpu_compute
 from .accuracy import accuracy_points, accuracy_table, citations
@@ -62,11 +62,13 @@ class Section:
         return f"Left out: {self.left_out}"
 
     def markdown(self) -> str:
+        # NB: the intro, notes and footnotes carry rows' text (a device, a source, a machine): markdown_inline
+        # keeps it text; the table's cells are markdown_text already (zoo.console.markdown.markdown_table)
         if self.empty_line:
-            return f"# {self.heading}\n\n{self.empty_line}\n"
+            return f"# {self.heading}\n\n{markdown_inline(self.empty_line)}\n"
         notes = "".join(f"\nNB: {markdown_text(n)}\n" for n in self.notes)     # notes name rows' machines
-        cited = "".join(f"\n[{i}] {text}\n" for i, text in enumerate(self.footnotes, 1))
-        return f"# {self.heading}\n\n{self.intro}\n{notes}\n{self.table}{cited}"
+        cited = "".join(f"\n[{i}] {markdown_inline(text)}\n" for i, text in enumerate(self.footnotes, 1))
+        return f"# {self.heading}\n\n{markdown_inline(self.intro)}\n{notes}\n{self.table}{cited}"
 
 
 @dataclass
@@ -78,7 +80,7 @@ class TextSection:
     notes = ()                       # it says what it left out in its own text
 
     def markdown(self) -> str:
-        return f"# {self.heading}\n\n{self.intro}\n\n{self.text}"
+        return f"# {self.heading}\n\n{markdown_inline(self.intro)}\n\n{self.text}"
 
 
 ACCURACY_POLICY = {  # what each --weights column is
@@ -94,6 +96,20 @@ ACCURACY_POLICY = {  # what each --weights column is
 
 def _unless_empty(rows: list, what: str) -> list[str]:
     return [] if rows else [f"no {what} in results/"]
+
+
+def _skipped(bad_lines: list, are_not: str) -> list[str]:
+    """One note naming the lines of results/ skipped (file:line: why, the first five), or none."""
+    return [f"{len(bad_lines)} line(s) of results/ {are_not} and were skipped: "
+            + "; ".join(str(b) for b in bad_lines[:5])] if bad_lines else []
+
+
+def _predicted_notes(data: ReportRows) -> list[str]:
+    """Why predicted rows are missing (the whole file unreadable, or every line skipped), then the lines skipped."""
+    skipped = _skipped(data.predicted_bad_lines, "are no usable predicted rows")
+    if data.predicted_problem or (skipped and not data.predicted):
+        return [f"no usable predicted GPU rows: {data.predicted_problem or skipped[0]}"]
+    return _unless_empty(data.predicted, "predicted GPU rows (run `python -m zoo.report --refresh`)") + skipped
 
 
 def sections(data: ReportRows, weights: str = "default", pretraining=None) -> dict[str, Section | TextSection]:
@@ -204,9 +220,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
         "not_measured.md": Section("Rows not measured",
                                    "The latest row of each measurement that was skipped by a model's size rule or "
                                    "failed; tables above never show them.", tables.not_measured_table(data.not_measured),
-                                   ([f"{len(data.bad_lines)} line(s) of results/ are not valid rows and were "
-                                     f"skipped: " + "; ".join(str(b) for b in data.bad_lines[:5])]
-                                    if data.bad_lines else []) +
+                                   _skipped(data.bad_lines, "are not valid rows") +
                                    ([f"{data.left_out} row(s) of feature extractors, timed at H x W sizes or "
                                      f"without the fields the tables compute with are in results/ but not in "
                                      f"these tables (detection.md shows the measured H x W and feature-extractor "
@@ -232,10 +246,7 @@ def sections(data: ReportRows, weights: str = "default", pretraining=None) -> di
                                [] if len(rooflined) else [roofline.NO_ROWS]),
         "predicted_gpu.md": Section(predicted_gpu.HEADING, predicted_gpu.intro(data.predicted),
                                     predicted_gpu.predicted_table(data.predicted),
-                                    [f"no usable predicted GPU rows: {data.predicted_problem}"]
-                                    if data.predicted_problem else
-                                    _unless_empty(data.predicted, "predicted GPU rows (run `python -m zoo.report "
-                                                                  "--refresh`)"),
+                                    _predicted_notes(data),
                                     footnotes=predicted_gpu.sources(data.predicted)),
         "tpu_pretraining.md": Section(tpu_compute.HEADING, tpu_compute.INTRO, tpu_compute.tpu_table(data.tpu),
                                       [f"no usable TPU rows: {data.tpu_problem}"] if data.tpu_problem else

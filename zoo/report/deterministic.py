@@ -25,10 +25,12 @@ from ..models.registry import get_spec, list_models
 from ..models.segmenters.published import ADE20K
 from ..runs.parallel import count_rows
 from ..runs.request import Request
+from ..store.safe_io import read_stored
 from ..store.store import ResultStore, latest
 from ..runs.tasks import Task
 from ..store.user_cache import disabled
-from .gpu_predictions import predicted_models, stale_predictions, write_predictions
+from .gpu_predictions import (PredictionsError, predicted_models, read_predicted_file, stale_predictions,
+                              write_predictions)
 from .tpu_compute import stale_tpu, write_tpu
 from .build import HTML_FILE, MARKDOWN_FILES, PLOT_DATA_FILE, build_reports
 from .html import without_images
@@ -110,6 +112,9 @@ def refresh(out_dir: str | Path = ".", progress=None, beside=None) -> int:
     zoo.select's worked answers)."""
     store = ResultStore(out_dir)
     with store.locked():
+        unreadable = read_predicted_file(out_dir).problem      # found before counting: users' rows are never lost
+        if unreadable:
+            raise PredictionsError(f"{unreadable}: move it aside, then refresh again")
         have = {_key(r): _measured(r) for r in latest(store.rows("cost")) if _is_deterministic(r)}
         written = 0
         tasks = deterministic_tasks()
@@ -150,6 +155,9 @@ def stale_rows(out_dir: str | Path = ".", progress=None) -> list[str]:
     return problems
 
 
+MAX_REPORT_BYTES = 64 << 20      # the committed index.html, plotly.js inlined, is about 5 MB
+
+
 def stale_reports(out_dir: str | Path) -> list[str]:
     problems = []
     reports = Path(out_dir) / "reports"
@@ -158,11 +166,12 @@ def stale_reports(out_dir: str | Path) -> list[str]:
         problems += png_problems(load(out_dir), reports)
         for name in (*MARKDOWN_FILES, PLOT_DATA_FILE, HTML_FILE):
             fresh = (Path(tmp) / name).read_text(encoding="utf-8")
-            committed = reports / name
-            if not committed.exists():
-                problems.append(f"reports/{name} is missing")
+            # NB: the committed file is read as results/ are (regular, bounded, UTF-8): a FIFO there would hang
+            # --check, /dev/zero behind a link would fill the memory
+            old, why = read_stored(reports / name, f"reports/{name}", MAX_REPORT_BYTES)
+            if old is None:
+                problems.append(why or f"reports/{name} is missing")
                 continue
-            old = committed.read_text(encoding="utf-8")
             if name == HTML_FILE:
                 old, fresh = without_images(old), without_images(fresh)
             if old != fresh:

@@ -12,9 +12,15 @@ Each forward is counted once per (model, batch) and reused for the five devices.
 from __future__ import annotations
 
 import json
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.size import Size
+
+from ..store.safe_io import strict_loads
+from ..errors import UsageError
+from ..store.store import BadLine
 
 PREDICTED_FILE = "predicted.jsonl"
 DEVICES = ("H100", "A100", "L4", "RTX 4090", "V100")     # as --predict takes them ("V100": SXM2): fixed_sheets()
@@ -30,8 +36,8 @@ KEPT = ("predicted", "device", "model", "img_h", "img_w", "img_size", "batch_siz
 MAX_BYTES = 16 << 20
 
 
-class PredictionsError(ValueError):
-    """results/predicted.jsonl is not a list of rows this module could have written."""
+class PredictionsError(UsageError):
+    """results/predicted.jsonl cannot be read whole, so --refresh cannot keep the rows users saved in it."""
 
 
 def predicted_models(tasks) -> list[str]:
@@ -87,25 +93,19 @@ def text_of(rows: list[dict]) -> str:
 
 
 def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
-    """Replace the fixed set in results/predicted.jsonl atomically with fresh predictions of `models`, the rows
-    users saved kept after it (a file that is not usable is replaced whole); returns its path."""
+    """Replace the fixed set in results/predicted.jsonl atomically with fresh predictions of `models`; every other
+    line is kept as it was after it: the rows users saved, and any line that is no usable row (a user's damaged
+    row is never dropped: the report goes on naming it). PredictionsError when the file cannot be read whole
+    (nothing written); returns its path."""
     from ..store.safe_io import write_atomic
 
+    found = read_predicted_file(results_dir)
+    if found.problem:
+        raise PredictionsError(f"{found.problem}: move it aside, then refresh again")
     path = predictions_path(results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    kept, _ = read_predictions(results_dir)
-    write_atomic(path, text_of(fresh_predictions(models) + saved_rows(kept)))
+    write_atomic(path, text_of(fresh_predictions(models)).encode("utf-8") + b"".join(found.kept_lines))
     return path
-
-
-def _check_row(row, number: int) -> dict:
-    from ..predict.schema import check_predicted
-    from ..store.schema import SchemaError
-
-    try:
-        return check_predicted(row, f"line {number}")
-    except SchemaError as e:
-        raise PredictionsError(str(e)) from None
 
 
 def saved_rows(rows: list[dict]) -> list[dict]:
@@ -118,19 +118,78 @@ def fixed_rows(rows: list[dict]) -> list[dict]:
     return [r for r in rows if not r.get("saved_by")]
 
 
-def read_predictions(results_dir: str | Path) -> tuple[list[dict], str | None]:
-    """(rows, None); ([], None) without a file; ([], why) for a file that is not usable (a link or FIFO is not
-    opened; strict JSON, each row with the fields the report reads)."""
-    from ..store.safe_io import read_stored, strict_loads
+@dataclass
+class PredictedFile:
+    """results/predicted.jsonl as read, line by line: the usable rows; each line that is none, named (file, line,
+    why); why the file as a whole cannot be read (a link, a FIFO, larger than MAX_BYTES), if so; and the lines
+    --refresh keeps after the fixed set (every line but the fixed set's, as it was)."""
+    rows: list[dict] = field(default_factory=list)
+    bad_lines: list[BadLine] = field(default_factory=list)
+    problem: str | None = None
+    kept_lines: list[bytes] = field(default_factory=list)
 
-    label = f"results/{PREDICTED_FILE}"
-    text, why = read_stored(predictions_path(results_dir), label, MAX_BYTES)
-    if text is None:
-        return [], why
+
+def _of_the_fixed_set(line: bytes) -> bool:
+    """A line --refresh rewrites: a JSON object without saved_by (anything else may be a user's)."""
     try:
-        return [_check_row(strict_loads(line), n) for n, line in enumerate(text.splitlines(), 1) if line.strip()], None
-    except ValueError as e:
-        return [], f"{label} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        row = strict_loads(line.decode("utf-8"))
+    except ValueError:          # UnicodeDecodeError and every JSON error are ValueErrors
+        return False
+    return isinstance(row, dict) and not row.get("saved_by")
+
+
+def _judged(line: bytes, number: int) -> tuple[dict | None, str | None]:
+    """(the usable predicted row on this line, None), or (None, why it is none)."""
+    from ..predict.schema import check_predicted
+
+    try:
+        return check_predicted(strict_loads(line.decode("utf-8")), f"line {number}"), None
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except json.JSONDecodeError as e:
+        return None, f"not JSON ({e.msg} at column {e.colno})"
+    except ValueError as e:          # not strict JSON (NaN, too deep), or no usable predicted row
+        return None, (str(e).splitlines() or [type(e).__name__])[0].removeprefix(f"line {number}: ")
+
+
+def read_predicted_file(results_dir: str | Path) -> PredictedFile:
+    """Every line of results/predicted.jsonl judged alone (strict JSON, zoo.predict.schema.check_predicted):
+    one line that is no usable row hides no other. A link or FIFO is never opened; no file: nothing read."""
+    from ..store.safe_io import kind_of, read_regular
+
+    path, label = predictions_path(results_dir), f"results/{PREDICTED_FILE}"
+    in_the_way = kind_of(path)
+    if in_the_way:
+        return PredictedFile(problem=f"{label} is {in_the_way}, not a regular file")
+    if not path.exists():
+        return PredictedFile()
+    try:
+        data = read_regular(path, MAX_BYTES, label)
+    except UsageError as e:
+        return PredictedFile(problem=f"{label} is not usable ({e})")
+    found = PredictedFile()
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        row, why = _judged(line, number)
+        if row is not None:
+            found.rows.append(row)
+        else:
+            found.bad_lines.append(BadLine(path, number, why))
+        if (row is not None and row.get("saved_by")) or (row is None and not _of_the_fixed_set(line)):
+            found.kept_lines.append(line + b"\n")          # a user's: --refresh writes it back as it was
+    if found.bad_lines:
+        shown = "; ".join(f"line {b.number}: {b.reason}" for b in found.bad_lines[:3])
+        warnings.warn(f"{path}: skipped {len(found.bad_lines)} line(s) that are no usable predicted row ({shown}"
+                      f"{'; ...' if len(found.bad_lines) > 3 else ''})", stacklevel=2)
+    return found
+
+
+def read_predictions(results_dir: str | Path) -> tuple[list[dict], str | None]:
+    """(usable rows, None); ([], None) without a file; ([], why) for a file that cannot be read whole. Lines that
+    are no usable row are skipped (read_predicted_file names them)."""
+    found = read_predicted_file(results_dir)
+    return found.rows, found.problem
 
 
 def _key(row: dict) -> tuple:
@@ -139,9 +198,10 @@ def _key(row: dict) -> tuple:
 
 def stale_predictions(results_dir: str | Path, models: list[str]) -> list[str]:
     """Problems: the committed predictions missing, unusable, or different from fresh ones (by row, named)."""
-    rows, why = read_predictions(results_dir)
-    if why:
-        return [why]
+    found = read_predicted_file(results_dir)
+    if found.problem:
+        return [found.problem]
+    rows = found.rows
     if not predictions_path(results_dir).exists():
         return [f"results/{PREDICTED_FILE} is missing: run `python -m zoo.report --refresh`"] if models else []
     old, new = {_key(r): r for r in fixed_rows(rows)}, {_key(r): r for r in fresh_predictions(models)}
@@ -153,4 +213,5 @@ def stale_predictions(results_dir: str | Path, models: list[str]) -> list[str]:
         if fields:
             problems.append(f"results/{PREDICTED_FILE}: {key[1]} batch {key[2]} on {key[0]}: committed "
                             f"{', '.join(fields)} differ from a fresh prediction")
-    return sorted(problems)
+    return [f"results/{PREDICTED_FILE} line {b.number} is no usable predicted row: {b.reason}"
+            for b in found.bad_lines] + sorted(problems)

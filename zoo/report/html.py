@@ -191,8 +191,9 @@ def summary_html(summary: dict, sections: dict, pareto: list[str]) -> str:
             f'<h3>The default three compared</h3><p>{html.escape(summary["three_note"])}</p>'
             f'{table_html(summary["three"])}'
             f'<h3>Worked answers (<a href="#choosing">how</a>)</h3><ul>{answers}</ul>'
-            f'<h3>Accuracy against cost: Pareto fronts per pretraining group</h3><div class="pair">{"".join(pareto)}</div>'
-            f'<h3>What each section holds</h3><ul>{"".join(held)}</ul>{_groups(summary.get("groups", {}))}</section>')
+            + (f'<h3>Accuracy against cost: Pareto fronts per pretraining group</h3><div class="pair">{"".join(pareto)}'
+               '</div>' if pareto else "")     # no figure, no heading: the plots are then in 'not measured here'
+            + f'<h3>What each section holds</h3><ul>{"".join(held)}</ul>{_groups(summary.get("groups", {}))}</section>')
 
 
 def _groups(groups: dict[str, str]) -> str:

@@ -5,9 +5,9 @@ double click keeps only it). One figure per panel, two per row at 1400 px, text 
 from __future__ import annotations
 
 import html
-import json
 from importlib import resources
 
+from .escaping import json_for_script
 from .families import FAMILY_STYLE, family_of
 
 FONT_PX = 12                 # every label of every figure, on screen (the issue's floor is 10 px)
@@ -128,7 +128,7 @@ def bars(rows: list[dict], columns: list[str], title: str, x_title: str, stacked
 
 def html_of(figure: dict, number: int, caption: str) -> str:
     """A figure's place on the page; the script at the page's end draws it from its embedded JSON."""
-    spec = json.dumps(figure, sort_keys=True, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    spec = json_for_script(figure)
     return (f'<figure class="iplot"><div class="plotly-figure" id="iplot-{number}"></div><script type="application/'
             f'json" class="plot-spec" data-for="iplot-{number}">{spec}</script>'
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")

@@ -26,6 +26,7 @@ PLOT_FILES = ("macs_vs_resolution.png", "attention_share_vs_tokens.png", "throug
               *predicted_gpu.PLOT_FILES)
 PLOT_DATA_FILE = "plots.json"
 MAX_PLOT_DATA_BYTES = 64 << 20    # the committed one is about 84 KB; a larger one is not read as proof
+MAX_PNG_BYTES = 32 << 20           # the committed ones are under 250 KB
 STYLE_KEY = "style"                  # in plots.json, beside each plot's data
 INPUTS_KEY = "archzoo-drawn-from"    # PNG tEXt: sha256 of the drawing code and the plot function's inputs
 SHOWN_KEY = "archzoo-shows"          # PNG tEXt: sha256 of the figure's plots.json entry (its data, its style)
@@ -94,6 +95,8 @@ def drawn_from(png: Path) -> tuple[str, str] | str:
         return f"is {found}, not a PNG"
     if not png.is_file():
         return "is missing"
+    if png.stat().st_size > MAX_PNG_BYTES:
+        return f"is larger than {MAX_PNG_BYTES:,} bytes, not a figure of ours"
     from PIL import Image          # matplotlib's own PNG reader
 
     try:
@@ -144,8 +147,10 @@ def kept_entries(folder: Path, style_key: str, names) -> dict:
     return {name: [kept[name], styles[name]] for name in names if name in kept and name in styles}
 
 
-def inputs_digest(inputs: dict) -> str:
-    return digest([code_digest(), inputs])
+def inputs_digest(name: str, inputs: dict) -> str:
+    """What a PNG was drawn from: the drawing code, which plot it is (two plots drawn from the same rows, such as
+    MACs and attention share against size, are told apart: swapped PNGs are stale) and the plot function's inputs."""
+    return digest([code_digest(), name, inputs])
 
 
 def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None, pictures: bool = True,
@@ -157,7 +162,7 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
     before = {folder: kept_entries(folder, STYLE_KEY, PLOT_FILES) for folder in folders}
     shown, styles = {}, {}
     for name, (function, inputs) in plan(data, weights, pretraining).items():
-        key = inputs_digest(inputs)
+        key = inputs_digest(name, inputs)
         proven = next((f for f in folders if why_redraw(f / name, key, before[f].get(name)) is None), None)
         if proven is None:
             shown[name], styles[name] = _drawn(_call(function), inputs, Path(out) / name, pictures, key)
@@ -185,7 +190,7 @@ def png_problems(data: ReportRows, reports: Path) -> list[str]:
     committed rows give its plot function (and of the drawing code)."""
     problems = []
     for name, (_, inputs) in plan(data).items():
-        stale = stale_because(reports / name, inputs_digest(inputs))
+        stale = stale_because(reports / name, inputs_digest(name, inputs))
         if stale:          # one drawn from these rows showing other than plots.json: plots.json is what is stale
             problems.append(f"reports/{name} {stale}: regenerate with `python -m zoo.report`")
     return problems

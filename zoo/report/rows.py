@@ -10,7 +10,8 @@ from ..console.markdown import machine_name
 from ..models.registry import natural_key
 from ..store.schema import fields_of, is_measured, measurement_key
 from ..store.store import BadLine, ResultStore, latest
-from .gpu_predictions import read_predictions
+from .gpu_predictions import read_predicted_file
+from .row_checks import usable_rows
 from .tpu_compute import read_tpu
 
 
@@ -35,6 +36,7 @@ class ReportRows:
     tpu: list = field(default_factory=list)               # results/tpu_pretraining.json: predicted TPU v3 rows
     tpu_problem: str | None = None                        # why that file cannot be used
     predicted_problem: str | None = None                  # why that file cannot be used (it is then not shown)
+    predicted_bad_lines: list = field(default_factory=list)   # its lines that are no usable row (BadLine each)
 
     @property
     def square_cost(self) -> list[dict]:
@@ -84,7 +86,7 @@ def _filled(rows: list[dict], kind: str) -> list[dict]:
 
 def load(results_dir: str | Path) -> ReportRows:
     store = ResultStore(results_dir)
-    every_cost, every_timed = store.rows("cost", warn=False), store.rows("throughput", warn=False)
+    every_cost, every_timed = usable_rows(store, "cost"), usable_rows(store, "throughput")   # others: bad_lines
     cost_rows = _filled([r for r in every_cost if in_tables(r)], "cost")
     timed_rows = _filled([r for r in every_timed if in_tables(r)], "throughput")
     cost_all = latest(cost_rows)
@@ -94,7 +96,7 @@ def load(results_dir: str | Path) -> ReportRows:
             key = (r["model"], r["img_h"], r["img_w"])
             if key not in cost or r["settings"].get("train") or not cost[key]["settings"].get("train"):
                 cost[key] = r
-    predicted, predicted_problem = read_predictions(results_dir)
+    predicted = read_predicted_file(results_dir)
     tpu, tpu_problem = read_tpu(results_dir)
     select_answer, select_problem = read_select_answer(results_dir)
     runs: dict[tuple, list[float]] = {}
@@ -113,7 +115,8 @@ def load(results_dir: str | Path) -> ReportRows:
                                           if r["settings"].get("segmenter") and is_measured(r)], "cost"),
                       detection_cost=_filled([r for r in latest(every_cost) if detection_row(r)], "cost"),
                       detection_timed=_filled([r for r in latest(every_timed) if detection_row(r)], "throughput"),
-                      predicted=predicted, predicted_problem=predicted_problem, tpu=tpu, tpu_problem=tpu_problem,
+                      predicted=predicted.rows, predicted_problem=predicted.problem,
+                      predicted_bad_lines=predicted.bad_lines, tpu=tpu, tpu_problem=tpu_problem,
                       select_answer=select_answer, select_answer_problem=select_problem,
                       left_out=len(every_cost) + len(every_timed) - len(cost_rows) - len(timed_rows)
                       - sum(1 for r in every_cost if task_head(r)))

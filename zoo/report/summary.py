@@ -94,11 +94,20 @@ def select_answer_line(answer: dict | None) -> list[str]:
 
 
 def _answer_line(item: dict) -> str:
-    shortlist = item["answer"].get("shortlist") or []
+    """The question and the first model of its shortlist; a partial answer (zoo.select stopped by its budget, Ctrl-C
+    or SIGTERM) or one with models left undecided or untimed says so, never that no model qualifies."""
+    answer = item["answer"]
+    shortlist = answer.get("shortlist") or []
+    partial = (answer.get("timing") or {}).get("partial")
+    open_models = len(answer.get("undecided") or []) + len(answer.get("untimed") or [])
+    stopped = f"partial answer: {partial['reason']}" if partial else ""
     if not shortlist:
-        return f"{item['question']}: no model qualifies"
+        if not (partial or open_models):
+            return f"{item['question']}: no model qualifies"
+        left = f"{open_models} model(s) left undecided or untimed" if open_models else ""
+        return f"{item['question']}: no model decided yet ({'; '.join(filter(None, [stopped, left]))})"
     best = shortlist[0]
     top1 = f"top-1 {best['top1']:g}% ({best.get('weights_label')}, {best.get('pretraining')})" \
         if best.get("top1") is not None else "no top-1"
     gmacs = f", {best['gmacs']:.2f} GMACs" if best.get("gmacs") is not None else ""
-    return f"{item['question']}: {best['model']}, {top1}{gmacs}"
+    return f"{item['question']}: {best['model']}, {top1}{gmacs}" + (f" ({stopped})" if partial else "")

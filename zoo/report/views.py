@@ -4,12 +4,12 @@ them as JSON in the page; the inlined script (views_script.SCRIPT) answers the r
 from __future__ import annotations
 
 import html
-import json
 
 from analysis.units import GIB, MIB
 
 from ..models.accuracy import checkpoint_at
 from ..models.detectors.published import task_fields
+from .escaping import json_for_script
 from .rows import ReportRows, machine_name, main_machine
 from .views_script import SCRIPT
 
@@ -98,7 +98,7 @@ def view_data(data: ReportRows) -> dict:
 
 def _number(name: str, label: str, value, unit: str, step: str = "any") -> str:
     shown = "" if value is None else f' value="{value}"'
-    return (f'<label>{html.escape(label)} <input type="number" min="0" step="{step}" name="{name}"{shown}> '
+    return (f'<label>{html.escape(label)} <input type="number" min="0" step="{step}" name="{html.escape(name)}"{shown}> '
             f'{html.escape(unit)}</label>')
 
 
@@ -168,6 +168,6 @@ def views_html(found: dict) -> str:
              if found[key]]
     if not parts:
         return ""
-    embedded = json.dumps(found, sort_keys=True, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    embedded = json_for_script(found)
     return (f'<div id="views">{"".join(parts)}</div><script type="application/json" id="{DATA_ID}">{embedded}'
             f'</script><script>{SCRIPT}</script>')

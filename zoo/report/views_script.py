@@ -10,9 +10,10 @@ const D=JSON.parse(document.getElementById('view-data').textContent);
 function fmt(v){if(v===null||v===undefined||isNaN(v))return '-';const a=Math.abs(v);
  const d=a>=100?0:a>=10?1:a>=1?2:3;return v.toLocaleString('en-US',{minimumFractionDigits:d,maximumFractionDigits:d})}
 function esc(t){return String(t).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]))}
-function num(box,name){const e=box.querySelector('[name="'+name+'"]');const v=e?parseFloat(e.value):NaN;
- return isNaN(v)||v<0?null:v}
-function pick(box,name){const e=box.querySelector('[name="'+name+'"]');return e?e.value:null}
+// an input by its name, compared as text: a name made of a row's text (price-<device>) is never a CSS selector
+function field(box,name){return [...box.querySelectorAll('input,select')].find(e=>e.name===name)}
+function num(box,name){const e=field(box,name);const v=e?parseFloat(e.value):NaN;return isNaN(v)||v<0?null:v}
+function pick(box,name){const e=field(box,name);return e?e.value:null}
 // text: how many leading columns hold text (left-aligned); the rest are numbers
 function table(head,rows,text){return '<table class="answer-table"><thead><tr>'+head.map(h=>'<th>'+esc(h)+'</th>').join('')+
  '</tr></thead><tbody>'+rows.map(r=>'<tr>'+r.map((c,i)=>'<td'+(i<(text||1)?' class="t"':'')+'>'+c+'</td>').join('')+
@@ -26,22 +27,22 @@ function gpu(box){
  rows.forEach(r=>{r.per=r.best&&r.price?r.best.ips*3600/r.price:null});
  rows.sort((a,b)=>(b.per??-1)-(a.per??-1)||(b.best?b.best.ips:-1)-(a.best?a.best.ips:-1));
  const body=rows.map(r=>{const b=r.best;
-  if(!b)return [esc(r.d),'none','-','-','-','-','over target: '+fmt(r.fastest.ms)+' ms at batch '+r.fastest.batch];
+  if(!b)return [esc(r.d),'none','-','-','-','-','over target: '+fmt(r.fastest.ms)+' ms at batch '+esc(r.fastest.batch)];
   const per=r.per===null?(r.price===null?'type a price':'-'):fmt(r.per)+' ('+fmt(b.p10*3600/r.price)+'–'+
    fmt(b.p90*3600/r.price)+')';
-  return [esc(r.d),String(b.batch),fmt(b.ips),fmt(b.p10)+'–'+fmt(b.p90),fmt(b.ms),fmt(b.gib),per]});
+  return [esc(r.d),esc(b.batch),fmt(b.ips),fmt(b.p10)+'–'+fmt(b.p90),fmt(b.ms),fmt(b.gib),per]});
  return table(['device','best batch','img/s (predicted)','p10–p90 img/s (predicted)','ms / batch (predicted)',
   'serving GiB / batch','images per $ (p10–p90)'],body)+'<p class="note">Predicted for '+esc(model)+' at '+
   esc(mine.length?mine[0].size:'?')+' px, '+esc([...new Set(mine.map(r=>r.dtype))].join(' / '))+
-  ' autocast, batches predicted: '+batches.join(', ')+'. Not measured on any GPU here.</p>'}
+  ' autocast, batches predicted: '+esc(batches.join(', '))+'. Not measured on any GPU here.</p>'}
 function cpu(box){
  const machine=pick(box,'machine'),batch=parseInt(pick(box,'batch')),target=num(box,'target');
  const mine=D.cpu.filter(r=>r.machine===machine&&r.batch===batch);
  const backends=[...new Set(mine.map(r=>r.backend))].sort((a,b)=>(a!=='eager')-(b!=='eager')||a.localeCompare(b));
- if(!backends.length)return '<p class="note">No inference timed at batch '+batch+' on this machine.</p>';
+ if(!backends.length)return '<p class="note">No inference timed at batch '+esc(batch)+' on this machine.</p>';
  return '<div class="side">'+backends.map(k=>{const all=mine.filter(r=>r.backend===k);
   const ok=all.filter(r=>target===null||r.ms<=target).sort((a,b)=>(b.top1??-1)-(a.top1??-1)||a.ms-b.ms);
-  const body=ok.slice(0,8).map(r=>[esc(r.model),String(r.size),fmt(r.ms),fmt(r.ips),r.top1===null?'-':fmt(r.top1),
+  const body=ok.slice(0,8).map(r=>[esc(r.model),esc(r.size),fmt(r.ms),fmt(r.ips),r.top1===null?'-':fmt(r.top1),
    esc(r.pretraining||'-'),r.noisy?'<span class="loaded">loaded'+(r.others>0.15?': others used '+
    Math.round(100*r.others)+'% of the CPU':' (cv '+fmt(r.cv)+')')+'</span>':'no']);
   return '<div><h3>'+esc(k==='onnxruntime'?'ONNX Runtime':k)+'</h3>'+(body.length?table(['model','res (px)',

@@ -102,19 +102,21 @@ class ResultStore:
 
     def rows(self, kind: str | None = None, warn: bool = True) -> list[dict]:
         """The valid rows, in file order; bad lines go to `bad_lines` (and one warning per file)."""
-        rows: list[dict] = []
-        for k in ([kind] if kind else KINDS):
-            path = self.path(k)
-            if not path.is_file() or path.is_symlink():
-                continue
-            found, bad = _read(path, k)
-            rows += found
-            self.bad_lines += bad
-            if bad and warn:
-                shown = "; ".join(f"line {b.number}: {b.reason}" for b in bad[:3])
-                warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not valid rows ({shown}"
-                              f"{'; ...' if len(bad) > 3 else ''})", stacklevel=2)
-        return rows
+        return [row for k in ([kind] if kind else KINDS) for _, row in self.numbered_rows(k, warn)]
+
+    def numbered_rows(self, kind: str, warn: bool = True) -> list[tuple[int, dict]]:
+        """(line number, row) of each valid row of one kind, in file order (a reader can name a row it cannot
+        use); bad lines go to `bad_lines` (and one warning per file)."""
+        path = self.path(kind)
+        if not path.is_file() or path.is_symlink():
+            return []
+        found, bad = _read(path, kind)
+        self.bad_lines += bad
+        if bad and warn:
+            shown = "; ".join(f"line {b.number}: {b.reason}" for b in bad[:3])
+            warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not valid rows ({shown}"
+                          f"{'; ...' if len(bad) > 3 else ''})", stacklevel=3)
+        return found
 
 
 def _last_byte(path: Path) -> bytes:
@@ -125,7 +127,7 @@ def _last_byte(path: Path) -> bytes:
         os.close(fd)
 
 
-def _read(path: Path, kind: str) -> tuple[list[dict], list[BadLine]]:
+def _read(path: Path, kind: str) -> tuple[list[tuple[int, dict]], list[BadLine]]:
     data = path.read_bytes()
     lines = data.split(b"\n")
     rows, bad = [], []
@@ -148,7 +150,7 @@ def _read(path: Path, kind: str) -> tuple[list[dict], list[BadLine]]:
         except (SchemaError, StrictJSONError) as e:
             bad.append(BadLine(path, number, str(e)))
         else:
-            rows.append(row)
+            rows.append((number, row))
     return rows, bad
 
 
