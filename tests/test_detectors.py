@@ -304,3 +304,15 @@ def test_compare_pretraining_picks_the_published_ap_of_that_pretraining():
     record = merge([{**detector_row("convnext_b", "cascade_maskrcnn", (800, 1280)), "schema": 2}], "default",
                    ["in21k"])[0]
     assert (record["box_ap"], record["mask_ap"]) == (54.0, 46.9)
+
+
+def test_a_row_holding_a_detector_name_not_its_key_is_still_matched_and_never_stops_the_report():
+    """A stored row may hold the --detector name ("mmdet_maskrcnn") instead of the key it means ("maskrcnn"), or a
+    ViTDet head on a backbone that is no ViTDet: each gives the published AP of what it means or names why none
+    (the report's detector table once stopped on StopIteration, found by test_hostile_report_rows' hypothesis)."""
+    from zoo.models.detectors.published import task_fields
+
+    assert task_fields("swin_t", "mmdet_maskrcnn") == task_fields("swin_t", "maskrcnn")
+    assert task_fields("swin_t", "maskrcnn")["box_ap"] is not None        # Swin's README: Mask R-CNN, Swin-T
+    unmatched = task_fields("swin_t", "vitdet_maskrcnn")
+    assert unmatched["box_ap"] is None and "this row counts vitdet_maskrcnn" in unmatched["task_unmatched"]

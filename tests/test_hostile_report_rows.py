@@ -50,6 +50,7 @@ BROKEN = {   # the issue's cases: each once crashed the report (ZeroDivisionErro
     "negative p10": (lambda r: {**r, "imgs_per_s_p10": -1.0}, "imgs_per_s_p10 is -1.0, not above 0"),
     "no source": (lambda r: _without(r, "source"), "lacks source"),
     "no dtype": (lambda r: _without(r, "dtype"), "lacks dtype"),
+    "empty dtype": (lambda r: {**r, "dtype": " "}, "dtype is empty"),
     "no device memory": (lambda r: _without(r, "device_memory_bytes"), "device_memory_bytes is absent"),
     "a damaged line": (lambda r: json.dumps(r)[:40].encode() + b"\n", "not JSON"),
     "not UTF-8": (lambda r: b'{"device": "\xff"}\n', "not UTF-8 text"),

@@ -21,8 +21,8 @@ FP32_CAVEAT = ("; NOT validated for fp32/TF32: timm publishes no fp32 GPU table 
 
 
 def check_predicted(row: Any, where: str = "a predicted row") -> dict:
-    """`row` if it is a predicted row (PREDICTED_REQUIRED of their types, POSITIVE above 0, the device's memory
-    known, marked predicted: true), else SchemaError (one line)."""
+    """`row` if it is a predicted row (PREDICTED_REQUIRED of their types, text not empty, POSITIVE above 0, the
+    device's memory known, marked predicted: true), else SchemaError (one line)."""
     if not isinstance(row, dict):
         raise SchemaError(f"{where} is not an object")
     for key, kind in PREDICTED_REQUIRED.items():
@@ -31,6 +31,8 @@ def check_predicted(row: Any, where: str = "a predicted row") -> dict:
         value = row[key]
         if isinstance(value, bool) != (kind is bool) or not isinstance(value, (int, float) if kind is float else kind):
             raise SchemaError(f"{where}: {key} is not {kind.__name__}")
+        if kind is str and not value.strip():          # a device, model, source or dtype must say something
+            raise SchemaError(f"{where}: {key} is empty")
     if row["predicted"] is not True:
         raise SchemaError(f"{where}: not marked predicted")
     low = next((key for key in POSITIVE if not row[key] > 0), None)

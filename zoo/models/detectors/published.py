@@ -96,7 +96,7 @@ def heads_named(backbone: str, detector: str) -> str:
     from .specs import ALIASES, DETECTORS, resolve_detector
 
     name = detector if resolve_detector(backbone, detector) == detector else \
-        next(alias for alias, key in ALIASES.items() if key == detector)
+        next((alias for alias, key in ALIASES.items() if key == detector), detector)
     config = DETECTORS[detector].config
     return f"{name} ({config[config.index('(') + 1:-1]})" if config.endswith(")") else name
 
@@ -105,6 +105,9 @@ def task_fields(backbone: str, detector: str, groups: list[str] | None = None) -
     """Row fields: box_ap and mask_ap of the published row of this recipe (task_published: that row), or
     task_unmatched saying which published rows exist for the backbone and why none is this row's. `groups`:
     PRETRAINING groups the AP's pretraining must be of (zoo.compare --pretraining), else the main one."""
+    from .specs import ALIASES
+
+    detector = ALIASES.get(detector, detector)     # a row may hold the --detector name ("mmdet_maskrcnn") of a key
     row = published_row(backbone, detector, groups)
     others = [r for r in coco_rows() if r["backbone"] == backbone and r is not row]
     if row is not None:
