@@ -22,7 +22,7 @@ from ..options import (BACKENDS, COMPILE_MODES, DATASHEET_DEVICES, FORMATS, OPTI
                        add_options, pretraining_option)  # names them
 from ..options.compare import DEFAULT_METRICS, METRICS, checked
 from ..options.values import MAX_BATCH, MAX_SIDE
-from ..console.signals import Terminated, terminate_as_interrupt
+from ..console.signals import Terminated, exit_status, interrupted, terminate_as_interrupt
 from ..runs.executors import EXECUTORS
 from ..runs.store import StoreWriteError
 from ..runs.user_cache import disabled
@@ -138,9 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with terminate_as_interrupt("zoo.compare", command=argv is None):
             return _main(argv)
-    except Terminated:        # after the measurements (while printing): nothing left to keep
-        print("zoo.compare: terminated (SIGTERM)", file=sys.stderr)
-        return 143
+    except KeyboardInterrupt as e:     # after the measurements (while printing): nothing left to keep
+        print(f"zoo.compare: {interrupted(e)}", file=sys.stderr)
+        return exit_status(e)
 
 
 def _main(argv: list[str] | None) -> int:
