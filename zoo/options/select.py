@@ -185,6 +185,7 @@ def check_query(asked: dict) -> Query:
     """The Query of options by their flat names (OPTIONS; the rest take DEFAULTS), every one checked, in this
     order, with one UsageError before any work. TypeError for a name that is no option."""
     from ..runs.data_dir import out_or_default
+    from ..runs.safe_io import usable_path
     from .values import (MAX_SECONDS, MAX_SIDE, check_dtype, check_memory_override, check_out_dir, choice,
                              finite_number, frozen_stages_option, model_names, one_size, pad_size, positive_int,
                              positive_number)
@@ -230,6 +231,8 @@ def check_query(asked: dict) -> Query:
     out = out_or_default(o["out"])
     if measured and o["save"]:
         out = str(check_out_dir(out))
+    else:
+        usable_path(out, "--out")        # read for stored rows: a path no folder can have is refused all the same
     request = Request(ANY_MODEL, padded, batch_size, o["dtype"], train=train, features=o["features"],
                       frozen_stages=frozen, detector=o["detector"], segmenter=o["segmenter"], optimizer=o["optimizer"])
     own = {name: o[name] for name in ("weights_available", "latency_stat", "allow_noisy", "time_all", "save")}
