@@ -5,12 +5,13 @@ cross-option rules both apply (`check_heads`, `check_timing`) and the one Timing
 from __future__ import annotations
 
 import argparse
+import math
 
 from analysis.vocab import DEVICES, DTYPE_NAMES
 
 from ..errors import UsageError
 
-from .values import pretraining_option, weights_option
+from .values import BOUNDS, pretraining_option, weights_option
 from ..models.cards import PRETRAINING
 
 FORMATS = ("table", "markdown", "csv", "json")              # zoo.compare's stdout
@@ -22,8 +23,8 @@ DATASHEET_DEVICES = ("H100, 'H100 PCIe', H200, A100, 'A100 40GB', 'V100 SXM2', '
                      "'RTX 4090', 'RTX 5090', 'RTX PRO 6000 Max-Q'; with --metrics train also 'TPU v3', a chip")
 REPARAM_FORMS = ("trained", "fused")   # --reparam: the form a re-parameterisable model is counted in
 # --price-per-hour: USD per device-hour. Below a tenth of a cent images per dollar stop meaning anything (issue 42:
-# 5e-324 printed Infinity); above a million no device is rented.
-MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = 1e-3, 1e6
+# 5e-324 printed Infinity); above a million no device is rented (zoo.options.values.BOUNDS holds them).
+MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = BOUNDS["price-per-hour"].low, BOUNDS["price-per-hour"].high
 
 
 def _shared() -> dict[str, dict]:
@@ -125,11 +126,13 @@ def prices_per_hour(text: str, devices: list[str]) -> dict[str, float]:
     named twice, or left without a price."""
     from analysis.timing.devices import device_sheet
 
-    from .values import finite_number, split_list
+    from .values import DECIMAL_NUMBER, finite_number, split_list
 
     def price(value: str, device: str) -> float:
-        usd = finite_number(value.strip(), "price-per-hour")
-        if not MIN_PRICE_PER_HOUR <= usd <= MAX_PRICE_PER_HOUR:
+        if not DECIMAL_NUMBER.fullmatch(value.strip()):
+            finite_number(value, "price-per-hour")          # its message: not a number
+        usd = float(value)
+        if not (math.isfinite(usd) and MIN_PRICE_PER_HOUR <= usd <= MAX_PRICE_PER_HOUR):
             raise UsageError(f"--price-per-hour: {device}'s {value.strip()} USD is outside {MIN_PRICE_PER_HOUR:g} to "
                              f"{MAX_PRICE_PER_HOUR:,.0f} USD per hour")
         return usd
@@ -213,11 +216,11 @@ def timing_of(asked, backends, dtype: str, train: bool, local: bool = True):
     """The Timing both commands time with, from a Timing of the options as typed: its compile mode and backends
     checked (check_timing), the device resolved (zoo.options.values.check_device; with Ray, local=False, "auto"
     stays for the workers), threads, iters and min-seconds parsed. A UsageError (one line) before any work."""
-    from .values import MAX_ITERS, check_device, check_threads, positive_int, positive_number
+    from .values import check_device, check_threads, positive_int, positive_number
 
     check_timing(asked, backends, dtype, train)
     return asked.replace(device=check_device(asked.device, local=local),
                          threads=check_threads(None if asked.threads is None else str(asked.threads)),
-                         iters=None if asked.iters is None else positive_int(str(asked.iters), "iters", MAX_ITERS),
+                         iters=None if asked.iters is None else positive_int(asked.iters, "iters"),
                          min_seconds=None if asked.min_seconds is None else positive_number(asked.min_seconds,
                                                                                             "min-seconds"))

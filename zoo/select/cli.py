@@ -137,7 +137,7 @@ def answer_questions(args: argparse.Namespace) -> int:
 def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
     """(the query to run, the plan it came from or None); --from-plan takes the plan's query, and refuses query
     options given beside it (one run could not say which it answered)."""
-    if not args.from_plan:
+    if args.from_plan is None:
         return query_of(args), None
     from .plan import RUN_OPTIONS, query_from_plan, read_plan
 
@@ -231,12 +231,12 @@ def _main(argv: list[str] | None = None) -> int:
             with disabled(args.no_cache):
                 return answer_questions(args)
         query, plan = _asked_query(args)
-        if query.save and query.measured and not args.save_plan:    # a folder or a link there: refused first
+        if query.save and query.measured and args.save_plan is None:    # a folder or a link there: refused first
             from ..runs.safe_io import refuse_unless_regular
 
             refuse_unless_regular(_answer_path(query), option="--out")
         with disabled(args.no_cache):
-            if args.save_plan:
+            if args.save_plan is not None:      # '' too: refused by name, never taken for no plan
                 try:
                     sys.stdout.write(_save_plan(query, args.save_plan))
                 except OSError as e:    # a full disk: the temporary file is removed, FILE left as it was

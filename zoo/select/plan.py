@@ -31,8 +31,11 @@ def plan_of(q, candidates: list[str], excluded: list[dict]) -> dict:
 def check_plan_path(path: str) -> Path:
     """--save-plan's FILE, before any work: in an existing folder, and nothing but a regular file at it (a link,
     a FIFO, a folder, /dev/full: refused, exit 2)."""
-    from ..runs.safe_io import refuse_unless_regular
+    from ..runs.safe_io import refuse_unless_regular, usable_path
 
+    if not path.strip():
+        raise UsageError("--save-plan: an empty FILE name")
+    usable_path(path, "--save-plan")                # a name too long, a symlink loop: one line
     target = Path(path)
     if not target.parent.is_dir():
         raise UsageError(f"--save-plan: no folder {str(target.parent)!r}")
@@ -54,8 +57,11 @@ MAX_PLAN_BYTES = 1 << 22      # a plan of the whole registry is ~100 KB
 def read_plan(path: str) -> dict:
     """A plan file, checked whole before anything is timed (UsageError, one line, for anything else): a regular
     file of at most MAX_PLAN_BYTES, strict JSON (nesting bounded, no key twice), the shape plan_of writes."""
-    from ..runs.safe_io import StrictJSONError, read_regular, strict_loads
+    from ..runs.safe_io import StrictJSONError, read_regular, strict_loads, usable_path
 
+    if not path.strip():
+        raise UsageError("--from-plan: an empty FILE name")
+    usable_path(path, "--from-plan")
     data = read_regular(Path(path), MAX_PLAN_BYTES, "--from-plan")
     try:
         plan = strict_loads(data.decode("utf-8"), unique_keys=True)
