@@ -128,9 +128,11 @@ def print_records(records: list[dict], fmt: str) -> None:
     else:
         from rich.console import Console
 
-        console = Console()     # a terminal's own width; piped or redirected, 160 columns
-        width = console.width if console.is_terminal else 160
-        Console(width=width).print(to_rich(records, width))
+        from ..answers.text import UNBOUNDED_WIDTH
+
+        console = Console()     # a terminal's own width; piped or redirected, as wide as the table needs
+        width = console.width if console.is_terminal else 160      # past it, few records are turned on their side
+        Console(width=width if console.is_terminal else UNBOUNDED_WIDTH).print(to_rich(records, width))
 
 
 def main(argv: list[str] | None = None) -> int:

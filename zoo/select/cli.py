@@ -155,7 +155,7 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
 def _save_plan(q: Query, path: str) -> str:
     """--save-plan: the screens here (no timing), the plan written; returns what to run on the serving machine."""
     from .shortlist import count_screen, rank_screen, screen_all
-    from .plan import check_plan_path, plan_of, write_plan
+    from .plan import check_plan_candidates, check_plan_path, plan_of, write_plan
 
     check_save_plan(q)
     check_plan_path(path)
@@ -164,6 +164,7 @@ def _save_plan(q: Query, path: str) -> str:
     if stop is not None:        # a plan is whole or not written
         raise stop
     candidates = rank_screen(counted, q, excluded)
+    check_plan_candidates(candidates, excluded, q)      # an empty plan is refused, not written
     write_plan(path, plan_of(q, [r["model"] for r in candidates], excluded))
     return (f"plan: {len(candidates)} candidates to time, {len(excluded)} screened out, in {path}\n"
             f"on the serving machine: python -m zoo.select --from-plan {path} --out DIR\n")

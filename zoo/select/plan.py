@@ -43,6 +43,22 @@ def check_plan_path(path: str) -> Path:
     return target
 
 
+def check_plan_candidates(candidates: list[dict], excluded: list[dict], q) -> None:
+    """A plan with nothing to time answers nothing on the serving machine (--from-plan refuses it): a UsageError
+    (exit 2, one line, FILE not written) saying why every model was screened out."""
+    if candidates:
+        return
+    from collections import Counter
+
+    from .shortlist import top1_note
+
+    why = Counter(e["reason"].split(" (")[0].split(":")[0] for e in excluded).most_common(2)
+    note = top1_note(excluded, q)
+    raise UsageError(f"--save-plan: no candidate left to time at {q.request.img_size.label} px ({len(excluded)} "
+                     f"screened out, most for: {'; '.join(f'{r} ({n})' for r, n in why)})"
+                     + (f"; {note}" if note else "") + "; nothing written")
+
+
 def write_plan(path: str, plan: dict) -> None:
     """Whole or not at all (zoo.runs.safe_io.write_atomic: a temporary file renamed over FILE, never through a
     link); OSError (a full disk) leaves FILE as it was."""
