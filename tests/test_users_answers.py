@@ -9,6 +9,9 @@ import pytest
 from cli import call_main
 
 from zoo.compare.cli import print_records
+from zoo.compare.display import to_markdown
+from zoo.runs.peaks import PEAKS_FILE, PeakCache, peak_key
+from zoo.runs.tasks import Task
 
 # timm's results/results-imagenet.csv (pytorch-image-models, rows model,img_size,top1): deit_tiny_patch16_224.fb_in1k,
 # 224,72.190; resnet50.a1_in1k,224,80.382 and 288,81.240; convnext_tiny.in12k_ft_in1k,224,84.192 and 288,84.448.
@@ -92,3 +95,61 @@ def test_a_select_table_keeps_its_noisy_cell_whole():
     assert "…" not in text
     (line,) = [line for line in text.splitlines() if line.startswith("deit_ti *")]
     assert "noisy (cv 0.31)" in line and "fb_in1k (teacher BiT-M-R152x2, in21k)" in line
+
+
+def _fake_probe(monkeypatch, probes):
+    left = iter(probes)
+
+    def probe(device, dtype, threads=None):
+        flops, share = next(left)
+        return {"peak_flops": flops, "peak_kernel": "mm_fake", "peak_foreign_cpu_share": share}
+
+    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", probe)
+    monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda device, threads=None: {"mem_bandwidth": 5e9})
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+
+
+TASK = Task.named("throughput", "vit_ti16", 224, device="cpu", threads=2)
+
+
+def test_a_probe_under_half_the_committed_quiet_peak_is_flagged_and_not_kept(tmp_path, monkeypatch):
+    """The issue's numbers: 52.8 GFLOP/s probed, 204 committed for the same CPU, torch and threads, no foreign CPU
+    seen. Before: "probed now, kept", unflagged, and every later run used it."""
+    table = tmp_path / "cpu_peaks.json"
+    table.write_text(json.dumps({"peaks": [{"key": peak_key(TASK), "peak_flops": 204e9}]}))
+    monkeypatch.setattr("zoo.runs.peaks.COMMITTED_PEAKS", table)
+    _fake_probe(monkeypatch, [(52.8e9, 0.0)])
+    peak = PeakCache(tmp_path / "results").get(TASK)
+    assert peak["peak_flops"] == 52.8e9 and peak["peak_under_load"] is True
+    assert peak["peak_probe"] == ("probed under load (52.8 GFLOP/s, under 50% of the 204 GFLOP/s committed for this "
+                                  "machine's CPU, torch and threads), not kept")
+    assert peak_key(TASK) not in json.loads((tmp_path / "results" / PEAKS_FILE).read_text())
+
+
+def test_a_reprobe_under_load_keeps_the_quiet_peak_and_says_so(tmp_path, monkeypatch):
+    _fake_probe(monkeypatch, [(204e9, 0.0), (52.8e9, 0.9)])
+    assert PeakCache(tmp_path).get(TASK)["peak_probe"] == "probed now, kept"
+    again = PeakCache(tmp_path, reprobe=True).get(TASK)
+    assert again["peak_flops"] == 204e9 and again["peak_under_load"] is False
+    assert again["peak_probe"] == "kept from a quiet probe (probed again under load: others' CPU 90%; not used)"
+
+
+def test_a_timed_row_and_compares_table_flag_a_peak_under_load(kept_bandwidth):
+    from zoo.compare.display import merge
+    from zoo.runs.schema import validate
+    from zoo.runs.tasks import run_task
+
+    loaded = {"peak_flops": 52.8e9, "peak_kernel": "mm_2048", "peak_under_load": True, "mem_bandwidth": 5e9,
+              "peak_probe": "probed under load (others' CPU 45%), not kept"}
+    row = validate(run_task(Task.named("throughput", "vit_ti16", 32, device="cpu", quick=True, iters=1, threads=1),
+                            macs=10**6, peak=loaded))
+    assert row["peak_under_load"] is True and row["peak_probe"] == loaded["peak_probe"]
+    (record,) = merge([row])
+    text = to_markdown([record])
+    (line,) = [line for line in text.splitlines() if line.startswith("| vit_ti16 |")]
+    assert line.count("(peak under load)") == 2            # the MFU cell and the roofline cell
+    assert (f"vit_ti16 32 px batch 1: MFU and roofline against 52.8 GFLOP/s, probed under load (others' CPU 45%), "
+            f"not kept") in text
+    quiet = validate(run_task(Task.named("throughput", "vit_ti16", 32, device="cpu", quick=True, iters=1, threads=1),
+                              macs=10**6, peak={**loaded, "peak_under_load": False, "peak_probe": "probed now, kept"}))
+    assert "under load" not in to_markdown(merge([quiet]))

@@ -63,7 +63,7 @@ COLUMNS = [
     ("timed on", "timed_on", str),
     ("img/s vs eager", "vs_eager", lambda v: f"{v:.2f}x"),
     ("MFU", "mfu", None),
-    ("roofline (ms / batch)", "roofline_ms", lambda v: f"{v:.1f}"),
+    ("roofline (ms / batch)", "roofline_ms", None),
     ("train img/s (mean)", "train_imgs_per_s", lambda v: f"{v:.1f}"),
     ("train p50 (ms / batch)", "train_latency_ms_p50", lambda v: f"{v:.1f}"),
     ("train MFU", "train_mfu", None),
@@ -80,7 +80,8 @@ COLUMNS = [
     ("pretraining", "pretraining", str),
 ]
 TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
-         "noisy", "peak_flops", "peak_fast_gemm", "foreign_cpu_share", "ran_batch_size", "iters")
+         "noisy", "peak_flops", "peak_fast_gemm", "peak_under_load", "peak_probe", "foreign_cpu_share",
+         "ran_batch_size", "iters")
 P99_MIN_STEPS = 100    # a p99 of fewer steps is the slowest step or close to it: the table says so
 
 
@@ -98,6 +99,20 @@ def _noisy(record: dict, prefix: str = "") -> str:
     return f"cv {record[f'{prefix}cv']:.2f}" + (f", others {100 * share:.0f}%" if share is not None else "")
 
 
+def _roofline(record: dict) -> str | None:
+    value = record.get("roofline_ms")
+    return None if value is None else f"{value:.1f}" + (" (peak under load)" if record.get("peak_under_load") else "")
+
+
+def loaded_peak_lines(records: list[dict]) -> list[str]:
+    """Under the table: each record whose MFU and roofline stand on a probe that ran under load, and why."""
+    return [f"{r['model']} {r['size']} px batch {r['batch_size']}{' (training step)' if p else ''}: MFU"
+            f"{'' if p else ' and roofline'} against {r[f'{p}peak_flops'] / 1e9:.1f} GFLOP/s, "
+            f"{r.get(f'{p}peak_probe') or 'probed under load'}: a low peak, so MFU reads high; probe on a quiet "
+            f"machine (--reprobe-peak) for a kept one"
+            for r in _measured(records) for p in ("", "train_") if r.get(f"{p}peak_under_load")]
+
+
 def _task_recipe(record: dict) -> str | None:
     return record.get("task_recipe") or record.get("task_unmatched")
 
@@ -107,6 +122,7 @@ def _seg_recipe(record: dict) -> str | None:
 
 
 RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy,
+                "roofline_ms": _roofline,
                 "task_recipe": _task_recipe, "seg_recipe": _seg_recipe}
 
 
@@ -274,13 +290,16 @@ def to_rich(records: list[dict], width: int = 160):
             table.add_row(*row)
     lines = not_measured_lines(records)
     shared = [Text("same for all: " + " · ".join(notes))] if notes else []
-    return Group(Text(TITLE), table, *shared, *(Text(f"not measured: {line}") for line in lines))
+    loaded = [Text(f"peak under load: {line}") for line in loaded_peak_lines(records)]
+    return Group(Text(TITLE), table, *shared, *loaded, *(Text(f"not measured: {line}") for line in lines))
 
 
 def to_markdown(records: list[dict]) -> str:
     measured = _measured(records)
     columns = _columns(measured)
     text = markdown_table([h for h, *_ in columns], [cells(r, columns) for r in measured])
+    loaded = loaded_peak_lines(records)
+    text += "\nPeak under load:\n" + "".join(f"- {line}\n" for line in loaded) if loaded else ""
     lines = not_measured_lines(records)
     return text + ("\nNot measured:\n" + "".join(f"- {line}\n" for line in lines) if lines else "")
 
