@@ -3,6 +3,7 @@
 bounds (65,536 in zoo.select --predict --metrics train, 2^20 elsewhere). Hypothesis checks the parser against
 Python's own reading of the text it accepts; every option in the table is refused the same way on the command
 line of each command that takes it."""
+import json
 import math
 import re
 from pathlib import Path
@@ -130,3 +131,12 @@ def test_a_schedule_under_one_step_of_its_global_batch_is_refused(tmp_path):
     done = call_main("zoo.select", *TRAIN, "--models", "deit_ti", "--batch-size", "64", "--epochs", "0.0001",
                      "--train-images", "1281167", "--format", "json")
     assert done.returncode == 0, done.stderr         # 128 images: two steps of 64
+
+
+def test_a_batch_has_one_bound_in_selects_training_prediction_too():
+    """zoo.select --predict --metrics train refused batches past 65,536 where every other batch option takes 2^20:
+    65,537 images per GPU is now a row (excluded: it does not fit an H100's 80 GB), not a refusal."""
+    done = call_main("zoo.select", *TRAIN, "--models", "deit_ti", "--batch-size", "65537", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["excluded"]
+    assert row["model"] == "deit_ti" and row["batch_size"] == 65537 and row["excluded"].startswith("training memory")

@@ -18,8 +18,20 @@ from ..runs.safe_io import strict_dumps
 from ..runs.schema import row_size
 
 
+LOADED_PROBE = "probed under load"    # how zoo.runs.peaks' peak_probe names a probe that ran under load and is in use
+
+
+def peak_under_load(record: dict, prefix: str = "") -> bool:
+    """Whether a timed record's GEMM peak or memory bandwidth (its `prefix`peak_probe) is a probe that ran under
+    load: it reads low, so the MFU reads high and the roofline long. A quiet kept peak used instead says "kept"."""
+    probe = record.get(f"{prefix}peak_probe") or ""
+    return probe.startswith(LOADED_PROBE) or f"; memory bandwidth {LOADED_PROBE}" in probe
+
+
 def _mfu(record: dict, prefix: str = "") -> str | None:
-    return mfu_cell(record, prefix, digits=0, unit="%")
+    cell = mfu_cell(record, prefix, digits=0, unit="%")
+    return cell + " (peak under load)" if cell and record.get(f"{prefix}mfu") is not None and \
+        peak_under_load(record, prefix) else cell
 
 
 def _windows(v) -> str | None:
@@ -80,7 +92,7 @@ COLUMNS = [
     ("pretraining", "pretraining", str),
 ]
 TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
-         "noisy", "peak_flops", "peak_fast_gemm", "peak_under_load", "peak_probe", "foreign_cpu_share",
+         "noisy", "peak_flops", "peak_fast_gemm", "peak_probe", "foreign_cpu_share",
          "ran_batch_size", "iters")
 P99_MIN_STEPS = 100    # a p99 of fewer steps is the slowest step or close to it: the table says so
 
@@ -101,16 +113,16 @@ def _noisy(record: dict, prefix: str = "") -> str:
 
 def _roofline(record: dict) -> str | None:
     value = record.get("roofline_ms")
-    return None if value is None else f"{value:.1f}" + (" (peak under load)" if record.get("peak_under_load") else "")
+    return None if value is None else f"{value:.1f}" + (" (peak under load)" if peak_under_load(record) else "")
 
 
 def loaded_peak_lines(records: list[dict]) -> list[str]:
     """Under the table: each record whose MFU and roofline stand on a probe that ran under load, and why."""
     return [f"{r['model']} {r['size']} px batch {r['batch_size']}{' (training step)' if p else ''}: MFU"
             f"{'' if p else ' and roofline'} against {r[f'{p}peak_flops'] / 1e9:.1f} GFLOP/s, "
-            f"{r.get(f'{p}peak_probe') or 'probed under load'}: a low peak, so MFU reads high; probe on a quiet "
+            f"{r[f'{p}peak_probe']}: a low peak, so MFU reads high; probe on a quiet "
             f"machine (--reprobe-peak) for a kept one"
-            for r in _measured(records) for p in ("", "train_") if r.get(f"{p}peak_under_load")]
+            for r in _measured(records) for p in ("", "train_") if peak_under_load(r, p)]
 
 
 def _task_recipe(record: dict) -> str | None:

@@ -49,13 +49,12 @@ def mib(nbytes: float | None) -> str | None:
 
 def mfu_cell(row: dict, prefix: str = "", digits: int = 1, unit: str = "") -> str | None:
     """A row's MFU (its `prefix`mfu: "train_" for a training step's) as a percentage with `digits` decimals and
-    `unit` after it, "(above peak)" past the GEMM probe, "(peak under load)" against a probe that ran under load
-    (it reads high); "no fast GEMM" for a dtype without one (no MFU given); None without an MFU."""
+    `unit` after it, "(above peak)" past the GEMM probe; "no fast GEMM" for a dtype without one (no MFU given);
+    None without an MFU."""
     mfu = row.get(f"{prefix}mfu")
     if mfu is None:
         return "no fast GEMM" if row.get(f"{prefix}peak_fast_gemm") is False else None
-    return (f"{100 * mfu:.{digits}f}{unit}{' (above peak)' if row.get(f'{prefix}mfu_above_peak') else ''}"
-            f"{' (peak under load)' if row.get(f'{prefix}peak_under_load') else ''}")
+    return f"{100 * mfu:.{digits}f}{unit}{' (above peak)' if row.get(f'{prefix}mfu_above_peak') else ''}"
 
 
 def feature_maps(maps: list | None, img_h: int | None = None) -> str | None:

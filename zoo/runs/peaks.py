@@ -8,7 +8,7 @@ A cached peak is used while the machine's fingerprint (CPU model, GPU, torch ver
 peak that is too high can always be replaced) unless it ran under load: then the quiet kept one stays, and says
 so. A probe under load (others' CPU past the noise rule, or under half the quiet figure committed for the same CPU,
 torch and threads, zoo/models/data/cpu_peaks.json) is kept nowhere; used when no quiet one is kept, the row says
-so (`peak_under_load`) and zoo.compare's table marks the MFU and roofline it gave. An entry of the wrong shape, or with a number the row schema
+so (`peak_probe`: "probed under load (why), not kept") and zoo.compare's table marks the MFU and roofline it gave. An entry of the wrong shape, or with a number the row schema
 cannot hold, is dropped and probed again. With the user cache off (`--no-cache`) the folder's peaks.json alone is used.
 The memory bandwidth (a STREAM-like triad, analysis.timing.bandwidth) for the roofline estimate follows the
 same rules (user cache, peaks.json copy, a probe under load not kept), once per machine, device and thread count.
@@ -174,9 +174,10 @@ class PeakCache:
                 if (usable_bandwidth(v) if str(k).startswith("bandwidth | ") else usable_peak(v))}
 
     def get(self, task: Task) -> dict:
-        """The peak, with `peak_probe` saying where it came from and `peak_under_load` whether the GEMM peak or the
-        bandwidth is a probe that ran under load (used for this run only: a loaded probe reads low, so MFU reads high
-        and the roofline long). A kept quiet one is used before a loaded new probe, and says so."""
+        """The peak, with `peak_probe` saying where it came from (the row's field of that name) and `peak_under_load`
+        whether the GEMM peak or the bandwidth is a probe that ran under load (used for this run only: a loaded probe
+        reads low, so MFU reads high and the roofline long). A kept quiet one is used before a loaded new probe, and
+        says so."""
         device = resolve_device(task.timing.device)
         # also probed again: a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%)
         key, peak = self._kept_or_probed("peak", peak_key(task), task, usable_peak,

@@ -126,8 +126,6 @@ class TimedFields:
                                         "not given")
     peak_probe: Optional[str] = _f("where peak_flops came from: kept from a quiet probe, probed now, or probed "
                                    "under load (others' CPU) and not kept")
-    peak_under_load: Optional[bool] = _f("true: peak_flops or mem_bandwidth is a probe run under load (peak_probe "
-                                         "says why): low, so mfu reads high and roofline_ms long")
     mfu: Optional[float] = _f("flops_per_img x imgs_per_s / peak_flops (never clipped)", "fraction")
     mfu_above_peak: Optional[bool] = _f("mfu > 1: a kernel faster than the GEMM probe, or fewer multiplies "
                                         "than nominal (Winograd)")

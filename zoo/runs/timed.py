@@ -94,7 +94,6 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
     fields.update(measured_roofline(task, fields, peak))
     fields["noisy"] = is_noisy(result.cv, result.foreign_cpu_share, fields.get("threads", timing.threads))
     fields["peak_probe"] = peak.get("peak_probe") if fields.get("peak_flops") else None
-    fields["peak_under_load"] = bool(peak.get("peak_under_load")) if fields.get("peak_flops") else None
     return fields
 
 
