@@ -246,6 +246,7 @@ def usable_path(text: str | os.PathLike, option: str) -> Path:
     system takes (NAME_MAX bytes), no symlink loop, nothing else the OS refuses to look up (a path too long)."""
     if not str(text).strip():
         raise UsageError(f"{option}: an empty path; name a folder (. for the current one)")
+    shown = str(text) if len(str(text)) <= 120 else f"{str(text)[:60]}...{str(text)[-40:]}"
     path = Path(text).expanduser()
     nearest = next((p for p in (path, *path.parents) if os.path.lexists(p)), Path("."))
     try:
@@ -262,9 +263,9 @@ def usable_path(text: str | os.PathLike, option: str) -> Path:
     except (FileNotFoundError, NotADirectoryError):
         return resolved                     # missing: made (or refused as not a folder) by the caller
     except RuntimeError:                    # Path.resolve's symlink loop (Python < 3.13)
-        raise UsageError(f"{option}: {text} goes round a symlink loop") from None
+        raise UsageError(f"{option}: {shown} goes round a symlink loop") from None
     except OSError as e:                    # ELOOP (a loop), ENAMETOOLONG (the whole path), EACCES
-        raise UsageError(f"{option}: cannot use {text}: {e.strerror or e}") from None
+        raise UsageError(f"{option}: cannot use {shown}: {e.strerror or e}") from None
     return resolved
 
 
