@@ -120,7 +120,7 @@ def test_a_probe_under_half_the_committed_quiet_peak_is_flagged_and_not_kept(tmp
     monkeypatch.setattr("zoo.runs.peaks.COMMITTED_PEAKS", table)
     _fake_probe(monkeypatch, [(52.8e9, 0.0)])
     peak = PeakCache(tmp_path / "results").get(TASK)
-    assert peak["peak_flops"] == 52.8e9 and peak["peak_under_load"] is True
+    assert peak["peak_flops"] == 52.8e9
     assert peak["peak_probe"] == ("probed under load (52.8 GFLOP/s, under 50% of the 204 GFLOP/s committed for this "
                                   "machine's CPU, torch and threads), not kept")
     assert peak_key(TASK) not in json.loads((tmp_path / "results" / PEAKS_FILE).read_text())
@@ -130,7 +130,7 @@ def test_a_reprobe_under_load_keeps_the_quiet_peak_and_says_so(tmp_path, monkeyp
     _fake_probe(monkeypatch, [(204e9, 0.0), (52.8e9, 0.9)])
     assert PeakCache(tmp_path).get(TASK)["peak_probe"] == "probed now, kept"
     again = PeakCache(tmp_path, reprobe=True).get(TASK)
-    assert again["peak_flops"] == 204e9 and again["peak_under_load"] is False
+    assert again["peak_flops"] == 204e9
     assert again["peak_probe"] == "kept from a quiet probe (probed again under load: others' CPU 90%; not used)"
 
 
@@ -139,7 +139,7 @@ def test_a_timed_row_and_compares_table_flag_a_peak_under_load(kept_bandwidth):
     from zoo.runs.schema import validate
     from zoo.runs.tasks import run_task
 
-    loaded = {"peak_flops": 52.8e9, "peak_kernel": "mm_2048", "peak_under_load": True, "mem_bandwidth": 5e9,
+    loaded = {"peak_flops": 52.8e9, "peak_kernel": "mm_2048", "mem_bandwidth": 5e9,
               "peak_probe": "probed under load (others' CPU 45%), not kept"}
     row = validate(run_task(Task.named("throughput", "vit_ti16", 32, device="cpu", quick=True, iters=1, threads=1),
                             macs=10**6, peak=loaded))
@@ -151,7 +151,18 @@ def test_a_timed_row_and_compares_table_flag_a_peak_under_load(kept_bandwidth):
     assert (f"vit_ti16 32 px batch 1: MFU and roofline against 52.8 GFLOP/s, probed under load (others' CPU 45%), "
             f"not kept") in text
     quiet = validate(run_task(Task.named("throughput", "vit_ti16", 32, device="cpu", quick=True, iters=1, threads=1),
-                              macs=10**6, peak={**loaded, "peak_under_load": False,
-                                                "peak_probe": "kept from a quiet probe (probed again under load: "
-                                                              "others' CPU 90%; not used)"}))
+                              macs=10**6, peak={**loaded, "peak_probe": "kept from a quiet probe (probed again under "
+                                                                        "load: others' CPU 90%; not used)"}))
     assert "under load" not in to_markdown(merge([quiet]))
+
+
+def test_a_bandwidth_probed_under_load_flags_the_roofline_too(tmp_path, monkeypatch):
+    from zoo.compare.display import peak_under_load
+
+    _fake_probe(monkeypatch, [(204e9, 0.0)])
+    monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth",
+                        lambda device, threads=None: {"mem_bandwidth": 5e9, "bandwidth_foreign_cpu_share": 0.9})
+    peak = PeakCache(tmp_path).get(TASK)
+    assert peak["peak_probe"] == "probed now, kept; memory bandwidth probed under load (others' CPU 90%), not kept"
+    assert peak_under_load({"peak_probe": peak["peak_probe"]})
+    assert not peak_under_load({"peak_probe": "kept from a quiet probe (probed again under load: x; not used)"})

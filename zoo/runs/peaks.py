@@ -174,9 +174,9 @@ class PeakCache:
                 if (usable_bandwidth(v) if str(k).startswith("bandwidth | ") else usable_peak(v))}
 
     def get(self, task: Task) -> dict:
-        """The peak, with `peak_probe` saying where it came from (the row's field of that name) and `peak_under_load`
-        whether the GEMM peak or the bandwidth is a probe that ran under load (used for this run only: a loaded probe
-        reads low, so MFU reads high and the roofline long). A kept quiet one is used before a loaded new probe, and
+        """The peak, with `peak_probe` saying where it came from (the row's field of that name): "probed under load
+        (why), not kept" when the GEMM peak is a probe that ran under load, used for this run only ("; memory
+        bandwidth probed under load ..." for the bandwidth). A kept quiet one is used before a loaded new probe, and
         says so."""
         device = resolve_device(task.timing.device)
         # also probed again: a 16-bit peak probed before the fast-GEMM check (a slow fp16 GEMM read MFU > 1000%)
@@ -184,13 +184,10 @@ class PeakCache:
                                          lambda: measure_peak_flops(str(device), task.request.dtype,
                                                                     task.timing.threads),
                                          accept=lambda p: "fast_gemm" in p or task.request.dtype == "fp32")
-        bandwidth_key_ = bandwidth_key(task)
-        bandwidth = self.bandwidth(task)
-        loaded = [k for k in (key, bandwidth_key_) if k in self.unkept]
-        label = self.labels.get(key, "kept from a quiet probe")
-        if bandwidth_key_ in self.unkept:
-            label += f"; memory bandwidth {self.labels[bandwidth_key_]}"
-        return {**peak, **bandwidth, "peak_probe": label, "peak_under_load": bool(loaded)}
+        bandwidth, label = self.bandwidth(task), self.labels.get(key, "kept from a quiet probe")
+        if bandwidth_key(task) in self.unkept:
+            label += f"; memory bandwidth {self.labels[bandwidth_key(task)]}"
+        return {**peak, **bandwidth, "peak_probe": label}
 
     def bandwidth(self, task: Task) -> dict:
         """measure_bandwidth's dict for bandwidth_key(task), kept like the GEMM peak."""
