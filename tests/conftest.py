@@ -63,6 +63,13 @@ def isolated_user_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def no_committed_peak(monkeypatch, tmp_path_factory):
+    """A probe in this process is not judged against the quiet peak committed for this machine (zoo.runs.peaks
+    .committed_quiet): tests fake probes of any size. tests/test_users_answers.py gives its own table."""
+    monkeypatch.setattr("zoo.runs.peaks.COMMITTED_PEAKS", tmp_path_factory.mktemp("no-peaks") / "cpu_peaks.json")
+
+
+@pytest.fixture(autouse=True)
 def isolated_data_dir(tmp_path_factory, monkeypatch):
     """Where a command without --out writes (zoo.store.data_dir): an empty folder of the test's own."""
     path = tmp_path_factory.mktemp("archzoo-data")

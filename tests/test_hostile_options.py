@@ -84,3 +84,21 @@ def test_a_cnn_with_an_extra_stride_under_a_detector_gets_a_hint_for_cnns_not_vi
     assert "stride 2" in str(refused.value) and "resnet50" in str(refused.value)
     with pytest.raises(ZooError, match="plain ViT: use vitdet_"):
         create_detector("vit_ti16", "maskrcnn", Size(224, 224), device="meta")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["zoo.select", "--models", "deit_ti", "--max-latency-ms", "50", "--save-plan", ""],
+     "--save-plan: an empty FILE name"),
+    (["zoo.select", "--from-plan", ""], "--from-plan: an empty FILE name"),
+    (["zoo.compare", "--models", "deit_ti", "--predict", "H100", "--metrics", "train", "--out", "OUT"],
+     "--out: --predict with --metrics train prints its estimate and writes no rows; drop --out"),
+])
+def test_an_option_that_cannot_apply_is_refused_not_ignored(tmp_path, monkeypatch, args, said):
+    """Issue 54: --save-plan '' was taken for no plan (the question answered, and timed, exit 0), and --out beside a
+    training prediction that writes nothing was accepted."""
+    monkeypatch.setenv("ARCHZOO_DATA_DIR", str(tmp_path / "data"))
+    module, *rest = args
+    done = call_main(module, *[str(tmp_path / "out") if a == "OUT" else a for a in rest], cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == f"{module}: error: {said}\n"
+    assert list(tmp_path.iterdir()) == []

@@ -10,6 +10,9 @@ import importlib
 
 from ._version import __version__
 from .errors import DuplicateModelError, UnknownModelError, UnsupportedResolutionError, ZooError
+from .console.signals import arm_for_commands
+
+arm_for_commands()      # a command's own process: a signal during its start-up imports is one line, 130 or 143
 
 _LAZY = {  # public name -> the module that defines it, imported on first access (PEP 562)
     **dict.fromkeys(["TIMM_PREFIX", "ModelSpec", "Size", "ViTConfig", "VisionTransformer", "accuracy_entries",

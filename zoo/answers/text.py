@@ -65,6 +65,9 @@ LEFT = ("model", "detector", "top-1 @res (source)", "weights", "pretraining", "b
         "AP of (schedule, pretraining)")
 
 
+UNBOUNDED_WIDTH = 100_000      # characters: rich lays a table out at its own width when given this much
+
+
 def _plain(headers: list[str], rows: list[list]) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -75,9 +78,10 @@ def _plain(headers: list[str], rows: list[list]) -> str:
     for r in rows:
         grid.add_row(*("-" if c is None else str(c) for c in r))
     with open(os.devnull, "w") as sink:
-        console = Console(width=240, record=True, file=sink)
+        # as wide as the table needs: a cell is never cut to "n…" (the noisy column was, issue 54); text, not a screen
+        console = Console(width=UNBOUNDED_WIDTH, record=True, file=sink)
         console.print(grid)
-    return console.export_text().rstrip("\n")
+    return "\n".join(line.rstrip() for line in console.export_text().rstrip("\n").splitlines())
 
 
 def title(result: dict) -> str:
@@ -89,7 +93,8 @@ def title(result: dict) -> str:
     text = (f"shortlist{what} at {size_text(query['resolution'])} px{padded}, ranked by {query['rank']}: "
             f"{len(result['shortlist'])} of {len(query['models'])} (* on the Pareto front of {axes['y']} vs "
             f"{axes['x']} in its pretraining group)")
-    return text + (f"\nNB: {query['rank_note']}" if query.get("rank_note") else "")
+    text += f"\nNB: {query['rank_note']}" if query.get("rank_note") else ""
+    return text + (f"\nNB: {result['note']}" if result.get("note") else "")
 
 
 def _timing_head(result: dict) -> list[str]:

@@ -22,7 +22,7 @@ from ..options import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, datasheet_d
                        add_options, pretraining_option)  # names them
 from ..options.compare import DEFAULT_METRICS, METRICS, checked
 from ..options.values import MAX_BATCH, MAX_SIDE
-from ..console.signals import Terminated, terminate_as_interrupt
+from ..console.signals import Terminated, exit_status, interrupted, terminate_as_interrupt
 from ..runs.executors import EXECUTORS
 from ..store.store import StoreWriteError
 from ..store.user_cache import disabled
@@ -136,9 +136,11 @@ def print_records(records: list[dict], fmt: str) -> None:
     else:
         from rich.console import Console
 
-        console = Console()     # a terminal's own width; piped or redirected, 160 columns
-        width = console.width if console.is_terminal else 160
-        Console(width=width).print(to_rich(records, width))
+        from ..answers.text import UNBOUNDED_WIDTH
+
+        console = Console()     # a terminal's own width; piped or redirected, as wide as the table needs
+        width = console.width if console.is_terminal else 160      # past it, few records are turned on their side
+        Console(width=width if console.is_terminal else UNBOUNDED_WIDTH).print(to_rich(records, width))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with terminate_as_interrupt("zoo.compare", command=argv is None):
             return _main(argv)
-    except Terminated:        # after the measurements (while printing): nothing left to keep
-        print("zoo.compare: terminated (SIGTERM)", file=sys.stderr)
-        return 143
+    except KeyboardInterrupt as e:     # after the measurements (while printing): nothing left to keep
+        print(f"zoo.compare: {interrupted(e)}", file=sys.stderr)
+        return exit_status(e)
 
 
 def _main(argv: list[str] | None) -> int:

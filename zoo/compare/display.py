@@ -12,7 +12,7 @@ import io
 import json
 
 from ..console import columns as table
-from ..console.columns import Column
+from ..console.columns import Column, figure
 from ..console.markdown import machine_name, markdown_table, mfu_cell
 from ..models.accuracy import accuracy_fields, entry_fields  # noqa: F401 - accuracy_fields: imported from here by callers
 from ..models.segmenters.published import published_cells
@@ -20,12 +20,25 @@ from ..store.safe_io import strict_dumps
 from ..store.schema import row_size
 
 
+LOADED_PROBE = "probed under load"    # how zoo.runs.peaks' peak_probe names a probe that ran under load and is in use
+
+
+def peak_under_load(record: dict, prefix: str = "") -> bool:
+    """Whether a timed record's GEMM peak or memory bandwidth (its `prefix`peak_probe) is a probe that ran under
+    load: it reads low, so the MFU reads high and the roofline long. A quiet kept peak used instead says "kept"."""
+    probe = record.get(f"{prefix}peak_probe") or ""
+    return probe.startswith(LOADED_PROBE) or f"; memory bandwidth {LOADED_PROBE}" in probe
+
+
 def _mfu(record: dict, prefix: str = "") -> str | None:
-    return mfu_cell(record, prefix, digits=0, unit="%")
+    cell = mfu_cell(record, prefix, digits=0, unit="%")
+    return cell + " (peak under load)" if cell and record.get(f"{prefix}mfu") is not None and \
+        peak_under_load(record, prefix) else cell
 
 
 TIMED = ("imgs_per_s", "imgs_per_s_p50", "latency_ms_p50", "latency_ms_p99", "cv", "mfu", "mfu_above_peak",
-         "noisy", "peak_flops", "peak_fast_gemm", "foreign_cpu_share", "ran_batch_size", "iters")
+         "noisy", "peak_flops", "peak_fast_gemm", "peak_probe", "foreign_cpu_share",
+         "ran_batch_size", "iters")
 P99_MIN_STEPS = 100    # a p99 of fewer steps is the slowest step or close to it: the table says so
 
 
@@ -43,6 +56,21 @@ def _noisy(record: dict, prefix: str = "") -> str:
     return f"cv {record[f'{prefix}cv']:.2f}" + (f", others {100 * share:.0f}%" if share is not None else "")
 
 
+def _roofline(record: dict) -> str | None:
+    value = record.get("roofline_ms")
+    return None if value is None else figure("roofline_ms", 1)(value) + \
+        (" (peak under load)" if peak_under_load(record) else "")
+
+
+def loaded_peak_lines(records: list[dict]) -> list[str]:
+    """Under the table: each record whose MFU and roofline stand on a probe that ran under load, and why."""
+    return [f"{r['model']} {r['size']} px batch {r['batch_size']}{' (training step)' if p else ''}: MFU"
+            f"{'' if p else ' and roofline'} against {r[f'{p}peak_flops'] / 1e9:.1f} GFLOP/s, "
+            f"{r[f'{p}peak_probe']}: a low peak, so MFU reads high; probe on a quiet "
+            f"machine (--reprobe-peak) for a kept one"
+            for r in _measured(records) for p in ("", "train_") if peak_under_load(r, p)]
+
+
 def _task_recipe(record: dict) -> str | None:
     return record.get("task_recipe") or record.get("task_unmatched")
 
@@ -52,6 +80,7 @@ def _seg_recipe(record: dict) -> str | None:
 
 
 RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy,
+                "roofline_ms": _roofline,
                 "task_recipe": _task_recipe, "seg_recipe": _seg_recipe}
 
 
@@ -220,13 +249,16 @@ def to_rich(records: list[dict], width: int = 160):
             table.add_row(*row)
     lines = not_measured_lines(records)
     shared = [Text("same for all: " + " · ".join(notes))] if notes else []
-    return Group(Text(TITLE), table, *shared, *(Text(f"not measured: {line}") for line in lines))
+    loaded = [Text(f"peak under load: {line}") for line in loaded_peak_lines(records)]
+    return Group(Text(TITLE), table, *shared, *loaded, *(Text(f"not measured: {line}") for line in lines))
 
 
 def to_markdown(records: list[dict]) -> str:
     measured = _measured(records)
     columns = _columns(measured)
     text = markdown_table([c.header for c in columns], [cells(r, columns) for r in measured])
+    loaded = loaded_peak_lines(records)
+    text += "\nPeak under load:\n" + "".join(f"- {line}\n" for line in loaded) if loaded else ""
     lines = not_measured_lines(records)
     return text + ("\nNot measured:\n" + "".join(f"- {line}\n" for line in lines) if lines else "")
 

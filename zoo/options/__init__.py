@@ -5,12 +5,13 @@ cross-option rules both apply (`check_heads`, `check_timing`) and the one Timing
 from __future__ import annotations
 
 import argparse
+import math
 
 from analysis.vocab import DEVICES, DTYPE_NAMES
 
 from ..errors import UsageError
 
-from .values import pretraining_option, weights_option
+from .values import BOUNDS, pretraining_option, weights_option
 from ..models.cards import PRETRAINING
 
 FORMATS = ("table", "markdown", "csv", "json")              # zoo.compare's stdout
@@ -21,8 +22,8 @@ OPTIMIZERS = ("sgd", "adamw")       # whose fp32 state a training step's memory 
 PREDICT_DTYPE = "bf16"     # --dtype's default with --predict (dtype_of)
 REPARAM_FORMS = ("trained", "fused")   # --reparam: the form a re-parameterisable model is counted in
 # --price-per-hour: USD per device-hour. Below a tenth of a cent images per dollar stop meaning anything (issue 42:
-# 5e-324 printed Infinity); above a million no device is rented.
-MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = 1e-3, 1e6
+# 5e-324 printed Infinity); above a million no device is rented (zoo.options.values.BOUNDS holds them).
+MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR = BOUNDS["price-per-hour"].low, BOUNDS["price-per-hour"].high
 
 
 def dtype_of(asked: str | None, predicting: bool) -> str:
@@ -143,13 +144,15 @@ def prices_per_hour(text: str, sheets: list) -> dict[str, float]:
     hour}, one price for every device in `sheets` (predict_devices'); a UsageError (one line) otherwise: a price
     that is not a finite number within [MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR], a device not predicted, named
     twice, or left without a price."""
-    from .values import finite_number, split_list
+    from .values import DECIMAL_NUMBER, finite_number, split_list
 
     devices = [s.name for s in sheets]
 
     def price(value: str, device: str) -> float:
-        usd = finite_number(value.strip(), "price-per-hour")
-        if not MIN_PRICE_PER_HOUR <= usd <= MAX_PRICE_PER_HOUR:
+        if not DECIMAL_NUMBER.fullmatch(value.strip()):
+            finite_number(value, "price-per-hour")          # its message: not a number
+        usd = float(value)
+        if not (math.isfinite(usd) and MIN_PRICE_PER_HOUR <= usd <= MAX_PRICE_PER_HOUR):
             raise UsageError(f"--price-per-hour: {device}'s {value.strip()} USD is outside {MIN_PRICE_PER_HOUR:g} to "
                              f"{MAX_PRICE_PER_HOUR:,.0f} USD per hour")
         return usd
@@ -230,11 +233,11 @@ def timing_of(asked, backends, dtype: str, train: bool, local: bool = True):
     """The Timing both commands time with, from a Timing of the options as typed: its compile mode and backends
     checked (check_timing), the device resolved (zoo.options.values.check_device; with Ray, local=False, "auto"
     stays for the workers), threads, iters and min-seconds parsed. A UsageError (one line) before any work."""
-    from .values import MAX_ITERS, check_device, check_threads, positive_int, positive_number
+    from .values import check_device, check_threads, positive_int, positive_number
 
     check_timing(asked, backends, dtype, train)
     return asked.replace(device=check_device(asked.device, local=local),
                          threads=check_threads(None if asked.threads is None else str(asked.threads)),
-                         iters=None if asked.iters is None else positive_int(str(asked.iters), "iters", MAX_ITERS),
+                         iters=None if asked.iters is None else positive_int(asked.iters, "iters"),
                          min_seconds=None if asked.min_seconds is None else positive_number(asked.min_seconds,
                                                                                             "min-seconds"))

@@ -11,9 +11,8 @@ import argparse
 from ..errors import UsageError
 from ..models.registry import TIMM_PREFIX, get_spec
 from . import FORMATS, OPTIMIZERS, check_heads, dtype_of, pretraining_option, timing_of, weights_option
-from .values import (MAX_BATCH, MAX_SIDE, check_memory_override, check_out_dir, choice,
-                     frozen_stages_option, model_names, pad_size, positive_int, positive_ints, positive_number, sizes,
-                     split_list)
+from .values import (check_memory_override, check_out_dir, choice, frozen_stages_option, model_names, pad_size,
+                     positive_int, positive_ints, positive_number, sizes, split_list)
 
 METRICS = ("cost", "memory", "throughput", "train")
 DEFAULT_METRICS = ("cost", "memory", "throughput")
@@ -31,12 +30,12 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
     args.models = model_names(args.models)
     args.resolutions = sizes(args.resolutions) if args.resolutions is not None else None
     args.sweep = args.batch_sizes.strip() == "sweep"
-    args.batch_sizes = [1] if args.sweep else positive_ints(args.batch_sizes, "batch-sizes", MAX_BATCH)
+    args.batch_sizes = [1] if args.sweep else positive_ints(args.batch_sizes, "batch-sizes")
     if args.sweep != (args.latency_target_ms is not None):
         raise UsageError("--batch-sizes sweep and --latency-target-ms go together")
     if args.sweep:
         args.latency_target_ms = positive_number(args.latency_target_ms, "latency-target-ms")
-    args.pad_to = None if args.pad_to is None else positive_int(args.pad_to, "pad-to", MAX_SIDE)
+    args.pad_to = None if args.pad_to is None else positive_int(args.pad_to, "pad-to")
     args.backends = list(dict.fromkeys(split_list(args.backend, "backend")))      # checked with the timing
     if args.metrics is None:
         args.metrics = ",".join(m for m in DEFAULT_METRICS if not (args.slide and m == "throughput"))
@@ -80,7 +79,7 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
                             local=args.executor != "ray")      # with Ray the GPUs are the workers'
     if args.no_save and (args.resume or args.reprobe_peak):
         raise UsageError(f"--{'resume' if args.resume else 'reprobe-peak'} reads results/, which --no-save turns off")
-    if not args.no_save:
+    if not args.no_save and not (args.predict is not None and args.metrics == ["train"]):    # that one writes nothing
         args.out = check_out_dir(out_or_default(args.out))
     if args.executor == "ray":
         from ..runs.ray_executor import check_ray
@@ -142,12 +141,18 @@ def check_train_predict(args) -> None:
         return
     if len(args.predict) > 1 or args.sweep:
         raise UsageError("--predict with --metrics train: one device, and a list of batch sizes (no sweep)")
+    if getattr(args, "out", None) is not None:          # zoo.compare's; zoo.select's training question has none
+        raise UsageError("--out: --predict with --metrics train prints its estimate and writes no rows; drop --out")
     if (args.epochs is None) != (args.train_images is None):
         raise UsageError("--epochs and --train-images go together")
-    args.gpus = positive_int(args.gpus, "gpus", 1 << 16)
+    args.gpus = positive_int(args.gpus, "gpus")
     if args.epochs is not None:
-        args.epochs = positive_number(args.epochs, "epochs", 1e6)
-        args.train_images = positive_int(args.train_images, "train-images", 1 << 40)
+        args.epochs = positive_number(args.epochs, "epochs")
+        args.train_images = positive_int(args.train_images, "train-images")
+        global_batch = max(getattr(args, "batch_sizes", None) or [args.batch_size]) * args.gpus
+        if args.epochs * args.train_images < global_batch:
+            raise UsageError(f"--epochs {args.epochs:g} of {args.train_images:,} images is {args.epochs * args.train_images:.3g} "
+                             f"images, under one step of its global batch ({global_batch:,}): no schedule")
     try:
         allreduce_seconds(0, args.gpus, args.predict[0])
     except ValueError as e:
@@ -167,7 +172,7 @@ def slide_option(text: str | None, segmenter: str | None, metrics: list[str]) ->
     items = split_list(text, "slide")
     if len(items) != 2:
         raise UsageError(f"--slide: expected CROP,STRIDE (two px sides, e.g. 512,341), got {text!r}")
-    crop, stride = (positive_int(item, "slide", MAX_SIDE) for item in items)
+    crop, stride = (positive_int(item, "slide") for item in items)
     why = check_slide(crop, stride)
     if why:
         raise UsageError(f"--slide {text}: {why}")

@@ -22,9 +22,9 @@ DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within
 ANY_MODEL = "*"                 # the template's model: each candidate's name replaces it (Query.request_for)
 
 
-def bound(most: float | None = None):
-    """A constraint: None (not asked) or a finite number >= 0, at most `most`."""
-    return field(default=None, metadata={"most": most})
+def bound():
+    """A constraint: None (not asked) or a number within zoo.options.values.BOUNDS."""
+    return field(default=None)
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Constraints:
     max_act_mib: Optional[float] = bound()
     max_serve_mib: Optional[float] = bound()
     max_train_mib: Optional[float] = bound()       # weights, gradients, optimizer state, training activations
-    min_top1: Optional[float] = bound(100.0)
+    min_top1: Optional[float] = bound()
     max_latency_ms: Optional[float] = bound()
     min_imgs_per_s: Optional[float] = bound()
 
@@ -133,28 +133,21 @@ REQUEST_OPTIONS = ("batch_size", "dtype", "features", "detector", "segmenter", "
 
 
 def limit(text: str | float | None, flag: str) -> float | None:
-    """A constraint's value: a finite, non-negative number (top-1 at most 100)."""
+    """A constraint's value, within its bounds (zoo.options.values.BOUNDS: top-1 0 to 100, a latency or a rate
+    above 0, a count at most what a row stores), or None when not asked."""
     from .values import finite_number
 
-    if text is None:
-        return None
-    value = finite_number(text, flag)
-    most = Constraints.__dataclass_fields__[flag.replace("-", "_")].metadata["most"]
-    if value < 0:
-        raise UsageError(f"--{flag}: {text!r} must be a finite number >= 0")
-    if most is not None and value > most:
-        raise UsageError(f"--{flag}: {text!r} is above {most:g}")
-    return value
+    return None if text is None else finite_number(text, flag)
 
 
 def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
-    from .values import MAX_BATCH, positive_int
+    from .values import positive_int
 
     if str(text) == "auto":
         if max_serve_mib is None:
             raise UsageError("--batch-size auto: needs --max-serve-mib (the largest batch whose serving memory fits)")
         return "auto"
-    return positive_int(str(text), "batch-size", MAX_BATCH)
+    return positive_int(text, "batch-size")
 
 
 def _check_detector(detector: str | None, rank: str, measured: bool) -> None:
@@ -186,7 +179,8 @@ def check_query(asked: dict) -> Query:
     """The Query of options by their flat names (OPTIONS; the rest take DEFAULTS), every one checked, in this
     order, with one UsageError before any work. TypeError for a name that is no option."""
     from ..store.data_dir import out_or_default
-    from .values import (MAX_SECONDS, MAX_SIDE, check_memory_override, check_out_dir, choice,
+    from ..store.safe_io import usable_path
+    from .values import (check_memory_override, check_out_dir, choice,
                              finite_number, frozen_stages_option, model_names, one_size, pad_size, positive_int,
                              positive_number)
     from . import OPTIMIZERS, check_heads, dtype_of, pretraining_option, weights_option
@@ -197,7 +191,7 @@ def check_query(asked: dict) -> Query:
     o = {**DEFAULTS, **asked}
     models = model_names(o["models"] if isinstance(o["models"], str) else ",".join(o["models"] or ["all"]))
     size = one_size(o["resolution"], "resolution")
-    pad_to = None if o["pad_to"] is None else positive_int(str(o["pad_to"]), "pad-to", MAX_SIDE)
+    pad_to = None if o["pad_to"] is None else positive_int(o["pad_to"], "pad-to")
     padded = pad_size(size, pad_to)
     constraints = Constraints(**{k: limit(o[k], k.replace("_", "-")) for k in _names(Constraints)})
     train = o["train"] or constraints.max_train_mib is not None
@@ -223,14 +217,12 @@ def check_query(asked: dict) -> Query:
     budget_s = positive_number(o["budget_s"], "budget-s")
     if o["predict"] is not None:          # select() and zoo.select.predicted answer --predict, never a Query
         raise UsageError("--predict: answered by zoo.select.predicted (select(..., predict=DEVICE))")
-    wait_quiet = o["wait_quiet"]
-    if wait_quiet is not None:
-        wait_quiet = finite_number(wait_quiet, "wait-quiet")
-        if not 0 <= wait_quiet <= MAX_SECONDS:
-            raise UsageError(f"--wait-quiet: {wait_quiet:g} must be between 0 and {MAX_SECONDS:,} seconds")
+    wait_quiet = None if o["wait_quiet"] is None else finite_number(o["wait_quiet"], "wait-quiet")
     out = out_or_default(o["out"])
     if measured and o["save"]:
         out = str(check_out_dir(out))
+    else:
+        usable_path(out, "--out")        # read for stored rows: a path no folder can have is refused all the same
     request = Request(ANY_MODEL, padded, batch_size, o["dtype"], train=train, features=o["features"],
                       frozen_stages=frozen, detector=o["detector"], segmenter=o["segmenter"], optimizer=o["optimizer"])
     own = {name: o[name] for name in ("weights_available", "latency_stat", "allow_noisy", "time_all", "save")}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+from dataclasses import dataclass
 from typing import Iterable
 
 from analysis.size import Size
@@ -22,6 +24,69 @@ MAX_SIDE = 65_536
 MAX_BATCH = 1 << 20
 MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
 MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound against typos like --iters
+MAX_DEVICES = 65_536        # --gpus, --threads: past any machine's cores and any data-parallel job
+INT64_MAX = 2**63 - 1       # zoo.store.schema.MAX_COUNT: every count a row stores is an int64
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What one option's numbers may be: from `low` to `high` in `unit` (low itself refused when `above`: a
+    positive number), whole numbers only when `whole`."""
+    low: float
+    high: float
+    unit: str
+    whole: bool = False
+    above: bool = False
+
+
+SIDE = Bound(1, MAX_SIDE, "px", whole=True)
+BATCH = Bound(1, MAX_BATCH, "images", whole=True)
+SECONDS = Bound(0, MAX_SECONDS, "s", above=True)
+# THE table: every numeric option of every command, by its name on the command line (issue 54: the same kind of
+# value had two limits, 65,536 and 2^20 for a batch; a constraint's ceiling is what a row can store).
+BOUNDS = {
+    "resolutions": SIDE, "resolution": SIDE, "pad-to": SIDE, "slide": SIDE,
+    "batch-sizes": BATCH, "batch-size": BATCH,
+    "iters": Bound(1, MAX_ITERS, "timed steps", whole=True),
+    "threads": Bound(1, MAX_DEVICES, "CPU threads", whole=True),
+    "gpus": Bound(1, MAX_DEVICES, "devices", whole=True),
+    "frozen-stages": Bound(-1, 16, "stages", whole=True),
+    "train-images": Bound(1, 1 << 40, "images per epoch", whole=True),
+    "min-seconds": SECONDS, "budget-s": SECONDS,
+    "wait-quiet": Bound(0, MAX_SECONDS, "s"),
+    "latency-target-ms": Bound(0, MAX_SECONDS * 1e3, "ms per batch", above=True),
+    "max-latency-ms": Bound(0, MAX_SECONDS * 1e3, "ms per batch", above=True),
+    "min-imgs-per-s": Bound(0, 1e9, "images per second", above=True),
+    "max-gmacs": Bound(0, INT64_MAX / 1e9, "GMACs per image"),
+    "max-params": Bound(0, INT64_MAX / 1e6, "million parameters"),
+    "max-act-mib": Bound(0, INT64_MAX / MIB, "MiB"), "max-serve-mib": Bound(0, INT64_MAX / MIB, "MiB"),
+    "max-train-mib": Bound(0, INT64_MAX / MIB, "MiB"),
+    "min-top1": Bound(0, 100, "%"),
+    "price-per-hour": Bound(1e-3, 1e6, "USD per hour"),
+    "epochs": Bound(0, 1e6, "epochs", above=True),
+    "max-train-hours": Bound(0, 1e9, "hours", above=True),
+}
+
+
+def shown(value: float) -> str:
+    """A bound as messages and docs write it: 65,536; 0.001; 9,223,372,037 (a fraction of a large one rounded)."""
+    return f"{value:,.0f}" if abs(value) >= 1 else f"{value:g}"
+
+
+def bounds_table() -> str:
+    """BOUNDS as docs/hostile-inputs.md shows it (a markdown table; tests/test_numeric_options.py keeps them equal)."""
+    lines = ["| option | from | to | unit | kind |", "|---|---|---|---|---|"]
+    for option, b in BOUNDS.items():
+        lines.append(f"| `--{option}` | {'above ' if b.above else ''}{shown(b.low)} | {shown(b.high)} | {b.unit} | "
+                     f"{'whole number' if b.whole else 'number'} |")
+    return "\n".join(lines) + "\n"
+
+
+# ASCII digits only: Python's int() and float() also take other scripts' digits ('８') and underscores
+# ('1_281_167'), which Size.parse, and so every size, refuses.
+WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
+DECIMAL_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def split_list(text: str, what: str) -> list[str]:
@@ -31,56 +96,73 @@ def split_list(text: str, what: str) -> list[str]:
     return items
 
 
-def positive_int(item: str, what: str, limit: int) -> int:
-    try:
-        value = int(item)
-    except ValueError:
-        raise UsageError(f"--{what}: {item!r} is not an integer") from None
-    if value <= 0:
-        raise UsageError(f"--{what}: {value} is not positive")
-    if value > limit:
-        raise UsageError(f"--{what}: {value} is larger than archzoo's bound of {limit:,}")
-    return value
+def number(value, option: str) -> int | float:
+    """THE parser of every numeric option: the command line's text (ASCII digits, a point and an exponent) or the
+    API's int or float, within BOUNDS[option]; a UsageError (one line) naming the option otherwise."""
+    bound = BOUNDS[option]
+    if isinstance(value, str):
+        text = value.strip()
+        if not (WHOLE_NUMBER if bound.whole else DECIMAL_NUMBER).fullmatch(text):
+            what = "an integer" if bound.whole else "a number"
+            ascii_only = "" if text.isascii() and "_" not in text else " (digits 0-9 only, no separators)"
+            raise UsageError(f"--{option}: {value!r} is not {what}{ascii_only}")
+        try:
+            parsed = int(text) if bound.whole else float(text)
+        except ValueError:      # over Python's 4,300 digits: far past every bound
+            raise UsageError(f"--{option}: {text[:20]}... is larger than archzoo's bound of {shown(bound.high)}") from None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (isinstance(value, int) or not bound.whole):
+        text, parsed = repr(value), value
+    else:
+        raise UsageError(f"--{option}: {value!r} is not {'an integer' if bound.whole else 'a number'}")
+    if not math.isfinite(parsed):
+        raise UsageError(f"--{option}: {value!r} is not a finite number")
+    if parsed < bound.low or (bound.above and parsed == bound.low):
+        if bound.whole and bound.low == 1:
+            raise UsageError(f"--{option}: {parsed} is not positive")
+        if bound.above and bound.low == 0:
+            raise UsageError(f"--{option}: {text} is not a positive number")
+        if bound.low == 0:
+            raise UsageError(f"--{option}: {text!r} must be a finite number >= 0")
+        raise UsageError(f"--{option}: {text} is below archzoo's bound of {shown(bound.low)} {bound.unit}")
+    if parsed > bound.high:
+        raise UsageError(f"--{option}: {text} is larger than archzoo's bound of {shown(bound.high)}")
+    return parsed
 
 
-def non_negative_int(item: str, what: str, limit: int) -> int:
-    """0 or a positive int up to `limit`, or a UsageError naming the option."""
-    return 0 if item.strip() == "0" else positive_int(item.strip(), what, limit)
+def positive_int(item, what: str) -> int:
+    """A whole-number option (BOUNDS[what] says which and how large), or a UsageError naming it."""
+    return number(item, what)
+
+
+def non_negative_int(item: str, what: str) -> int:
+    """0 or a whole-number option's value, or a UsageError naming the option."""
+    return 0 if str(item).strip() == "0" else positive_int(item, what)
 
 
 def frozen_stages_option(item: str) -> int | None:
     """--frozen-stages as mmdetection reads frozen_stages: -1 freezes nothing (None: the rows of no freezing),
     0 the stem only, K the stem and stages 1..K."""
-    if item.strip() == "-1":
-        return None
-    if item.strip().startswith("-") and item.strip()[1:].isdigit():     # "not positive" would hide 0 and -1
-        raise UsageError(f"--frozen-stages: {item.strip()} is below -1; -1 freezes nothing, 0 the stem, K the stem "
+    text = str(item).strip()
+    if WHOLE_NUMBER.fullmatch(text) and int(text) < -1:     # "below archzoo's bound" would hide what -1 and 0 mean
+        raise UsageError(f"--frozen-stages: {int(text)} is below -1; -1 freezes nothing, 0 the stem, K the stem "
                          f"and stages 1..K")
-    return non_negative_int(item, "frozen-stages", 16)
+    stages = number(item, "frozen-stages")
+    return None if stages == -1 else stages
 
 
 def finite_number(text, what: str) -> float:
-    """A finite float, or a UsageError naming the option."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise UsageError(f"--{what}: {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise UsageError(f"--{what}: {text!r} is not a finite number")
-    return value
+    """A number option (BOUNDS[what]: its bounds), or a UsageError naming it."""
+    return number(text, what)
 
 
-def positive_number(text: str, what: str, limit: float = MAX_SECONDS) -> float:
-    value = finite_number(text, what)
-    if value <= 0:
-        raise UsageError(f"--{what}: {text} is not a positive number")
-    if value > limit:
-        raise UsageError(f"--{what}: {text} is larger than archzoo's bound of {limit:,g}")
-    return value
+def positive_number(text, what: str) -> float:
+    """A number option BOUNDS[what] bounds above 0, or a UsageError naming it."""
+    return number(text, what)
 
 
-def positive_ints(text: str, what: str, limit: int) -> list[int]:
-    return list(dict.fromkeys(positive_int(item, what, limit) for item in split_list(text, what)))
+def positive_ints(text: str, what: str) -> list[int]:
+    return list(dict.fromkeys(positive_int(item, what) for item in split_list(text, what)))
 
 
 def sizes(text: str, what: str = "resolutions") -> list[Size]:
@@ -113,8 +195,7 @@ def one_size(value, what: str) -> Size:
 def checked_size(size: Size, what: str) -> Size:
     """`size` within archzoo's bound on a side (MAX_SIDE), or a UsageError naming the option."""
     for side in size.hw:
-        if side > MAX_SIDE:
-            raise UsageError(f"--{what}: {side} is larger than archzoo's bound of {MAX_SIDE:,}")
+        number(side, what)          # Size.parse took the text: ASCII digits, each side positive
     return size
 
 
@@ -160,7 +241,7 @@ def check_threads(text: str | None) -> int | None:
     if "," in text:
         raise UsageError(f"--threads: one number of CPU threads, not a list ({text!r})")
     cores = available_cores()
-    threads = positive_int(text.strip(), "threads", MAX_BATCH)
+    threads = positive_int(text, "threads")
     if threads > cores:
         raise UsageError(f"--threads {threads}: this machine lets archzoo use {cores} cores")
     return threads

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import UsageError, UsageParser
 from ..options.values import pretraining_option, weights_option
 from ..store.data_dir import out_or_default
-from ..store.safe_io import check_out_dir, kind_of, refuse_symlinked_folder
+from ..store.safe_io import check_out_dir, kind_of, refuse_symlinked_folder, usable_path
 from ..store.user_cache import disabled
 from ..console.signals import exit_status, handles_sigterm, interrupted
 
@@ -44,6 +44,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     default = args.results is None
     args.results = out_or_default(args.results)
     results = Path(args.results)
+    usable_path(args.results, "--results")   # empty, a name too long, a symlink loop: one line, not a traceback
     if default and not results.exists() and not args.refresh:
         raise UsageError(f"no rows yet in {results} (where zoo.compare writes by default): run `python -m "
                          f"zoo.compare` first, or give --results DIR (--results . for a checkout's own)")
@@ -57,7 +58,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.out = check_out_dir(args.out)
     elif not args.check:
         refuse_symlinked_folder(results / "reports", "--results")   # a link would carry the reports elsewhere
-        check_out_dir(str(results / "reports"))
+        check_out_dir(str(results / "reports"), "--results")
     if not args.check:
         check_report_files(args.out or results / "reports")
     return args

@@ -10,6 +10,7 @@ from typing import Optional
 
 from analysis.timing.batch_sweep import sweep_batches
 
+from ..options.values import MAX_BATCH
 from .peaks import PeakCache
 from .scheduler import Schedule, run_in_order
 from ..store.schema import ThroughputRow
@@ -21,7 +22,7 @@ def run_sweeps(plan: Schedule, on_row: OnRow, peaks: Optional[PeakCache], latenc
         def at(batch: int) -> dict:
             return run_task(task.replace(request=task.request.replace(batch_size=batch)), macs, peak)
 
-        points = sweep_batches(at, latency_target_ms)
+        points = sweep_batches(at, latency_target_ms, max_batch=MAX_BATCH)   # --batch-sizes' bound, not 2^16
         return [ThroughputRow(**{**point, "latency_target_ms": latency_target_ms}).to_json() for point in points]
 
     def on_result(result) -> None:   # a cost row, or a timed task's points

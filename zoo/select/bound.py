@@ -66,30 +66,8 @@ def split_macs(cost_row: dict) -> tuple[int, int]:
     return gemm, max(0, cost_row["macs"] - gemm)
 
 
-COMMITTED_PEAKS = Path(__file__).resolve().parents[1] / "models" / "data" / "cpu_peaks.json"
+from ..runs.peaks import COMMITTED_PEAKS, committed_rates  # noqa: E402,F401 - kept with the peaks they bound
 LOADED_SHARE = 0.15       # zoo.runs.timed.NOISY_FOREIGN_CPU_SHARE: a probe beyond it is not trusted
-
-
-def committed_rates(cpu_model: str | None, dtype: str, threads: int | None, cores: int | None = None,
-                    table: Path = COMMITTED_PEAKS) -> dict:
-    """The committed quiet GEMM peak and bandwidth of this CPU model ({} for none): the largest of its entries
-    probed on at least as many threads as we time on (more threads only make a peak larger)."""
-    import json
-    import os
-
-    ours = threads or cores or os.cpu_count() or 1
-    try:
-        entries = json.loads(table.read_text(encoding="utf-8"))["peaks"]
-    except (OSError, ValueError, KeyError):
-        return {}
-    same = [e for e in entries if e["cpu_model"] == cpu_model and e["device"] == "cpu" and e["threads"] >= ours]
-    out = {}
-    for rate, fits in (("peak_flops", lambda e: e.get("dtype") == dtype), ("mem_bandwidth", lambda e: True)):
-        best = max((e for e in same if e.get(rate) and fits(e)), key=lambda e: e[rate], default=None)
-        if best is not None:
-            out[rate] = best[rate]
-            out[f"{rate}_source"] = f"committed for {cpu_model}, {best['threads']} threads ({best['key']})"
-    return out
 
 
 def _probe_share_of_ours(share: float | None, threads: int | None, cores: int) -> float:

@@ -147,7 +147,7 @@ def answer_questions(args: argparse.Namespace) -> int:
 def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
     """(the query to run, the plan it came from or None); --from-plan takes the plan's query, and refuses query
     options given beside it (one run could not say which it answered)."""
-    if not args.from_plan:
+    if args.from_plan is None:
         return query_of(args), None
     from .plan import RUN_OPTIONS, query_from_plan, read_plan
 
@@ -163,7 +163,7 @@ def _asked_query(args: argparse.Namespace) -> tuple[Query, dict | None]:
 def _save_plan(q: Query, path: str) -> str:
     """--save-plan: the screens here (no timing), the plan written; returns what to run on the serving machine."""
     from .shortlist import count_screen, rank_screen, screen_all
-    from .plan import check_plan_path, plan_of, write_plan
+    from .plan import check_plan_candidates, check_plan_path, plan_of, write_plan
 
     check_save_plan(q)
     check_plan_path(path)
@@ -172,6 +172,7 @@ def _save_plan(q: Query, path: str) -> str:
     if stop is not None:        # a plan is whole or not written
         raise stop
     candidates = rank_screen(counted, q, excluded)
+    check_plan_candidates(candidates, excluded, q)      # an empty plan is refused, not written
     write_plan(path, plan_of(q, [r["model"] for r in candidates], excluded))
     return (f"plan: {len(candidates)} candidates to time, {len(excluded)} screened out, in {path}\n"
             f"on the serving machine: python -m zoo.select --from-plan {path} --out DIR\n")
@@ -241,12 +242,12 @@ def _main(argv: list[str] | None = None) -> int:
             with disabled(args.no_cache):
                 return answer_questions(args)
         query, plan = _asked_query(args)
-        if query.save and query.measured and not args.save_plan:    # a folder or a link there: refused first
+        if query.save and query.measured and args.save_plan is None:    # a folder or a link there: refused first
             from ..store.safe_io import refuse_unless_regular
 
             refuse_unless_regular(_answer_path(query), option="--out")
         with disabled(args.no_cache):
-            if args.save_plan:
+            if args.save_plan is not None:      # '' too: refused by name, never taken for no plan
                 try:
                     sys.stdout.write(_save_plan(query, args.save_plan))
                 except OSError as e:    # a full disk: the temporary file is removed, FILE left as it was

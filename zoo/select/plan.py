@@ -31,13 +31,32 @@ def plan_of(q, candidates: list[str], excluded: list[dict]) -> dict:
 def check_plan_path(path: str) -> Path:
     """--save-plan's FILE, before any work: in an existing folder, and nothing but a regular file at it (a link,
     a FIFO, a folder, /dev/full: refused, exit 2)."""
-    from ..store.safe_io import refuse_unless_regular
+    from ..store.safe_io import refuse_unless_regular, usable_path
 
+    if not path.strip():
+        raise UsageError("--save-plan: an empty FILE name")
+    usable_path(path, "--save-plan")                # a name too long, a symlink loop: one line
     target = Path(path)
     if not target.parent.is_dir():
         raise UsageError(f"--save-plan: no folder {str(target.parent)!r}")
     refuse_unless_regular(target, option="--save-plan")
     return target
+
+
+def check_plan_candidates(candidates: list[dict], excluded: list[dict], q) -> None:
+    """A plan with nothing to time answers nothing on the serving machine (--from-plan refuses it): a UsageError
+    (exit 2, one line, FILE not written) saying why every model was screened out."""
+    if candidates:
+        return
+    from collections import Counter
+
+    from .shortlist import top1_note
+
+    why = Counter(e["reason"].split(" (")[0].split(":")[0] for e in excluded).most_common(2)
+    note = top1_note(excluded, q)
+    raise UsageError(f"--save-plan: no candidate left to time at {q.request.img_size.label} px ({len(excluded)} "
+                     f"screened out, most for: {'; '.join(f'{r} ({n})' for r, n in why)})"
+                     + (f"; {note}" if note else "") + "; nothing written")
 
 
 def write_plan(path: str, plan: dict) -> None:
@@ -54,8 +73,11 @@ MAX_PLAN_BYTES = 1 << 22      # a plan of the whole registry is ~100 KB
 def read_plan(path: str) -> dict:
     """A plan file, checked whole before anything is timed (UsageError, one line, for anything else): a regular
     file of at most MAX_PLAN_BYTES, strict JSON (nesting bounded, no key twice), the shape plan_of writes."""
-    from ..store.safe_io import StrictJSONError, read_regular, strict_loads
+    from ..store.safe_io import StrictJSONError, read_regular, strict_loads, usable_path
 
+    if not path.strip():
+        raise UsageError("--from-plan: an empty FILE name")
+    usable_path(path, "--from-plan")
     data = read_regular(Path(path), MAX_PLAN_BYTES, "--from-plan")
     try:
         plan = strict_loads(data.decode("utf-8"), unique_keys=True)

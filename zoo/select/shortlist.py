@@ -73,6 +73,38 @@ def size_reason(model: str, size: Size) -> str | None:
     return get_spec(model).rule.refusal(size)
 
 
+NO_TOP1 = "no top-1 known at"        # a --min-top1 exclusion at a size no checkpoint of the model was evaluated at
+
+
+def nearest_evaluated(model: str, q: Query) -> dict | None:
+    """The size nearest q's (by pixel count, on a log scale; the smaller on a tie) at which `model` has a top-1 under
+    q's --weights and --pretraining, and that its size rule takes: {"img_size": side, "top1", "source"}, or None.
+    NB: a top-1 is never carried from one size to another; this only says where one was measured."""
+    import math
+
+    pixels = q.request.img_size.pixels
+    sides = sorted({e["img_size"] for e in accuracy_entries(model)}, key=lambda s: (abs(math.log(s * s / pixels)), s))
+    for side in sides:
+        entry = checkpoint_at(model, side, q.weights, q.pretraining)
+        if entry is not None and get_spec(model).rule.accepts(Size(side, side)):
+            return {"img_size": side, "top1": entry["top1"], "source": entry["source"]}
+    return None
+
+
+def top1_note(excluded: list[dict], q: Query) -> str | None:
+    """For an answer left empty by --min-top1 at a size without evaluated top-1s: the evaluated size nearest it for
+    the most of those models, named as such (never a top-1 at this size)."""
+    missing = [e for e in excluded if e["reason"].startswith(NO_TOP1)]
+    near = [e["nearest_evaluated"]["img_size"] for e in missing if e.get("nearest_evaluated")]
+    if not near:
+        return None
+    best = max(sorted(set(near)), key=near.count)
+    label = q.request.img_size.label
+    return (f"no top-1 is known at {label} px for {len(missing)} of the {len(q.models)} models (ImageNet-1k top-1s "
+            f"are published at the sizes checkpoints were evaluated at); the nearest evaluated size is {best} px for "
+            f"{near.count(best)} of them: ask --resolution {best} for an answer on measured top-1s")
+
+
 def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the accuracy constraint it broke)."""
     size, groups, label, min_top1 = q.resolution, q.pretraining, q.request.img_size.label, q.constraints.min_top1
@@ -85,7 +117,10 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
         return None, f"no timm weights evaluated at {label} px"
     if min_top1 is not None:
         if entry is None:
-            return None, f"no top-1 known at {label} px"
+            near = nearest_evaluated(model, q)
+            return None, f"{NO_TOP1} {label} px" + ("" if near is None else
+                                                    f" (nearest evaluated size: {near['img_size']} px, top-1 "
+                                                    f"{near['top1']:g} there, {near['source']})")
         if entry["top1"] < min_top1:
             return None, f"top-1 {entry['top1']:g} < {min_top1:g} ({entry['source']}, {label} px)"
     return entry, None
@@ -106,6 +141,8 @@ def screen_all(q: Query) -> tuple[list[dict], dict[str, dict | None]]:
         entry, reason = screen(model, q)
         if reason:
             excluded.append({"model": model, "img_size": q.resolution, "reason": reason})
+            if reason.startswith(NO_TOP1) and "nearest evaluated size" in reason:
+                excluded[-1]["nearest_evaluated"] = nearest_evaluated(model, q)
         else:
             published[model] = entry
     return excluded, published
@@ -212,6 +249,9 @@ def select(models: Union[Query, list, str, None] = None, resolution: Union[Size,
     excluded.sort(key=lambda e: order.get(e["model"], len(order)))
     result = {"query": _describe(q, rank, note, axes), "shortlist": candidates, "excluded": excluded,
               "undecided": undecided, "pareto": pareto}
+    hint = None if candidates or undecided else top1_note(excluded, q)
+    if hint:                     # only then: stored answers to other questions keep their keys
+        result["note"] = hint
     if summary is not None:
         result["untimed"] = summary.pop("untimed")
         result["timing"] = summary

@@ -209,6 +209,8 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
         run.done.untimed += [{"model": r["model"], "img_size": r["img_size"],
                               "reason": f"untimed: {run.done.partial['reason']}"}
                              for r in undecided_rows(asked, run.done, excluded, undecided)]
+    if run.done.partial and run.done.partial["status"] != PARTIAL_STATUS["budget"]:    # a signal: said in one line
+        log.info("zoo.select: %s: the answer so far follows", run.done.partial["reason"])
     if run.order_by in ("latency", "imgs_per_s"):       # ranked on a loaded timing: the order is not settled
         run.done.loaded += [r["model"] for r in run.done.kept if (r.get("evidence") or {}).get("loaded")]
     if run.done.loaded and run.done.partial is None:

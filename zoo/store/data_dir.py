@@ -15,9 +15,13 @@ DATA_DIR_ENV = "ARCHZOO_DATA_DIR"
 
 
 def data_dir() -> Path:
-    """The folder (not created here): $ARCHZOO_DATA_DIR, else the platform's user data folder for archzoo."""
+    """The folder (not created here): $ARCHZOO_DATA_DIR, else the platform's user data folder for archzoo. A
+    UsageError naming the variable for a path no folder can have (zoo.store.safe_io.usable_path)."""
     override = os.environ.get(DATA_DIR_ENV)
     if override:
+        from .safe_io import usable_path
+
+        usable_path(override, f"${DATA_DIR_ENV}")
         return Path(override).expanduser()
     import platformdirs
 

@@ -237,11 +237,43 @@ def strict_dumps(value, **options) -> str:
     return json.dumps(finite(value), allow_nan=False, **options)
 
 
-def check_out_dir(out: str) -> Path:
+NAME_MAX = 255     # bytes in one name (a path's part) on Linux's and macOS's file systems, where pathconf cannot say
+
+
+def usable_path(text: str | os.PathLike, option: str) -> Path:
+    """`text` resolved, as a path archzoo can make and open, or a UsageError (exit 2, one line) naming `option` (an
+    option or an environment variable), before anything is written: no empty path, no name longer than its file
+    system takes (NAME_MAX bytes), no symlink loop, nothing else the OS refuses to look up (a path too long)."""
+    if not str(text).strip():
+        raise UsageError(f"{option}: an empty path; name a folder (. for the current one)")
+    shown = str(text) if len(str(text)) <= 120 else f"{str(text)[:60]}...{str(text)[-40:]}"
+    path = Path(text).expanduser()
+    nearest = next((p for p in (path, *path.parents) if os.path.lexists(p)), Path("."))
+    try:
+        name_max = os.pathconf(nearest if nearest.is_dir() else nearest.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = NAME_MAX
+    for name in path.parts:
+        if len(os.fsencode(name)) > name_max:
+            raise UsageError(f"{option}: the name {name[:24]}... is {len(os.fsencode(name))} bytes; the file system "
+                             f"takes at most {name_max} bytes per name")
+    try:
+        resolved = path.resolve()
+        os.stat(resolved)
+    except (FileNotFoundError, NotADirectoryError):
+        return resolved                     # missing: made (or refused as not a folder) by the caller
+    except RuntimeError:                    # Path.resolve's symlink loop (Python < 3.13)
+        raise UsageError(f"{option}: {shown} goes round a symlink loop") from None
+    except OSError as e:                    # ELOOP (a loop), ENAMETOOLONG (the whole path), EACCES
+        raise UsageError(f"{option}: cannot use {shown}: {e.strerror or e}") from None
+    return resolved
+
+
+def check_out_dir(out: str, option: str = "--out") -> Path:
     """`out` (made if missing) must take results/<kind>.jsonl: probed by creating and removing a file in
     its nearest existing folder, so /proc, read-only mounts and files in the way are found before any
-    work; nothing is left behind."""
-    path = Path(out).expanduser().resolve()
+    work; nothing is left behind. `option`: what the user named it by (--out, $ARCHZOO_DATA_DIR)."""
+    path = usable_path(out, option)
     for blocker in (path, path / "results"):
         if blocker.exists() and not blocker.is_dir():
             raise UsageError(f"--out: {blocker} is a file, not a folder")
