@@ -13,7 +13,7 @@ from analysis.units import GIB
 from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
 from ..predict.rows import model_label
-from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE, fixed_sheets
+from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE, TORCH, fixed_sheets
 
 PLOT_BATCH = 64
 HEADING = "Predicted GPU throughput (not measured)"
@@ -33,16 +33,16 @@ def intro(rows: list[dict]) -> str:
     source = rows[0]["calibration_source"] if rows else "analysis/predict/data/gpu_calibration.json"
     saved = [r for r in rows if r.get("saved_by")]
     what = (f"Each classifier with an ImageNet accuracy entry at {SIZE} px, batch {' and '.join(map(str, BATCHES))}, "
-            f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch, as timm's benchmark --amp runs; fp16 on the "
-            "V100, which has no bf16 tensor cores)" if len(saved) < len(rows) else
+            f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch {'.'.join(map(str, TORCH))}, as timm's "
+            "benchmark --amp runs; fp16 on the V100, which has no bf16 tensor cores)" if len(saved) < len(rows) else
             "Each row saved by `--predict` in this folder, at the size, batch and dtype asked")
     form = "RepVGG-style branches fused" if len(saved) < len(rows) else "two-form models as the row's reparam says"
     return (f"PREDICTED, NOT MEASURED: no GPU ran these. {what}, its forward counted on the meta device as a CUDA GPU "
             f"runs it (fused attention, autocast's casts, {form}) and priced on each device's "
             "datasheet (footnotes) by `zoo.compare --predict` (docs/prediction.md). 'expected img/s' is the calibrated "
             "expectation; 'p10-p90' the band from held-out error (expected x the 10th and 90th percentile of "
-            f"measured / expected over held-out predictions: {band_text}); 'roofline' the datasheet bound (peak "
-            "compute and bandwidth, no efficiency loss): an upper limit, not an estimate. ms / batch: expected "
+            f"measured / expected over leave-one-source-out predictions: {band_text}); 'roofline' the datasheet bound "
+            "(peak compute and bandwidth, no efficiency loss): an upper limit, not an estimate. ms / batch: expected "
             "(mean) latency of one batch; no tail (p99) is modelled. Serving memory: weights as held (fp32) + autocast's activation peak + input, "
             "per batch; a batch that does not fit the device's memory is kept and marked NO. Calibration: "
             f"{source}. Rows: results/{PREDICTED_FILE} (`python -m zoo.report --refresh` writes it, `--check` "
@@ -53,7 +53,8 @@ def intro(rows: list[dict]) -> str:
 
 def sources(rows: list[dict]) -> list[str]:
     """Each device's datasheet sources, once, in table order: the table's device cells cite them as [n]."""
-    return list(dict.fromkeys(f"{r['device']}: {r['source']}" for r in rows))
+    return list(dict.fromkeys(f"{r['device']}" + (f" ({r['part']})" if r.get("part") else "") + f": {r['source']}"
+                              for r in rows))
 
 
 def predicted_table(rows: list[dict]) -> str:
