@@ -5,7 +5,6 @@ A number without the machine and settings that produced it cannot be reproduced 
 
 from __future__ import annotations
 
-import importlib
 import os
 import platform
 from functools import lru_cache

@@ -6,11 +6,10 @@ row's host-memory fit and its roofline read it instead of building the module ag
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from analysis.size import SizeLike
-from analysis.vocab import DTYPE_BYTES, torch_dtype
+from analysis.vocab import torch_dtype
 
 from ..models.registry import get_spec, map_shapes
 from .module_build import BUILD_LOG_ENV, build  # noqa: F401 - imported from here by callers and tests

@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 from typing import Union
 
-from analysis.units import MIB
-
 from ..models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, entry_fields, pareto_front,
                               pretraining_of, teacher_groups)
 from ..models.accuracy import pretraining_groups as checkpoint_groups
@@ -14,7 +12,7 @@ from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
 from ..options.compare import NO_STAGES, no_stages
 from ..options import BACKENDS, COMPILE_MODES, pretraining_option  # noqa: F401 - zoo.select names them
-from ..options import SELECT_FORMATS as FORMATS
+from ..options import SELECT_FORMATS as FORMATS  # noqa: F401 - zoo.select.FORMATS
 from ..options.select import (DEFAULT_BUDGET_S, LATENCY_STATS, Constraints, Query, check_query,  # noqa: F401
                               limit)
 from ..runs.tasks import one_line
