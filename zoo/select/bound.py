@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.timing.contention import NOISY_FOREIGN_CPU_SHARE, share_of_ours
 from analysis.units import GIB, KIB, MIB
 
 GEMM_MARGIN = 3.0
@@ -67,12 +68,6 @@ def split_macs(cost_row: dict) -> tuple[int, int]:
 
 
 from ..runs.peaks import COMMITTED_PEAKS, committed_rates  # noqa: E402,F401 - kept with the peaks they bound
-LOADED_SHARE = 0.15       # zoo.runs.timed.NOISY_FOREIGN_CPU_SHARE: a probe beyond it is not trusted
-
-
-def _probe_share_of_ours(share: float | None, threads: int | None, cores: int) -> float:
-    ours = min(threads or cores, cores)
-    return max(0.0, ((share or 0.0) * cores - (cores - ours)) / ours)
 
 
 def trusted_rates(probed: dict, committed: dict, threads: int | None, cores: int | None = None) -> dict:
@@ -86,8 +81,8 @@ def trusted_rates(probed: dict, committed: dict, threads: int | None, cores: int
     for rate, share in (("peak_flops", "peak_foreign_cpu_share"), ("mem_bandwidth", "bandwidth_foreign_cpu_share")):
         options = []
         if probed.get(rate):
-            f = _probe_share_of_ours(probed.get(share), threads, cores)
-            if f <= LOADED_SHARE:
+            f = max(0.0, share_of_ours(probed.get(share), threads, cores))
+            if f <= NOISY_FOREIGN_CPU_SHARE:
                 options.append((probed[rate], "this machine's quiet probe"))
             else:
                 out[f"{rate}_refused"] = f"this machine's probe ran with others on {100 * f:.0f}% of our cores"
