@@ -130,16 +130,6 @@ def number(value, option: str) -> int | float:
     return parsed
 
 
-def positive_int(item, what: str) -> int:
-    """A whole-number option (BOUNDS[what] says which and how large), or a UsageError naming it."""
-    return number(item, what)
-
-
-def non_negative_int(item: str, what: str) -> int:
-    """0 or a whole-number option's value, or a UsageError naming the option."""
-    return 0 if str(item).strip() == "0" else positive_int(item, what)
-
-
 def frozen_stages_option(item: str) -> int | None:
     """--frozen-stages as mmdetection reads frozen_stages: -1 freezes nothing (None: the rows of no freezing),
     0 the stem only, K the stem and stages 1..K."""
@@ -151,18 +141,8 @@ def frozen_stages_option(item: str) -> int | None:
     return None if stages == -1 else stages
 
 
-def finite_number(text, what: str) -> float:
-    """A number option (BOUNDS[what]: its bounds), or a UsageError naming it."""
-    return number(text, what)
-
-
-def positive_number(text, what: str) -> float:
-    """A number option BOUNDS[what] bounds above 0, or a UsageError naming it."""
-    return number(text, what)
-
-
 def positive_ints(text: str, what: str) -> list[int]:
-    return list(dict.fromkeys(positive_int(item, what) for item in split_list(text, what)))
+    return list(dict.fromkeys(number(item, what) for item in split_list(text, what)))
 
 
 def sizes(text: str, what: str = "resolutions") -> list[Size]:
@@ -241,7 +221,7 @@ def check_threads(text: str | None) -> int | None:
     if "," in text:
         raise UsageError(f"--threads: one number of CPU threads, not a list ({text!r})")
     cores = available_cores()
-    threads = positive_int(text, "threads")
+    threads = number(text, "threads")
     if threads > cores:
         raise UsageError(f"--threads {threads}: this machine lets archzoo use {cores} cores")
     return threads

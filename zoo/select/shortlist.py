@@ -13,8 +13,7 @@ from ..models.spec import Size
 from ..options.compare import NO_STAGES, no_stages
 from ..options import BACKENDS, COMPILE_MODES, pretraining_option  # noqa: F401 - zoo.select names them
 from ..options import SELECT_FORMATS as FORMATS  # noqa: F401 - zoo.select.FORMATS
-from ..options.select import (DEFAULT_BUDGET_S, LATENCY_STATS, Constraints, Query, check_query,  # noqa: F401
-                              limit)
+from ..options.select import DEFAULT_BUDGET_S, LATENCY_STATS, Constraints, Query, check_query  # noqa: F401
 from ..runs.tasks import one_line
 from ..console.signals import defer
 from ..answers.text import num  # noqa: F401 - the callers' number format
