@@ -158,14 +158,10 @@ def _main(argv: list[str] | None) -> int:
     try:
         args = parse(argv)
         plan = plan_of(args)
-        if args.predict is not None and args.metrics == ["train"]:
-            from .predict import print_train_predictions
-
-            return print_train_predictions(plan, args)
         if args.predict is not None:
-            from .predict import print_predictions
+            from .predict import print_predictions, print_train_predictions
 
-            return print_predictions(plan, args)
+            return (print_train_predictions if args.metrics == ["train"] else print_predictions)(plan, args)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops
@@ -178,7 +174,7 @@ def _main(argv: list[str] | None) -> int:
         where = "" if args is None or args.no_save else f" in {args.out / 'results'}"
         how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(f"zoo.compare: {how}; every row finished before it is kept{where}", file=sys.stderr)
-        return 143 if isinstance(e, Terminated) else 130
+        return exit_status(e)
     from .display import merge
     from ..store.schema import row_size
 
