@@ -22,7 +22,7 @@ from ..options import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, datasheet_d
                        add_options, pretraining_option)  # names them
 from ..options.compare import DEFAULT_METRICS, METRICS, checked
 from ..options.values import MAX_BATCH, MAX_SIDE
-from ..console.signals import Terminated, exit_status, interrupted, terminate_as_interrupt
+from ..console.signals import Terminated, exit_status, handles_sigterm
 from ..runs.executors import EXECUTORS
 from ..store.store import StoreWriteError
 from ..store.user_cache import disabled
@@ -143,17 +143,9 @@ def print_records(records: list[dict], fmt: str) -> None:
         Console(width=width if console.is_terminal else UNBOUNDED_WIDTH).print(to_rich(records, width))
 
 
+@handles_sigterm("zoo.compare")     # after the measurements (while printing): one line, nothing left to keep
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    try:
-        with terminate_as_interrupt("zoo.compare", command=argv is None):
-            return _main(argv)
-    except KeyboardInterrupt as e:     # after the measurements (while printing): nothing left to keep
-        print(f"zoo.compare: {interrupted(e)}", file=sys.stderr)
-        return exit_status(e)
-
-
-def _main(argv: list[str] | None) -> int:
     args = None
     try:
         args = parse(argv)
