@@ -2,7 +2,6 @@
 
 A number without the machine and settings that produced it cannot be reproduced or compared.
 """
-
 from __future__ import annotations
 
 import os
@@ -99,16 +98,10 @@ def sdpa_backends(device: torch.device) -> str:
 
     if device.type != "cuda":
         return "cpu"
-    enabled = [
-        name
-        for name, is_enabled in (
-            ("flash", torch.backends.cuda.flash_sdp_enabled()),
-            ("mem_efficient", torch.backends.cuda.mem_efficient_sdp_enabled()),
-            ("cudnn", torch.backends.cuda.cudnn_sdp_enabled()),
-            ("math", torch.backends.cuda.math_sdp_enabled()),
-        )
-        if is_enabled
-    ]
+    cuda = torch.backends.cuda
+    enabled = [name for name, on in (("flash", cuda.flash_sdp_enabled()),
+                                     ("mem_efficient", cuda.mem_efficient_sdp_enabled()),
+                                     ("cudnn", cuda.cudnn_sdp_enabled()), ("math", cuda.math_sdp_enabled())) if on]
     return "+".join(enabled) or "none"
 
 
@@ -117,19 +110,11 @@ def environment_fingerprint(device: torch.device | str = "cpu") -> dict:
     import torch
 
     device = torch.device(device)
-    return {
-        "cpu_model": cpu_model_name(),
-        "cpu_cores": os.cpu_count(),
-        "cpu_cores_available": available_cores(),
-        "gpu_name": gpu_name(device),
-        "torch_version": torch.__version__,
-        "timm_version": timm_version(),
-        "cuda_version": torch.version.cuda,
-        "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-        "python_version": platform.python_version(),
-        "platform": platform.platform(),
-        "sdpa_backends": sdpa_backends(device),
-        "tf32": tf32_setting(),
-        # NB: other processes on the machine share its cores; a high load explains a slow number.
-        "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-    }
+    return {"cpu_model": cpu_model_name(), "cpu_cores": os.cpu_count(), "cpu_cores_available": available_cores(),
+            "gpu_name": gpu_name(device), "torch_version": torch.__version__, "timm_version": timm_version(),
+            "cuda_version": torch.version.cuda,
+            "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+            "python_version": platform.python_version(), "platform": platform.platform(),
+            "sdpa_backends": sdpa_backends(device), "tf32": tf32_setting(),
+            # NB: other processes on the machine share its cores; a high load explains a slow number.
+            "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}

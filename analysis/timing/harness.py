@@ -18,7 +18,7 @@ import torch.nn as nn
 
 from ..size import Size, SizeLike
 from ..vocab import resolve_device
-from .backends import EagerBackend, PreparedStep, TimingBackend, TimingSetting, is_out_of_memory
+from .backends import EagerBackend, TimingBackend, TimingSetting, is_out_of_memory
 from .contention import ForeignCpuMeter
 from .fingerprint import available_cores, environment_fingerprint
 from .latency import DEFAULT_PROTOCOL, TimedRun, TimingProtocol, latency_stats, timed_loop
@@ -40,11 +40,6 @@ def _release_memory(model: nn.Module, device: torch.device) -> None:
         torch.cuda.empty_cache()
 
 
-def _time_once(model, backend, images, setting, protocol, watch) -> tuple[TimedRun, PreparedStep]:
-    prepared = backend.prepare(model, images, setting)
-    return timed_loop(prepared.step, prepared.clock, protocol, watch=watch if prepared.observable else None), prepared
-
-
 def _time_halving(model, backend, img_size: Size, batch_size: int, setting, protocol, in_chans, watch):
     """(TimedRun or None, PreparedStep or None, batch that ran or None, errors, batches that ran out of memory)."""
     device = resolve_device(setting.device)
@@ -52,7 +47,8 @@ def _time_halving(model, backend, img_size: Size, batch_size: int, setting, prot
     while True:
         try:
             images = random_input(batch_size, img_size, device, setting.channels_last, in_chans)
-            run, prepared = _time_once(model, backend, images, setting, protocol, watch)
+            prepared = backend.prepare(model, images, setting)
+            run = timed_loop(prepared.step, prepared.clock, protocol, watch=watch if prepared.observable else None)
             return run, prepared, batch_size, errors, oom_batch_sizes
         except Exception as exc:  # noqa: BLE001 -- only out-of-memory is handled, the rest re-raised
             if not is_out_of_memory(exc):

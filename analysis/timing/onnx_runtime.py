@@ -166,8 +166,6 @@ def _compare(eager: list[np.ndarray], onnx: list, tolerance: float) -> tuple[Opt
     return diff, bool(diff <= atol)  # NaN compares False: a NaN output never matches
 
 
-
-
 @dataclass
 class OnnxRuntimeBackend:
     """Export with torch's exporter, run `session.run` on ONNX Runtime; fp32 inference only.
