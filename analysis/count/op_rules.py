@@ -106,10 +106,7 @@ def conv_macs_from_shapes(x_shape, w_shape, out_shape, transposed: bool) -> int:
     w is (C_out, C_in/groups, *k) for a conv and (C_in, C_out/groups, *k) transposed; a transposed
     conv costs the same as the conv it is the gradient of: each input element meets C_out/groups x k.
     """
-    kernel = math.prod(w_shape[2:])
-    if transposed:
-        return math.prod(x_shape) * w_shape[1] * kernel
-    return math.prod(out_shape) * w_shape[1] * kernel
+    return math.prod(x_shape if transposed else out_shape) * w_shape[1] * math.prod(w_shape[2:])
 
 
 @register_macs("convolution", "_convolution", "convolution_overrideable")
