@@ -11,7 +11,6 @@ from pathlib import Path
 
 from .interactive import LIBRARY_ID, scripts
 
-WINDOW_PX = 1400        # the widest window the page is laid out for without a horizontal scroll bar
 WIDE_COLUMNS = 9        # a table with more columns takes the whole width: its plots sit above it, not beside
 BREAKS = re.compile(r"([_/])")    # where a long tag or path may wrap inside a cell
 STYLE = ("*{box-sizing:border-box}body{font-family:system-ui,sans-serif;font-size:14px;margin:0 auto;padding:0 14px;"
