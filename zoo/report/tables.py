@@ -112,15 +112,12 @@ def scaling_table(cost: list[dict], throughput: list[dict]) -> tuple[str, list[s
     for model, rs in sorted(by_model.items()):
         sizes = [r["img_size"] for r in rs]
         lat, machine = latency.get(model, (None, None))
-        rows.append([model, ", ".join(map(str, sorted(sizes))), _fmt(fit_exponent(sizes, [r["macs"] for r in rs])),
-                     _fmt(fit_exponent(sizes, [r["act_peak_bytes"] for r in rs])), _fmt(lat), machine])
+        rows.append([model, ", ".join(map(str, sorted(sizes))),
+                     *(_opt(fit_exponent(sizes, [r[f] for r in rs]), ".2f") for f in ("macs", "act_peak_bytes")),
+                     _opt(lat, ".2f"), machine])
     notes = [f"noisy timings left out of the latency fits: {', '.join(sorted(noisy_left_out))}"] if noisy_left_out else []
     return markdown(["model", "resolutions (px)", "MACs ~ side^k", "act memory ~ side^k",
                      "latency p50 ~ side^k (fp32, batch 1)", "latency measured on"], rows), notes
-
-
-def _fmt(v: float | None) -> str | None:
-    return None if v is None else f"{v:.2f}"
 
 
 def runs_cell(r: dict, runs: dict) -> str | None:

@@ -65,11 +65,6 @@ def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default
             "accuracy": accuracy_at(model, img_size)}
 
 
-def size_reason(model: str, size: Size) -> str | None:
-    """Why `model` cannot take `size` (its rule and the nearest sizes it would take), or None."""
-    return get_spec(model).rule.refusal(size)
-
-
 NO_TOP1 = "no top-1 known at"        # a --min-top1 exclusion at a size no checkpoint of the model was evaluated at
 
 
@@ -126,7 +121,7 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
 def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the first constraint it broke before counting): its
     size rule, then published accuracy."""
-    reason = size_reason(model, q.request.img_size) or detector_reason(model, q) or stages_reason(model, q)
+    reason = get_spec(model).rule.refusal(q.request.img_size) or detector_reason(model, q) or stages_reason(model, q)
     return (None, reason) if reason else _published(model, q)
 
 
