@@ -3,7 +3,6 @@
 foreign_cpu_share = (all CPUs' busy time - this process's CPU time) / all CPUs' time, over the timed
 loop, from /proc/stat and os.times(). On a shared box a share well above 0 explains a slow number.
 """
-
 from __future__ import annotations
 
 import os
