@@ -41,7 +41,6 @@ def count_key(request: Request) -> dict:
     from analysis.timing.fingerprint import timm_version, torch_version
 
     from .._version import __version__
-
     from ..models.registry import get_spec
 
     r = request

@@ -13,7 +13,6 @@ from analysis.vocab import torch_dtype
 from ..models.registry import create_model
 from .request import Request
 
-
 BUILD_LOG_ENV = "ARCHZOO_BUILD_LOG"
 
 
