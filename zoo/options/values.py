@@ -12,11 +12,13 @@ from typing import Iterable
 
 from analysis.size import Size
 from analysis.timing.fingerprint import available_cores
+from analysis.units import MIB
 from analysis.vocab import DEVICES, DTYPE_NAMES, resolve_device
 
 from ..errors import UsageError
 from ..models.registry import TIMM_PREFIX, get_spec, list_models
 from ..store.safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
+from ..store.schema import MAX_COUNT as INT64_MAX   # every count a row stores is an int64: a constraint's ceiling
 
 # Bounds: an input side past 65,536 px or a batch past 2^20 is no image batch, and their product
 # must stay inside what torch can index (numel < 2^63).
@@ -25,8 +27,6 @@ MAX_BATCH = 1 << 20
 MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
 MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound against typos like --iters
 MAX_DEVICES = 65_536        # --gpus, --threads: past any machine's cores and any data-parallel job
-INT64_MAX = 2**63 - 1       # zoo.store.schema.MAX_COUNT: every count a row stores is an int64
-MIB = 2**20
 
 
 @dataclass(frozen=True)
