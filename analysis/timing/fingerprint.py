@@ -4,6 +4,7 @@ A number without the machine and settings that produced it cannot be reproduced 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 from functools import lru_cache
@@ -16,13 +17,10 @@ if TYPE_CHECKING:
 @lru_cache(maxsize=1)
 def cpu_model_name() -> str:
     """'model name' from /proc/cpuinfo (Linux), else platform.processor(), else 'unknown'."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine() or "unknown"
 
 

@@ -59,10 +59,8 @@ def _outside_main(prog: str):
     def handler(signum, frame):
         if _STATE["main"] == "after":       # the answer is printed: it leaves with the process, whole
             for stream in (sys.stdout, sys.stderr):
-                try:
+                with contextlib.suppress(Exception):     # a flush this interrupted (reentrant), a closed pipe
                     stream.flush()
-                except Exception:   # noqa: BLE001 - a flush this interrupted (reentrant), a closed pipe
-                    pass
         when = "while exiting" if _STATE["main"] == "after" else "while starting: nothing done"
         said = "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted (Ctrl-C)"
         os.write(2, f"{prog}: {said} {when}\n".encode())
