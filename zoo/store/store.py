@@ -196,4 +196,4 @@ def predicted_rows(out_dir: str | os.PathLike = ".", warn: bool = True) -> list[
         warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not predicted rows "
                       f"({'; '.join(f'line {b.number}: {b.reason}' for b in bad[:3])}{'; ...' if len(bad) > 3 else ''})",
                       stacklevel=2)
-    return rows
+    return [row for _, row in rows]
