@@ -74,9 +74,7 @@ class ComponentClassifier:
                 return "attn_proj" if in_weighted_leaf or op_kind == "weight_matmul" else "attn_matmul"
         if "mlp" in parts or any(p.startswith("mlp") for p in parts):
             return "mlp"
-        if op_kind == "conv":
-            return "conv"
-        return "other"
+        return "conv" if op_kind == "conv" else "other"
 
     def param_component(self, param_name: str) -> str:
         """Parameters: as for ops, plus position/class tokens and norms of their own."""

@@ -26,9 +26,7 @@ def cpu_model_name() -> str:
 
 def available_cores() -> int:
     """Cores this process may run on (respects taskset / cgroup affinity where the OS reports it)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def package_version(name: str) -> Optional[str]:

@@ -47,9 +47,7 @@ def cost_table(cost: list[dict]) -> str:
 def components_size(cost: list[dict]) -> int | None:
     """224 when there are rows at 224, else the size with most rows."""
     sizes = [r["img_size"] for r in cost]
-    if not sizes:
-        return None
-    return 224 if 224 in sizes else max(set(sizes), key=sizes.count)
+    return None if not sizes else 224 if 224 in sizes else max(set(sizes), key=sizes.count)
 
 
 def component_table(cost: list[dict], img_size: int | None) -> str:
