@@ -79,7 +79,9 @@ def plain_number(value: float, _position=None) -> str:
     """60, 2, 0.5, 1,000: never 6 x 10^1."""
     if value == 0:
         return "0"
-    return f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:.6g}"
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    return f"{value:.6g}"
 
 
 def plain_log_axis(ax, which: str = "x") -> None:
