@@ -26,11 +26,6 @@ from .result import TimingResult
 from .steps import random_input
 
 
-def oom_line(exc: BaseException, batch_size: int) -> str:
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__} at batch_size={batch_size}: {first_line}"
-
-
 def _release_memory(model: nn.Module, device: torch.device) -> None:
     """Drop gradients left by a failed step and return cached blocks, so the smaller batch gets them."""
     for param in model.parameters():
@@ -53,7 +48,8 @@ def _time_halving(model, backend, img_size: Size, batch_size: int, setting, prot
         except Exception as exc:  # noqa: BLE001 -- only out-of-memory is handled, the rest re-raised
             if not is_out_of_memory(exc):
                 raise
-            errors.append(oom_line(exc, batch_size))
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            errors.append(f"{type(exc).__name__} at batch_size={batch_size}: {first_line}")
             oom_batch_sizes.append(batch_size)
         # NB: released only here, after the except block: until then the traceback's frames hold the
         # failed attempt's input and activations.

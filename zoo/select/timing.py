@@ -108,6 +108,8 @@ def noise_reason(timed: dict) -> str:
 
 
 def _default_timing(q, store, saving: bool) -> Timing:
+    from analysis.timing.contention import wait_for_quiet
+
     from ..runs.peaks import PeakCache
     from ..runs.tasks import run_task
     from .bound import cache_bytes
@@ -115,7 +117,8 @@ def _default_timing(q, store, saving: bool) -> Timing:
     peaks = PeakCache(store.dir if saving else None)
 
     def run(task, macs, peak):
-        _wait(q)
+        if q.wait_quiet and not wait_for_quiet(timeout_s=q.wait_quiet):
+            log.info("the machine stayed busy for --wait-quiet %gs; timing anyway", q.wait_quiet)
         return run_task(task, macs=macs, peak=peak)
 
     return Timing(run=run, peak=peaks.get, caches=cache_bytes, load=load_average, committed=_committed)
@@ -148,13 +151,6 @@ def load_average() -> float | None:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return None
-
-
-def _wait(q) -> None:
-    from analysis.timing.contention import wait_for_quiet
-
-    if q.wait_quiet and not wait_for_quiet(timeout_s=q.wait_quiet):
-        log.info("the machine stayed busy for --wait-quiet %gs; timing anyway", q.wait_quiet)
 
 
 def _bound_out(rows: list[dict], q, peak: dict, caches, excluded: list[dict]) -> tuple[list[dict], dict]:

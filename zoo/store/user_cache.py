@@ -86,10 +86,6 @@ def _canonical(obj) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-def _digest(obj) -> str:
-    return hashlib.sha256(_canonical(obj)).hexdigest()
-
-
 def _mac(secret: bytes, namespace: str, key, value) -> str:
     return hmac.new(secret, _canonical({"namespace": namespace, "key": key, "value": value}), hashlib.sha256).hexdigest()
 
@@ -213,7 +209,7 @@ class UserCache:
 
     @staticmethod
     def name(key: dict) -> str:
-        return f"{_digest(key)}.json"
+        return f"{hashlib.sha256(_canonical(key)).hexdigest()}.json"
 
     def get(self, key: dict, valid: Check = None):
         """The stored value of `key`, or None (off, missing, damaged, foreign, untrusted, or refused by `valid`)."""
