@@ -10,7 +10,7 @@ inside FlashAttention's backward is not counted. Shapes follow torch/utils/flop_
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable
+from typing import Callable
 
 import torch
 
@@ -25,15 +25,10 @@ class DuplicateRuleError(ValueError):
     pass
 
 
-def _packets(names: Iterable[str]) -> list[object]:
-    """aten op packets for `names`; ops this torch build lacks are skipped (they cannot run either)."""
-    return [getattr(aten, n) for n in names if hasattr(aten, n)]
-
-
 def register_macs(*op_names: str, attention: bool = False) -> Callable[[MacRule], MacRule]:
     """Register `rule` for every op in `op_names`; registering an op twice raises."""
     def wrap(rule: MacRule) -> MacRule:
-        for packet in _packets(op_names):
+        for packet in (getattr(aten, n) for n in op_names if hasattr(aten, n)):     # ops this build lacks cannot run
             if packet in MAC_RULES:
                 raise DuplicateRuleError(f"a MAC rule for {packet} is already registered")
             MAC_RULES[packet] = rule

@@ -4,7 +4,6 @@ by the one harness (analysis.timing.harness), with its own fields (OnnxDetails) 
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import importlib.util
 import io
 import os
@@ -20,6 +19,7 @@ import torch
 import torch.nn as nn
 
 from .backends import PreparedStep, TimingSetting, is_out_of_memory
+from .fingerprint import package_version
 from .result import OnnxDetails
 
 # NB: 18 is the dynamo exporter's own opset (onnxscript's torchlib targets it; other opsets go through
@@ -49,14 +49,6 @@ def _findable(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError, AttributeError):
         return False
-
-
-def _has_distribution(name: str) -> bool:
-    try:
-        importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
 
 
 def _import_onnxruntime():
@@ -205,7 +197,7 @@ class OnnxRuntimeBackend:
             return f"has no exporter {self.exporter!r} (expected one of {', '.join(EXPORTERS)})"
         if self.providers is None and setting.device != "cuda":
             return None                    # the CPU provider is in every build
-        if self.providers is None and not _has_distribution("onnxruntime-gpu"):
+        if self.providers is None and package_version("onnxruntime-gpu") is None:
             return f"has no {CUDA_PROVIDER} (install onnxruntime-gpu)"
         return _providers(_import_onnxruntime(), setting.device, self.providers)[1]
 
