@@ -80,13 +80,6 @@ def error_line(exc: BaseException, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _is_ort_out_of_memory(exc: BaseException) -> bool:
-    # ORT's exceptions derive from Exception, not RuntimeError; its allocators say these
-    message = str(exc).lower()
-    return is_out_of_memory(exc) or any(s in message for s in ("failed to allocate memory", "bad_alloc",
-                                                                "out of memory"))
-
-
 def export_onnx(model: nn.Module, images: torch.Tensor, path: str, opset: int = DEFAULT_OPSET,
                 exporter: str = "dynamo") -> None:
     """Write `model` at `images`' exact (static) shape to `path`; any failure is an OnnxExportError (one line).
@@ -222,7 +215,11 @@ class OnnxRuntimeBackend:
         try:
             first = session.run(None, feed)
         except Exception as exc:  # noqa: BLE001
-            if _is_ort_out_of_memory(exc):   # as torch says it, so the harness halves the batch
+            # ORT's exceptions derive from Exception, not RuntimeError; its allocators say these
+            said = str(exc).lower()
+            if is_out_of_memory(exc) or any(s in said for s in ("failed to allocate memory", "bad_alloc",
+                                                                "out of memory")):
+                # as torch says it, so the harness halves the batch
                 raise torch.OutOfMemoryError(_ANSI.sub("", str(exc)).strip()) from exc
             raise OrtSessionError(f"onnxruntime could not run the model: {error_line(exc)}") from exc
         max_abs_diff, matches = _compare(eager, first, self.tolerance)

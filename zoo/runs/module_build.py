@@ -16,19 +16,14 @@ from .request import Request
 BUILD_LOG_ENV = "ARCHZOO_BUILD_LOG"
 
 
-def _log_build(request: Request, device: str) -> None:
-    path = os.environ.get(BUILD_LOG_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as log:       # one short append: whole lines across processes
-            log.write(f"{os.getpid()} {device} {request.model} {request.img_size.label} b{request.batch_size}\n")
-
-
 def build(request: Request, device: str, dtype: str | None = None, **overrides):
     """The module `request` measures: the model, its feature extractor, or a whole detector or segmenter on it,
     held in `dtype` (None: the request's). overrides: create_model's (attn_impl, in_chans, ...)."""
     from ..models.stages import freeze_stages
 
-    _log_build(request, device)
+    if os.environ.get(BUILD_LOG_ENV):
+        with open(os.environ[BUILD_LOG_ENV], "a", encoding="utf-8") as log:     # one short append: whole lines
+            log.write(f"{os.getpid()} {device} {request.model} {request.img_size.label} b{request.batch_size}\n")
     r, held = request, torch_dtype(dtype or request.dtype)
     if r.segmenter is not None:
         from ..models.segmenters import create_segmenter

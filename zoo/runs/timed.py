@@ -38,14 +38,6 @@ def is_noisy(cv: float, foreign_cpu_share: float | None, threads: int | None, co
     return bool(cv > NOISY_CV or share_of_ours(foreign_cpu_share, threads, cores) > NOISY_FOREIGN_CPU_SHARE)
 
 
-def timing_setting(task) -> TimingSetting:
-    """A zoo.runs.tasks.Task's timing options, as the harness takes them."""
-    timing = task.timing
-    return TimingSetting(device=timing.device, dtype=task.request.dtype,
-                         mode="train" if task.request.train else "inference", threads=timing.threads,
-                         channels_last=timing.channels_last, compile=timing.compile)
-
-
 def import_onnxruntime() -> None:
     """ONNX Runtime writes a device id under $XDG_CACHE_HOME/Microsoft/DeveloperTools when imported: imported
     with that pointed at the user cache, so nothing lands outside --out and the user cache."""
@@ -68,7 +60,9 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
         model = build(request, "cpu", "fp32")
     if timing.backend == "onnxruntime":
         import_onnxruntime()
-    backend, setting = backend_named(timing.backend), timing_setting(task)
+    backend = backend_named(timing.backend)
+    setting = TimingSetting(device=timing.device, dtype=request.dtype, mode="train" if request.train else "inference",
+                            threads=timing.threads, channels_last=timing.channels_last, compile=timing.compile)
     watch = AttentionPathWatch(model) if backend.sees_dispatcher else None
     with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
         try:
