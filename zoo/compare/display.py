@@ -179,11 +179,6 @@ def not_measured_lines(records: list[dict]) -> list[str]:
 TITLE = "archzoo comparison (MACs per image; FLOPs = 2 x MACs; MiB = 2^20 bytes)"
 
 
-def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
-    """Characters a one-line-per-row table needs: each column as wide as its widest header or cell, plus borders."""
-    return 1 + sum(3 + max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers))
-
-
 # said once when every record shares it
 SETTING_FIELDS = ("size", "batch_size", "detector", "segmenter", "backend", "dtype", "timed_on")
 
@@ -219,7 +214,9 @@ def to_rich(records: list[dict], width: int = 160):
                                          {i for i, c in enumerate(columns) if c.field in SETTING_FIELDS})
     fields = {c.header: c.field for c in columns}
     table = Table()
-    if rows and _natural_width(headers, rows) > width and len(rows) <= TRANSPOSE_UP_TO:
+    # one line per row needs each column as wide as its widest header or cell, plus borders
+    natural = 1 + sum(3 + max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers))
+    if rows and natural > width and len(rows) <= TRANSPOSE_UP_TO:
         names = [row[0] for row in rows]
         labels = names if len(set(names)) == len(names) else [f"{row[0]} ({i + 1})" for i, row in enumerate(rows)]
         table.add_column("", justify="left", no_wrap=True)

@@ -84,21 +84,16 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
-def latency_series(throughput: list[dict]) -> dict[tuple[str, str, str], list[dict]]:
-    """(model, machine, setting) -> rows at several sizes: the only rows a curve or a fit may join."""
-    series: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
-    for r in throughput:
-        series[(r["model"], machine_name(r), setting_name(r))].append(r)
-    return series
-
-
 def scaling_table(cost: list[dict], throughput: list[dict]) -> tuple[str, list[str]]:
     by_model: dict[str, list[dict]] = defaultdict(list)
     for r in cost:
         by_model[r["model"]].append(r)
     latency: dict[str, tuple[float | None, str]] = {}
     noisy_left_out = []
-    for (model, machine, setting), rs in latency_series(throughput).items():
+    series: dict[tuple[str, str, str], list[dict]] = defaultdict(list)     # the only rows a curve or fit may join
+    for r in throughput:
+        series[(r["model"], machine_name(r), setting_name(r))].append(r)
+    for (model, machine, setting), rs in series.items():
         if setting != "fp32 bs1 inference":
             continue
         clean = [r for r in rs if not r.get("noisy")]

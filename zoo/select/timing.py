@@ -89,15 +89,12 @@ def decide(row: dict, q, load: float | None = None) -> tuple[str, str, dict]:
     for wanted in ("over", "within noise"):
         for verdict, text in texts:
             if verdict == wanted:
-                return verdict, (_undecided(ev) + text) if wanted != "over" else text, ev
+                if wanted == "over":
+                    return verdict, text, ev
+                loaded = ev.get("loaded")
+                return verdict, (f"undecided: {loaded}: a loaded timing cannot exclude (--wait-quiet SECONDS waits "
+                                 f"for a quiet machine): " if loaded else "undecided: within noise: ") + text, ev
     return "fits", "; ".join(t for _, t in texts) or f"timed ({band_text(ev)})", ev
-
-
-def _undecided(ev: dict) -> str:
-    if not ev.get("loaded"):
-        return "undecided: within noise: "
-    return (f"undecided: {ev['loaded']}: a loaded timing cannot exclude (--wait-quiet SECONDS waits for a quiet "
-            f"machine): ")
 
 
 def noise_reason(timed: dict) -> str:
