@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import re
+import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING, Optional
 
@@ -33,7 +35,6 @@ def package_version(name: str) -> Optional[str]:
     """`name.__version__`, read from the installed metadata when the package is not imported yet (importing
     timm costs seconds); None when it is not installed."""
     import importlib.metadata
-    import sys
 
     if name in sys.modules:
         return getattr(sys.modules[name], "__version__", None)
@@ -53,12 +54,9 @@ def timm_version() -> Optional[str]:
 def torch_version() -> str:
     """torch.__version__ with its build tag ("2.14.1+cu130", which the package metadata lacks), read from
     torch/version.py while torch is not imported (importing it takes over a second): the same either way."""
-    import sys
-
     if "torch" in sys.modules:
         return str(sys.modules["torch"].__version__)
     import importlib.util
-    import re
 
     try:
         folder = importlib.util.find_spec("torch").submodule_search_locations[0]

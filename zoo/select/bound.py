@@ -27,6 +27,7 @@ A bound that is 0 (no peak kept, a GPU) excludes nothing.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from analysis.timing.contention import NOISY_FOREIGN_CPU_SHARE, share_of_ours
@@ -74,8 +75,6 @@ def trusted_rates(probed: dict, committed: dict, threads: int | None, cores: int
     """The peak and bandwidth the bound uses: for each, the larger of this machine's probe (kept or just
     probed) when it was quiet (others on at most 15% of our cores) and the committed figure; a loaded probe
     is left out, never scaled. Each rate says where it came from (`peak_flops_source`, ...)."""
-    import os
-
     cores = cores or os.cpu_count() or 1
     out = {k: v for k, v in probed.items() if k not in ("peak_flops", "mem_bandwidth")}
     for rate, share in (("peak_flops", "peak_foreign_cpu_share"), ("mem_bandwidth", "bandwidth_foreign_cpu_share")):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -142,8 +143,6 @@ def load_timing_modules() -> None:
 
 def load_average() -> float | None:
     """The 1-min load average (runnable tasks), or None where the OS does not say."""
-    import os
-
     try:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
