@@ -78,10 +78,7 @@ TEACHERS: list[tuple[str, Teacher]] = [
 
 
 def tag_pretraining(model_tag: str) -> str:
-    for group, pattern in TAG_RULES:
-        if re.search(pattern, model_tag):
-            return group
-    return "other"
+    return next((group for group, pattern in TAG_RULES if re.search(pattern, model_tag)), "other")
 
 
 def teacher_of(model_tag: str | None) -> Teacher | None:
