@@ -221,12 +221,12 @@ def test_packaged_rows_match_timms_tables():
 
 @pytest.mark.skipif(not TIMM_RESULTS.is_dir(), reason="timm's result tables are not on this machine")
 def test_the_script_regenerates_the_packaged_table():
-    path = ROOT / "zoo" / "models" / "data" / "make_timm_results.py"
+    path = ROOT / "benchmarks" / "make_timm_results.py"
     spec = importlib.util.spec_from_file_location("make_timm_results", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     rebuilt = script.build(TIMM_RESULTS)
-    with open(path.parent / "timm_results.csv", newline="") as f:
+    with open(ROOT / "zoo" / "models" / "data" / "timm_results.csv", newline="") as f:
         assert list(csv.DictReader(f)) == rebuilt
     # labels: timm's metadata (jft300m-ns, in21k-selfsl) where it names the weights, else the tag
     by_tag = {r["model_tag"]: r["pretraining"] for r in rebuilt}

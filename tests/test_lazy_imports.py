@@ -45,7 +45,7 @@ def test_timm_tag_orders_are_kept_per_timm_version_and_an_untrusted_entry_is_ask
 
 SHIPPED_MATCHES = tag_order.shipped().get("timm") == tag_order.installed_timm()
 NOT_SHIPPED_FOR = f"the shipped tag orders are for timm {tag_order.shipped().get('timm')}, not the installed " \
-                  f"{tag_order.installed_timm()}: rewrite them with `python -m zoo.models.tag_order`"
+                  f"{tag_order.installed_timm()}: rewrite them with `python benchmarks/make_tag_order.py`"
 
 
 @pytest.mark.skipif(not SHIPPED_MATCHES, reason=NOT_SHIPPED_FOR)

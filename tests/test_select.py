@@ -18,7 +18,8 @@ import zoo  # noqa: E402
 from analysis.size import Size  # noqa: E402
 from zoo.errors import UsageError  # noqa: E402
 from zoo.select.cli import main, select  # noqa: E402
-from zoo.select.shortlist import limit, num  # noqa: E402
+from zoo.options.values import number as limit  # noqa: E402  (the constraints' parser)
+from zoo.select.shortlist import num  # noqa: E402
 from cli import HANG_GUARD_S, call_main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("kept_peaks")     # timed runs probe no GEMM peak (conftest.py)

@@ -4,7 +4,7 @@ import torch
 from timm.models.vision_transformer_sam import Block as SamBlock
 
 import zoo
-from analysis.count.closed_form_vitdet import ViTDetShape, vitdet_macs, vitdet_params
+from closed_form_vitdet import ViTDetShape, vitdet_macs, vitdet_params
 from analysis.count.cost import cost_record
 from zoo.models.vitdet import Block, ViTDetConfig
 

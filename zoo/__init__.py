@@ -8,7 +8,7 @@ as a DataFrame), `zoo.load_frame(dir, kind)` (stored rows as a DataFrame); docs/
 """
 import importlib
 
-from ._version import __version__
+from ._version import __version__ as __version__
 from .errors import DuplicateModelError, UnknownModelError, UnsupportedResolutionError, ZooError
 from .console.signals import arm_for_commands
 

@@ -30,7 +30,6 @@ def count(module: nn.Module, input_size: SizeLike, batch_size: int = 1, dtype: t
     conv-like ops that ran without a MAC rule: empty when every one was counted) and the rest of the record;
     with `train`, also one training step's (forward + backward of the outputs' sum). `dtype`: a torch dtype or
     fp32 / bf16 / fp16 (None: the module's own)."""
-    import torch
     from torch import nn
 
     from analysis.count.cost import cost_record, home_of

@@ -29,11 +29,6 @@ _HEAD_PREFIXES = ("head", "fc", "classifier", "pre_logits", "fc_norm")   # top-l
 _WEIGHTED_LEAVES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
 
-def is_attention_module(module: nn.Module, name: str) -> bool:
-    """timm's Attention, WindowAttention (Swin), EvaAttention, the scratch ViT's `attn`."""
-    return type(module).__name__.endswith("Attention") or name.rsplit(".", 1)[-1] == "attn"
-
-
 class ComponentClassifier:
     """Maps (module path, op kind) to a component of `root`; cached per path."""
 
@@ -67,16 +62,15 @@ class ComponentClassifier:
         for depth in range(len(parts), 0, -1):
             prefix = ".".join(parts[:depth])
             module = self.modules.get(prefix)
-            if module is not None and is_attention_module(module, prefix):
+            # timm's Attention, WindowAttention (Swin), EvaAttention, the scratch ViT's `attn`
+            if module is not None and (type(module).__name__.endswith("Attention") or parts[depth - 1] == "attn"):
                 leaf = self.modules.get(path)
                 in_weighted_leaf = depth < len(parts) and isinstance(leaf, _WEIGHTED_LEAVES)
                 # NB: a functional F.linear on a weight (BEiT's qkv) is a projection, not QK^T/AV
                 return "attn_proj" if in_weighted_leaf or op_kind == "weight_matmul" else "attn_matmul"
         if "mlp" in parts or any(p.startswith("mlp") for p in parts):
             return "mlp"
-        if op_kind == "conv":
-            return "conv"
-        return "other"
+        return "conv" if op_kind == "conv" else "other"
 
     def param_component(self, param_name: str) -> str:
         """Parameters: as for ops, plus position/class tokens and norms of their own."""

@@ -46,7 +46,6 @@ def _runs_decomposed(func, device: str, nested: bool) -> bool:
     return found
 
 
-
 def decomposed(mode: TorchDispatchMode, func, args, kwargs):
     """`func` run as the ops it is made of, each seen by `mode`, where autograd's dispatch would run it so
     (_runs_decomposed); NotImplemented where it runs whole."""
@@ -60,24 +59,7 @@ def decomposed(mode: TorchDispatchMode, func, args, kwargs):
 
 class Observer(TorchDispatchMode):
     """A mode on its own, or one of ObservingMode's observers: subclasses define `observe`."""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = decomposed(self, func, args, kwargs)
-        if out is not NotImplemented:
-            return out
-        out = func(*args, **kwargs)
-        self.observe(func, args, kwargs, out)
-        return out
-
-    def observe(self, func, args, kwargs, out) -> None:
-        raise NotImplementedError
-
-
-class ObservingMode(TorchDispatchMode):
-    def __init__(self, observers, fast_meta: bool = False):
-        super().__init__()
-        self.observers, self.fast_meta = list(observers), fast_meta
+    fast_meta = False       # run ops on meta through fast_meta's shape-only kernels where they apply
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -87,6 +69,20 @@ class ObservingMode(TorchDispatchMode):
         out = try_fast(func, args, kwargs) if self.fast_meta else None
         if out is None:
             out = func(*args, **kwargs)
+        self.observe(func, args, kwargs, out)
+        return out
+
+    def observe(self, func, args, kwargs, out) -> None:
+        raise NotImplementedError
+
+
+class ObservingMode(Observer):
+    """Each op run once and shown to every observer in turn."""
+
+    def __init__(self, observers, fast_meta: bool = False):
+        super().__init__()
+        self.observers, self.fast_meta = list(observers), fast_meta
+
+    def observe(self, func, args, kwargs, out) -> None:
         for observer in self.observers:
             observer.observe(func, args, kwargs, out)
-        return out

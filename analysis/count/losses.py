@@ -17,21 +17,13 @@ import torch.nn.functional as F
 SEGMENTATION_WEIGHTS = (1.0, 0.4)
 
 
-def class_targets(logits: torch.Tensor) -> torch.Tensor:
-    """Class indices for (B, C) logits -> (B,), for (B, C, H, W) -> (B, H, W)."""
-    shape = (logits.shape[0], *logits.shape[2:])
-    return torch.zeros(shape, dtype=torch.long, device=logits.device)
-
-
-def cross_entropy(logits: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(logits, class_targets(logits))
-
-
-def classification_loss(out) -> torch.Tensor:
-    """Cross-entropy of a classifier's (B, classes) logits."""
-    return cross_entropy(out)
+def classification_loss(logits: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of a classifier's (B, classes) logits (or of (B, classes, H, W) ones, per pixel) against class
+    indices, (B,) or (B, H, W)."""
+    targets = torch.zeros((logits.shape[0], *logits.shape[2:]), dtype=torch.long, device=logits.device)
+    return F.cross_entropy(logits, targets)
 
 
 def segmentation_loss(outs) -> torch.Tensor:
     """Weighted per-pixel cross-entropy of each head's (B, classes, H, W) logits: decode head, auxiliary head."""
-    return sum(weight * cross_entropy(logits) for weight, logits in zip(SEGMENTATION_WEIGHTS, outs))
+    return sum(weight * classification_loss(logits) for weight, logits in zip(SEGMENTATION_WEIGHTS, outs))

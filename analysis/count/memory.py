@@ -11,7 +11,6 @@ search follows the comparison in the ViT paper (Dosovitskiy et al. 2021), append
 from __future__ import annotations
 
 import functools
-
 import weakref
 from collections import defaultdict
 from typing import Callable

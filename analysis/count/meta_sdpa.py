@@ -79,6 +79,5 @@ def _as_cuda_fused(q, k, v, options):
     mask = options.get("attn_mask")
     if mask is not None:
         mask = mask.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
-    out = aten._scaled_dot_product_flash_attention_for_cpu(
-        q, k, v, 0.0, options.get("is_causal", False), attn_mask=mask, scale=options.get("scale"))[0]
-    return out
+    return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, options.get("is_causal", False),
+                                                             attn_mask=mask, scale=options.get("scale"))[0]

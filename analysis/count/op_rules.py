@@ -10,7 +10,7 @@ inside FlashAttention's backward is not counted. Shapes follow torch/utils/flop_
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable
+from typing import Callable
 
 import torch
 
@@ -25,15 +25,10 @@ class DuplicateRuleError(ValueError):
     pass
 
 
-def _packets(names: Iterable[str]) -> list[object]:
-    """aten op packets for `names`; ops this torch build lacks are skipped (they cannot run either)."""
-    return [getattr(aten, n) for n in names if hasattr(aten, n)]
-
-
 def register_macs(*op_names: str, attention: bool = False) -> Callable[[MacRule], MacRule]:
     """Register `rule` for every op in `op_names`; registering an op twice raises."""
     def wrap(rule: MacRule) -> MacRule:
-        for packet in _packets(op_names):
+        for packet in (getattr(aten, n) for n in op_names if hasattr(aten, n)):     # ops this build lacks cannot run
             if packet in MAC_RULES:
                 raise DuplicateRuleError(f"a MAC rule for {packet} is already registered")
             MAC_RULES[packet] = rule
@@ -106,10 +101,7 @@ def conv_macs_from_shapes(x_shape, w_shape, out_shape, transposed: bool) -> int:
     w is (C_out, C_in/groups, *k) for a conv and (C_in, C_out/groups, *k) transposed; a transposed
     conv costs the same as the conv it is the gradient of: each input element meets C_out/groups x k.
     """
-    kernel = math.prod(w_shape[2:])
-    if transposed:
-        return math.prod(x_shape) * w_shape[1] * kernel
-    return math.prod(out_shape) * w_shape[1] * kernel
+    return math.prod(x_shape if transposed else out_shape) * w_shape[1] * math.prod(w_shape[2:])
 
 
 @register_macs("convolution", "_convolution", "convolution_overrideable")

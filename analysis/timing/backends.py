@@ -88,4 +88,3 @@ class EagerBackend:
         make = make_inference_step if inference else make_train_step
         return PreparedStep(make(timed, images, device, setting.dtype), device,
                             observable=inference and not setting.compile)
-

@@ -32,7 +32,6 @@ def measure_bandwidth(device: str = "cpu", threads: Optional[int] = None, elemen
             a, b, c = (torch.ones(n, device=torch_device) for _ in range(3))
             seconds = _seconds_per_call(lambda: torch.add(b, c, alpha=3.0, out=a), torch_device,
                                         target_seconds, repeats)
-            del a, b, c
         used_threads = torch.get_num_threads()
     finally:
         torch.set_num_threads(previous_threads)

@@ -7,12 +7,8 @@ from typing import Callable
 from .backends import is_out_of_memory
 
 
-def sweep_batches(
-    measure: Callable[[int], dict],
-    latency_target_ms: float,
-    stat: str = "latency_ms_p99",
-    max_batch: int = 1 << 16,
-) -> list[dict]:
+def sweep_batches(measure: Callable[[int], dict], latency_target_ms: float, stat: str = "latency_ms_p99",
+                  max_batch: int = 1 << 16) -> list[dict]:
     """Measure batches 1, 2, 4, ... (powers of two up to max_batch) and return every point measured.
 
     Rule: `measure(batch)` returns a harness record. A point is within the target when it ran at the

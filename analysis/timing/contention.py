@@ -3,7 +3,6 @@
 foreign_cpu_share = (all CPUs' busy time - this process's CPU time) / all CPUs' time, over the timed
 loop, from /proc/stat and os.times(). On a shared box a share well above 0 explains a slow number.
 """
-
 from __future__ import annotations
 
 import os
@@ -11,6 +10,19 @@ import time
 from typing import Optional
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+# A timing is noisy above either threshold (zoo.runs.timed marks its row, zoo.select does not decide on it, a GEMM
+# peak so probed is not kept): step latencies spread by more than a fifth of their mean, or other processes using
+# more than 15% of the cores we timed on (their use of the cores we did not ask for is not noise).
+NOISY_CV = 0.2
+NOISY_FOREIGN_CPU_SHARE = 0.15
+
+
+def share_of_ours(foreign_cpu_share: Optional[float], threads: Optional[int], cores: Optional[int] = None) -> float:
+    """The fraction of the cores we timed on (`threads`; None: all) that others used, from foreign_cpu_share, their
+    share of all `cores` (/proc/stat's): their use of the cores left free is not ours. Not clipped."""
+    cores = cores or os.cpu_count() or 1
+    ours = min(threads or cores, cores)
+    return ((foreign_cpu_share or 0.0) * cores - (cores - ours)) / ours
 
 
 def _machine_cpu_seconds() -> Optional[tuple[float, float]]:

@@ -2,12 +2,13 @@
 
 A number without the machine and settings that produced it cannot be reproduced or compared.
 """
-
 from __future__ import annotations
 
-import importlib
+import contextlib
 import os
 import platform
+import re
+import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING, Optional
 
@@ -18,28 +19,22 @@ if TYPE_CHECKING:
 @lru_cache(maxsize=1)
 def cpu_model_name() -> str:
     """'model name' from /proc/cpuinfo (Linux), else platform.processor(), else 'unknown'."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine() or "unknown"
 
 
 def available_cores() -> int:
     """Cores this process may run on (respects taskset / cgroup affinity where the OS reports it)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def package_version(name: str) -> Optional[str]:
     """`name.__version__`, read from the installed metadata when the package is not imported yet (importing
     timm costs seconds); None when it is not installed."""
     import importlib.metadata
-    import sys
 
     if name in sys.modules:
         return getattr(sys.modules[name], "__version__", None)
@@ -59,12 +54,9 @@ def timm_version() -> Optional[str]:
 def torch_version() -> str:
     """torch.__version__ with its build tag ("2.14.1+cu130", which the package metadata lacks), read from
     torch/version.py while torch is not imported (importing it takes over a second): the same either way."""
-    import sys
-
     if "torch" in sys.modules:
         return str(sys.modules["torch"].__version__)
     import importlib.util
-    import re
 
     try:
         folder = importlib.util.find_spec("torch").submodule_search_locations[0]
@@ -100,16 +92,10 @@ def sdpa_backends(device: torch.device) -> str:
 
     if device.type != "cuda":
         return "cpu"
-    enabled = [
-        name
-        for name, is_enabled in (
-            ("flash", torch.backends.cuda.flash_sdp_enabled()),
-            ("mem_efficient", torch.backends.cuda.mem_efficient_sdp_enabled()),
-            ("cudnn", torch.backends.cuda.cudnn_sdp_enabled()),
-            ("math", torch.backends.cuda.math_sdp_enabled()),
-        )
-        if is_enabled
-    ]
+    cuda = torch.backends.cuda
+    enabled = [name for name, on in (("flash", cuda.flash_sdp_enabled()),
+                                     ("mem_efficient", cuda.mem_efficient_sdp_enabled()),
+                                     ("cudnn", cuda.cudnn_sdp_enabled()), ("math", cuda.math_sdp_enabled())) if on]
     return "+".join(enabled) or "none"
 
 
@@ -118,19 +104,11 @@ def environment_fingerprint(device: torch.device | str = "cpu") -> dict:
     import torch
 
     device = torch.device(device)
-    return {
-        "cpu_model": cpu_model_name(),
-        "cpu_cores": os.cpu_count(),
-        "cpu_cores_available": available_cores(),
-        "gpu_name": gpu_name(device),
-        "torch_version": torch.__version__,
-        "timm_version": timm_version(),
-        "cuda_version": torch.version.cuda,
-        "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-        "python_version": platform.python_version(),
-        "platform": platform.platform(),
-        "sdpa_backends": sdpa_backends(device),
-        "tf32": tf32_setting(),
-        # NB: other processes on the machine share its cores; a high load explains a slow number.
-        "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-    }
+    return {"cpu_model": cpu_model_name(), "cpu_cores": os.cpu_count(), "cpu_cores_available": available_cores(),
+            "gpu_name": gpu_name(device), "torch_version": torch.__version__, "timm_version": timm_version(),
+            "cuda_version": torch.version.cuda,
+            "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+            "python_version": platform.python_version(), "platform": platform.platform(),
+            "sdpa_backends": sdpa_backends(device), "tf32": tf32_setting(),
+            # NB: other processes on the machine share its cores; a high load explains a slow number.
+            "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}

@@ -18,17 +18,12 @@ import torch.nn as nn
 
 from ..size import Size, SizeLike
 from ..vocab import resolve_device
-from .backends import EagerBackend, PreparedStep, TimingBackend, TimingSetting, is_out_of_memory
+from .backends import EagerBackend, TimingBackend, TimingSetting, is_out_of_memory
 from .contention import ForeignCpuMeter
 from .fingerprint import available_cores, environment_fingerprint
 from .latency import DEFAULT_PROTOCOL, TimedRun, TimingProtocol, latency_stats, timed_loop
 from .result import TimingResult
 from .steps import random_input
-
-
-def oom_line(exc: BaseException, batch_size: int) -> str:
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__} at batch_size={batch_size}: {first_line}"
 
 
 def _release_memory(model: nn.Module, device: torch.device) -> None:
@@ -40,11 +35,6 @@ def _release_memory(model: nn.Module, device: torch.device) -> None:
         torch.cuda.empty_cache()
 
 
-def _time_once(model, backend, images, setting, protocol, watch) -> tuple[TimedRun, PreparedStep]:
-    prepared = backend.prepare(model, images, setting)
-    return timed_loop(prepared.step, prepared.clock, protocol, watch=watch if prepared.observable else None), prepared
-
-
 def _time_halving(model, backend, img_size: Size, batch_size: int, setting, protocol, in_chans, watch):
     """(TimedRun or None, PreparedStep or None, batch that ran or None, errors, batches that ran out of memory)."""
     device = resolve_device(setting.device)
@@ -52,12 +42,14 @@ def _time_halving(model, backend, img_size: Size, batch_size: int, setting, prot
     while True:
         try:
             images = random_input(batch_size, img_size, device, setting.channels_last, in_chans)
-            run, prepared = _time_once(model, backend, images, setting, protocol, watch)
+            prepared = backend.prepare(model, images, setting)
+            run = timed_loop(prepared.step, prepared.clock, protocol, watch=watch if prepared.observable else None)
             return run, prepared, batch_size, errors, oom_batch_sizes
         except Exception as exc:  # noqa: BLE001 -- only out-of-memory is handled, the rest re-raised
             if not is_out_of_memory(exc):
                 raise
-            errors.append(oom_line(exc, batch_size))
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            errors.append(f"{type(exc).__name__} at batch_size={batch_size}: {first_line}")
             oom_batch_sizes.append(batch_size)
         # NB: released only here, after the except block: until then the traceback's frames hold the
         # failed attempt's input and activations.

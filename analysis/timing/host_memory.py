@@ -6,6 +6,7 @@ ARCHZOO_AVAILABLE_MEMORY_BYTES overrides it (tests, or to leave room for other w
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Callable, Optional
@@ -29,12 +30,10 @@ def _read_int(path: str) -> Optional[int]:
 
 
 def _meminfo_available() -> Optional[int]:
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
     return None
 
 

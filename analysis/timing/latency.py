@@ -3,7 +3,6 @@
 Follows optimum-benchmark's `trackers/latency.py`: CUDA events on GPU with one synchronisation at
 the end, `time.perf_counter` on CPU; raw latencies are kept and the percentiles derived from them.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +19,6 @@ from .protocol import DEFAULT_PROTOCOL, QUICK_PROTOCOL, TimingProtocol  # noqa: 
 @dataclass(frozen=True)
 class TimedRun:
     """Raw result of a timed loop: per-iteration latencies and the span from first start to last end."""
-
     latencies_s: tuple[float, ...]
     total_seconds: float  # first iteration's start to last iteration's end (includes loop overhead)
     warmup_iters: int
@@ -31,54 +29,34 @@ class TimedRun:
         return len(self.latencies_s)
 
 
-class CpuLatencyTracker:
-    """Times each iteration with a host clock; CPU work is synchronous, so no sync is needed."""
+class LatencyTracker:
+    """Times each iteration: on CUDA with events recorded on the current stream and one sync at the end, else
+    with a host clock (CPU work is synchronous, so no sync is needed)."""
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter):
-        self.clock = clock
-        self.starts: list[float] = []
-        self.ends: list[float] = []
+    def __init__(self, device: torch.device, clock: Callable[[], float] = time.perf_counter):
+        self.device, self.clock, self.starts, self.ends = device, clock, [], []
 
-    def start(self) -> None:
-        self.starts.append(self.clock())
-
-    def stop(self) -> None:
-        self.ends.append(self.clock())
-
-    def finish(self) -> tuple[list[float], float]:
-        latencies_s = [end - start for start, end in zip(self.starts, self.ends)]
-        return latencies_s, self.ends[-1] - self.starts[0]
-
-
-class CudaLatencyTracker:
-    """Times each iteration with CUDA events recorded on the current stream; one sync at the end."""
-
-    def __init__(self, device: torch.device):
-        self.device = device
-        self.start_events: list[torch.cuda.Event] = []
-        self.end_events: list[torch.cuda.Event] = []
-
-    def start(self) -> None:
+    def _mark(self):
+        if self.device.type != "cuda":
+            return self.clock()
         event = torch.cuda.Event(enable_timing=True)
         event.record()
-        self.start_events.append(event)
+        return event
+
+    def start(self) -> None:
+        self.starts.append(self._mark())
 
     def stop(self) -> None:
-        event = torch.cuda.Event(enable_timing=True)
-        event.record()
-        self.end_events.append(event)
+        self.ends.append(self._mark())
 
     def finish(self) -> tuple[list[float], float]:
-        torch.cuda.synchronize(self.device)
-        latencies_s = [s.elapsed_time(e) / 1e3 for s, e in zip(self.start_events, self.end_events)]
-        total_seconds = self.start_events[0].elapsed_time(self.end_events[-1]) / 1e3
-        return latencies_s, total_seconds
-
-
-def make_tracker(device: torch.device, clock: Callable[[], float] = time.perf_counter):
-    if device.type == "cuda":
-        return CudaLatencyTracker(device)
-    return CpuLatencyTracker(clock)
+        """(each iteration's seconds, seconds from the first start to the last end)."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            between = lambda start, end: start.elapsed_time(end) / 1e3      # noqa: E731 - events measure in ms
+        else:
+            between = lambda start, end: end - start                        # noqa: E731
+        return [between(s, e) for s, e in zip(self.starts, self.ends)], between(self.starts[0], self.ends[-1])
 
 
 def synchronize(device: torch.device) -> None:
@@ -86,13 +64,9 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def timed_loop(
-    step: Callable[[], object],
-    device: torch.device,
-    protocol: TimingProtocol = DEFAULT_PROTOCOL,
-    clock: Callable[[], float] = time.perf_counter,
-    watch: Optional[Callable[[], ContextManager]] = None,
-) -> TimedRun:
+def timed_loop(step: Callable[[], object], device: torch.device, protocol: TimingProtocol = DEFAULT_PROTOCOL,
+               clock: Callable[[], float] = time.perf_counter,
+               watch: Optional[Callable[[], ContextManager]] = None) -> TimedRun:
     """Run `warmup` untimed steps, then timed steps until >= min_iters AND >= min_seconds have passed.
     `watch`: the first warm-up step runs inside `watch()` (a dispatcher observer reading which kernels ran:
     untimed like every warm-up step, so what it costs lands in warmup_seconds, never in a latency).
@@ -110,7 +84,7 @@ def timed_loop(
     synchronize(device)
     warmup_seconds = clock() - warmup_start
 
-    tracker = make_tracker(device, clock)
+    tracker = LatencyTracker(device, clock)
     loop_start = clock()
     iters = 0
     while iters < min_iters or clock() - loop_start < min_seconds:
@@ -131,12 +105,7 @@ def latency_stats(latencies_s: Sequence[float]) -> dict[str, float]:
         raise ValueError("no latencies to summarise")
     mean_ms = float(values_ms.mean())
     std_ms = float(values_ms.std(ddof=1)) if values_ms.size > 1 else 0.0
-    return {
-        "latency_ms_mean": mean_ms,
-        "latency_ms_p50": float(np.percentile(values_ms, 50)),
-        "latency_ms_p90": float(np.percentile(values_ms, 90)),
-        "latency_ms_p99": float(np.percentile(values_ms, 99)),
-        "latency_ms_min": float(values_ms.min()),
-        "latency_ms_max": float(values_ms.max()),
-        "cv": std_ms / mean_ms if mean_ms > 0 else 0.0,
-    }
+    percentiles = {f"latency_ms_p{q}": float(np.percentile(values_ms, q)) for q in (50, 90, 99)}
+    return {"latency_ms_mean": mean_ms, **percentiles,
+            "latency_ms_min": float(values_ms.min()), "latency_ms_max": float(values_ms.max()),
+            "cv": std_ms / mean_ms if mean_ms > 0 else 0.0}

@@ -4,7 +4,6 @@ by the one harness (analysis.timing.harness), with its own fields (OnnxDetails) 
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import importlib.util
 import io
 import os
@@ -20,6 +19,7 @@ import torch
 import torch.nn as nn
 
 from .backends import PreparedStep, TimingSetting, is_out_of_memory
+from .fingerprint import package_version
 from .result import OnnxDetails
 
 # NB: 18 is the dynamo exporter's own opset (onnxscript's torchlib targets it; other opsets go through
@@ -51,14 +51,6 @@ def _findable(module: str) -> bool:
         return False
 
 
-def _has_distribution(name: str) -> bool:
-    try:
-        importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 def _import_onnxruntime():
     """onnxruntime, or None when it (or onnx, which both exporters write through) is not installed."""
     try:
@@ -86,13 +78,6 @@ def error_line(exc: BaseException, limit: int = 240) -> str:
     names = type(exc).__name__ if root is exc else f"{type(exc).__name__} <- {type(root).__name__}"
     text = f"{names}: {lines[0] if lines else ''}".rstrip(": ")
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _is_ort_out_of_memory(exc: BaseException) -> bool:
-    # ORT's exceptions derive from Exception, not RuntimeError; its allocators say these
-    message = str(exc).lower()
-    return is_out_of_memory(exc) or any(s in message for s in ("failed to allocate memory", "bad_alloc",
-                                                                "out of memory"))
 
 
 def export_onnx(model: nn.Module, images: torch.Tensor, path: str, opset: int = DEFAULT_OPSET,
@@ -166,8 +151,6 @@ def _compare(eager: list[np.ndarray], onnx: list, tolerance: float) -> tuple[Opt
     return diff, bool(diff <= atol)  # NaN compares False: a NaN output never matches
 
 
-
-
 @dataclass
 class OnnxRuntimeBackend:
     """Export with torch's exporter, run `session.run` on ONNX Runtime; fp32 inference only.
@@ -207,7 +190,7 @@ class OnnxRuntimeBackend:
             return f"has no exporter {self.exporter!r} (expected one of {', '.join(EXPORTERS)})"
         if self.providers is None and setting.device != "cuda":
             return None                    # the CPU provider is in every build
-        if self.providers is None and not _has_distribution("onnxruntime-gpu"):
+        if self.providers is None and package_version("onnxruntime-gpu") is None:
             return f"has no {CUDA_PROVIDER} (install onnxruntime-gpu)"
         return _providers(_import_onnxruntime(), setting.device, self.providers)[1]
 
@@ -232,7 +215,11 @@ class OnnxRuntimeBackend:
         try:
             first = session.run(None, feed)
         except Exception as exc:  # noqa: BLE001
-            if _is_ort_out_of_memory(exc):   # as torch says it, so the harness halves the batch
+            # ORT's exceptions derive from Exception, not RuntimeError; its allocators say these
+            said = str(exc).lower()
+            if is_out_of_memory(exc) or any(s in said for s in ("failed to allocate memory", "bad_alloc",
+                                                                "out of memory")):
+                # as torch says it, so the harness halves the batch
                 raise torch.OutOfMemoryError(_ANSI.sub("", str(exc)).strip()) from exc
             raise OrtSessionError(f"onnxruntime could not run the model: {error_line(exc)}") from exc
         max_abs_diff, matches = _compare(eager, first, self.tolerance)

@@ -72,19 +72,14 @@ def _seconds_per_call(fn: Callable[[], object], device: torch.device, target_sec
     return best
 
 
-def _gemm_probe(n: int, device: torch.device, dtype: torch.dtype):
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
-    return (lambda: torch.mm(a, b)), 2 * n**3
-
-
 def _probe_sizes(sizes, device: torch.device, dtype: torch.dtype, target_seconds: float, repeats: int,
                  budget_s: float) -> tuple[dict, list[int]]:
     """{mm_<n>: FLOP/s} for the sizes that fit the budget (smallest first), and the sizes left out."""
     probe_flops, left_out = {}, []
     deadline = time.perf_counter() + budget_s
     for n in sizes:
-        fn, flops = _gemm_probe(n, device, dtype)
+        a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+        fn, flops = (lambda: torch.mm(a, b)), 2 * n**3
         rate = max(probe_flops.values(), default=None)
         # warm-up, one timing call and at least one repeat: three calls at the best rate so far
         if rate and time.perf_counter() + 3 * flops / rate > deadline:

@@ -2,7 +2,6 @@
 
 Reduced precision is applied through autocast (weights stay fp32), as in timm's benchmark.py.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -23,9 +22,8 @@ def autocast_context(device: torch.device, dtype: str):
     return torch.autocast(device_type=device.type, dtype=torch_dtype(dtype))
 
 
-def random_input(
-    batch_size: int, img_size: Size, device: torch.device, channels_last: bool, in_chans: int = 3
-) -> torch.Tensor:
+def random_input(batch_size: int, img_size: Size, device: torch.device, channels_last: bool,
+                 in_chans: int = 3) -> torch.Tensor:
     """One random image batch, reused by every iteration (as in timm's benchmark protocol)."""
     images = torch.randn(batch_size, in_chans, *img_size.hw, device=device)
     if channels_last:
@@ -42,9 +40,8 @@ def training_loss(output, targets: torch.Tensor) -> torch.Tensor:
     return output.float().mean()
 
 
-def make_inference_step(
-    model: nn.Module, images: torch.Tensor, device: torch.device, dtype: str
-) -> Callable[[], torch.Tensor]:
+def make_inference_step(model: nn.Module, images: torch.Tensor, device: torch.device,
+                        dtype: str) -> Callable[[], torch.Tensor]:
     model.eval()
 
     def inference_step() -> torch.Tensor:
@@ -54,13 +51,10 @@ def make_inference_step(
     return inference_step
 
 
-def make_train_step(
-    model: nn.Module, images: torch.Tensor, device: torch.device, dtype: str, lr: float = 1e-4
-) -> Callable[[], torch.Tensor]:
+def make_train_step(model: nn.Module, images: torch.Tensor, device: torch.device, dtype: str,
+                    lr: float = 1e-4) -> Callable[[], torch.Tensor]:
     """forward + backward + SGD step; fp16 on CUDA uses a GradScaler as real fp16 training would.
-
-    NB: the step updates the model's weights in place.
-    """
+    NB: the step updates the model's weights in place."""
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     targets = torch.randint(0, 1000, (images.shape[0],), device=device)

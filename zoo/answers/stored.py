@@ -84,41 +84,41 @@ def check_answers(loaded) -> list[dict]:
     return loaded
 
 
-def read_answers(results_dir: str | Path) -> tuple[list[dict] | None, str | None]:
-    """(the stored answers, None), (None, None) when there are none, or (None, why they cannot be used):
-    a regular file only (a FIFO or link is not opened), strict JSON (no NaN, nesting bounded), this schema."""
+def _read(results_dir: str | Path, name: str, check):
+    """(check(the file's JSON), None), (None, None) without the file, or (None, why it cannot be used): a regular
+    file only (a FIFO or link is not opened), strict JSON (no NaN, nesting bounded), what `check` accepts."""
     from ..store.safe_io import read_stored, strict_loads
 
-    text, why = read_stored(answers_path(results_dir), f"results/{ANSWERS_FILE}", MAX_BYTES)
+    label = f"results/{name}"
+    text, why = read_stored(Path(results_dir) / "results" / name, label, MAX_BYTES)
     if text is None:
         return None, why
     try:
-        return check_answers(strict_loads(text)), None
-    except ValueError as e:
-        return None, f"results/{ANSWERS_FILE} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        return check(strict_loads(text)), None
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        return None, f"{label} is not usable ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+
+
+def read_answers(results_dir: str | Path) -> tuple[list[dict] | None, str | None]:
+    """(the stored answers, None), (None, None) when there are none, or (None, why they cannot be used)."""
+    return _read(results_dir, ANSWERS_FILE, check_answers)
 
 
 SELECT_ANSWER_FILE = "select-answer.json"     # a measured zoo.select answer, kept beside its rows (zoo.select.cli)
 
 
-def read_select_answer(results_dir: str | Path) -> tuple[dict | None, str | None]:
-    """(the last measured zoo.select answer, None), (None, None) without one, or (None, why it cannot be used);
-    read as strictly as answers.json (a regular file, strict JSON, an answer that renders)."""
-    from ..store.safe_io import read_stored, strict_loads
+def _select_answer(answer) -> dict:
     from .text import render
 
-    label = f"results/{SELECT_ANSWER_FILE}"
-    text, why = read_stored(Path(results_dir) / "results" / SELECT_ANSWER_FILE, label, MAX_BYTES)
-    if text is None:
-        return None, why
-    try:
-        answer = strict_loads(text)
-        _check_answer(answer, SELECT_ANSWER_FILE)
-        render(answer, "markdown")
-        return answer, None
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        return None, f"{label} is not usable ({why})"
+    _check_answer(answer, SELECT_ANSWER_FILE)
+    render(answer, "markdown")
+    return answer
+
+
+def read_select_answer(results_dir: str | Path) -> tuple[dict | None, str | None]:
+    """(the last measured zoo.select answer, None), (None, None) without one, or (None, why it cannot be used);
+    read as strictly as answers.json (an answer that renders)."""
+    return _read(results_dir, SELECT_ANSWER_FILE, _select_answer)
 
 
 def load_answers(results_dir: str | Path) -> list[dict] | None:

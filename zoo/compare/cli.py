@@ -22,7 +22,7 @@ from ..options import (BACKENDS, COMPILE_MODES, FORMATS, OPTIMIZERS, datasheet_d
                        add_options, pretraining_option)  # names them
 from ..options.compare import DEFAULT_METRICS, METRICS, checked
 from ..options.values import MAX_BATCH, MAX_SIDE
-from ..console.signals import Terminated, exit_status, interrupted, terminate_as_interrupt
+from ..console.signals import Terminated, exit_status, handles_sigterm
 from ..runs.executors import EXECUTORS
 from ..store.store import StoreWriteError
 from ..store.user_cache import disabled
@@ -143,29 +143,17 @@ def print_records(records: list[dict], fmt: str) -> None:
         Console(width=width if console.is_terminal else UNBOUNDED_WIDTH).print(to_rich(records, width))
 
 
+@handles_sigterm("zoo.compare")     # after the measurements (while printing): one line, nothing left to keep
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    try:
-        with terminate_as_interrupt("zoo.compare", command=argv is None):
-            return _main(argv)
-    except KeyboardInterrupt as e:     # after the measurements (while printing): nothing left to keep
-        print(f"zoo.compare: {interrupted(e)}", file=sys.stderr)
-        return exit_status(e)
-
-
-def _main(argv: list[str] | None) -> int:
     args = None
     try:
         args = parse(argv)
         plan = plan_of(args)
-        if args.predict is not None and args.metrics == ["train"]:
-            from .predict import print_train_predictions
-
-            return print_train_predictions(plan, args)
         if args.predict is not None:
-            from .predict import print_predictions
+            from .predict import print_predictions, print_train_predictions
 
-            return print_predictions(plan, args)
+            return (print_train_predictions if args.metrics == ["train"] else print_predictions)(plan, args)
         with disabled(args.no_cache):
             rows = run(args, plan)
     except StoreWriteError as e:         # a full disk: the row was cut back, the run stops
@@ -178,7 +166,7 @@ def _main(argv: list[str] | None) -> int:
         where = "" if args is None or args.no_save else f" in {args.out / 'results'}"
         how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(f"zoo.compare: {how}; every row finished before it is kept{where}", file=sys.stderr)
-        return 143 if isinstance(e, Terminated) else 130
+        return exit_status(e)
     from .display import merge
     from ..store.schema import row_size
 

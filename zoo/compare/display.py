@@ -19,7 +19,6 @@ from ..models.segmenters.published import published_cells
 from ..store.safe_io import strict_dumps
 from ..store.schema import row_size
 
-
 LOADED_PROBE = "probed under load"    # how zoo.runs.peaks' peak_probe names a probe that ran under load and is in use
 
 
@@ -71,17 +70,10 @@ def loaded_peak_lines(records: list[dict]) -> list[str]:
             for r in _measured(records) for p in ("", "train_") if peak_under_load(r, p)]
 
 
-def _task_recipe(record: dict) -> str | None:
-    return record.get("task_recipe") or record.get("task_unmatched")
-
-
-def _seg_recipe(record: dict) -> str | None:
-    return record.get("seg_recipe") or record.get("seg_unmatched")
-
-
+# the cells that read more of the record than their own field
 RECORD_CELLS = {"mfu": _mfu, "train_mfu": lambda r: _mfu(r, "train_"), "latency_ms_p99": _p99, "noisy": _noisy,
-                "roofline_ms": _roofline,
-                "task_recipe": _task_recipe, "seg_recipe": _seg_recipe}
+                "roofline_ms": _roofline, "task_recipe": lambda r: r.get("task_recipe") or r.get("task_unmatched"),
+                "seg_recipe": lambda r: r.get("seg_recipe") or r.get("seg_unmatched")}
 
 
 def task_checkpoint(record: dict) -> dict:
@@ -110,9 +102,7 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
             continue
         backend = row["settings"].get("backend") if row["kind"] == "throughput" else None
         key = (row["model"], row["img_h"], row["img_w"], row["batch_size"], backend)
-        record = merged.setdefault(key, {"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
-                                         "img_h": row["img_h"], "img_w": row["img_w"],
-                                         "batch_size": row["batch_size"]})
+        record = merged.setdefault(key, _head(row))
         if row["kind"] == "throughput" and row["settings"].get("train"):
             record.update({f"train_{k}": row.get(k) for k in TIMED})
             continue
@@ -147,13 +137,14 @@ def merge(rows: list[dict], weights: str = "default", pretraining=None) -> list[
         record.update(published_cells(record))          # segmenter rows: the published ADE20K figures
         if record.get("detector") or record.get("segmenter"):
             record.update(task_checkpoint(record))
-    records = list(merged.values())
-    for row in not_measured:
-        records.append({"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"],
-                        "img_h": row["img_h"], "img_w": row["img_w"], "batch_size": row["batch_size"],
-                        "kind": row["kind"], "settings": row["settings"], "skipped": row.get("skipped"),
-                        "failed": row.get("failed")})
-    return records
+    return [*merged.values(), *({**_head(row), "kind": row["kind"], "settings": row["settings"],
+                                 "skipped": row.get("skipped"), "failed": row.get("failed")} for row in not_measured)]
+
+
+def _head(row: dict) -> dict:
+    """What a record of `row`'s model, size and batch starts with."""
+    return {"model": row["model"], "size": row_size(row).label, "img_size": row["img_size"], "img_h": row["img_h"],
+            "img_w": row["img_w"], "batch_size": row["batch_size"]}
 
 
 def _measured(records: list[dict]) -> list[dict]:
@@ -163,23 +154,20 @@ def _measured(records: list[dict]) -> list[dict]:
 def _columns(records: list[dict]) -> list[Column]:
     """The shared table's columns (zoo.console.columns) some record has a value in; model and size always."""
     def shown(record: dict, field: str) -> bool:
-        return (_mfu(record, "train_" if field.startswith("train_") else "") if field in ("mfu", "train_mfu")
-                else RECORD_CELLS[field](record) if field in ("task_recipe", "seg_recipe") else record.get(field)) \
-            is not None
+        cell = RECORD_CELLS[field] if field in ("mfu", "train_mfu", "task_recipe", "seg_recipe") else None
+        return (cell(record) if cell else record.get(field)) is not None
+
     return [c for c in table.COLUMNS if any(shown(r, c.field) for r in records) or c.field in ("model", "size")]
 
 
 def cells(record: dict, columns: list[Column]) -> list[str]:
-    out = []
-    for column in columns:
-        if column.format is None:     # cells that read more of the record than their own field
-            value = RECORD_CELLS[column.field](record)
-            out.append("-" if value is None else value)
-            continue
+    def text(column: Column) -> str | None:
+        if column.format is None:     # a RECORD_CELLS cell
+            return RECORD_CELLS[column.field](record)
         value = record.get(column.field)
-        text = None if value is None else column.format(value)      # a formatter may give None too (no maps: [])
-        out.append("-" if text is None else text)
-    return out
+        return None if value is None else column.format(value)      # a formatter may give None too (no maps: [])
+
+    return ["-" if t is None else t for t in map(text, columns)]
 
 
 def not_measured_lines(records: list[dict]) -> list[str]:
@@ -189,11 +177,6 @@ def not_measured_lines(records: list[dict]) -> list[str]:
 
 
 TITLE = "archzoo comparison (MACs per image; FLOPs = 2 x MACs; MiB = 2^20 bytes)"
-
-
-def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
-    """Characters a one-line-per-row table needs: each column as wide as its widest header or cell, plus borders."""
-    return 1 + sum(3 + max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers))
 
 
 # said once when every record shares it
@@ -231,7 +214,9 @@ def to_rich(records: list[dict], width: int = 160):
                                          {i for i, c in enumerate(columns) if c.field in SETTING_FIELDS})
     fields = {c.header: c.field for c in columns}
     table = Table()
-    if rows and _natural_width(headers, rows) > width and len(rows) <= TRANSPOSE_UP_TO:
+    # one line per row needs each column as wide as its widest header or cell, plus borders
+    natural = 1 + sum(3 + max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers))
+    if rows and natural > width and len(rows) <= TRANSPOSE_UP_TO:
         names = [row[0] for row in rows]
         labels = names if len(set(names)) == len(names) else [f"{row[0]} ({i + 1})" for i, row in enumerate(rows)]
         table.add_column("", justify="left", no_wrap=True)

@@ -6,7 +6,6 @@ Usage:
             run(job)
             advance(f"{job.model} bs={job.batch_size}")
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -15,23 +14,12 @@ import time
 from typing import Callable, Iterator, Optional
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 
 @contextlib.contextmanager
-def progress_tracker(
-    total: int,
-    description: str = "measuring",
-    enabled: Optional[bool] = None,
-    console: Optional[Console] = None,
-) -> Iterator[Callable[[str], None]]:
+def progress_tracker(total: int, description: str = "measuring", enabled: Optional[bool] = None,
+                     console: Optional[Console] = None) -> Iterator[Callable[[str], None]]:
     """Yield `advance(label)`: marks one item done and shows `label` as the latest finished item.
 
     enabled=True: a rich bar; False: nothing; None: the bar on a terminal, else one plain line per
@@ -43,17 +31,9 @@ def progress_tracker(
     if enabled is None and not sys.stderr.isatty():
         yield _plain_line_advance(total, description)
         return
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[latest]}"),
-        console=console or Console(stderr=True),
-        transient=False,
-    )
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[latest]}"),
+                        console=console or Console(stderr=True), transient=False)
     with progress:
         task = progress.add_task(description, total=total, latest="")
 

@@ -45,10 +45,6 @@ COMMANDS = {"zoo": "zoo.compare", "zoo.__main__": "zoo.compare", "zoo.compare": 
 _STATE = {"main": "before"}     # whether a command's main() has run ("before", "running", "after")
 
 
-def said(signum: int) -> str:
-    return "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted (Ctrl-C)"
-
-
 def command_name() -> str | None:
     """The archzoo command this process runs, or None (a library, a test, a pool worker): `python -m zoo.select`
     while its packages are imported (sys.argv[0] is "-m" then), or a console script (zoo-select)."""
@@ -63,12 +59,11 @@ def _outside_main(prog: str):
     def handler(signum, frame):
         if _STATE["main"] == "after":       # the answer is printed: it leaves with the process, whole
             for stream in (sys.stdout, sys.stderr):
-                try:
+                with contextlib.suppress(Exception):     # a flush this interrupted (reentrant), a closed pipe
                     stream.flush()
-                except Exception:   # noqa: BLE001 - a flush this interrupted (reentrant), a closed pipe
-                    pass
         when = "while exiting" if _STATE["main"] == "after" else "while starting: nothing done"
-        os.write(2, f"{prog}: {said(signum)} {when}\n".encode())
+        said = "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted (Ctrl-C)"
+        os.write(2, f"{prog}: {said} {when}\n".encode())
         os._exit(128 + signum)
     return handler
 
@@ -118,10 +113,13 @@ def _hold_until_imported(prog: str, signum: int, first) -> None:
 
 def _exit_now(prog: str):
     def handler(signum, frame):
-        os.write(2, f"{prog}: {'terminated (SIGTERM)' if signum == signal.SIGTERM else 'interrupted'} "
-                    f"again: exiting now\n".encode())
+        os.write(2, f"{prog}: {interrupted(_error(signum))} again: exiting now\n".encode())
         os._exit(128 + signum)
     return handler
+
+
+def _error(signum: int) -> KeyboardInterrupt:
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def _first_signal(prog: str):
@@ -134,7 +132,7 @@ def _first_signal(prog: str):
         # NB: marked, never kept, not even in a local here: the exception's traceback holds this frame, and a
         # cycle through it keeps the interrupted frames, a suspended counting pool's generator among them, alive
         # past refcounting, until the interpreter's exit waits on that pool's workers (a hang)
-        raise _marked(Terminated() if signum == signal.SIGTERM else KeyboardInterrupt(), signum)
+        raise _marked(_error(signum), signum)
     return handler
 
 
@@ -199,7 +197,7 @@ def defer(prog: str) -> None:
     def keep(signum, frame):
         for sig in _SIGNALS:
             signal.signal(sig, _exit_now(prog))
-        _DEFERRED.append(Terminated() if signum == signal.SIGTERM else KeyboardInterrupt())
+        _DEFERRED.append(_error(signum))
     for sig in _SIGNALS:
         signal.signal(sig, keep)
 

@@ -257,4 +257,3 @@ TIMM_ARCHS: dict[str, tuple[str, ...]] = {
     "vitdet_b16": ("samvit_base_patch16",), "vitdet_l16": ("samvit_large_patch16",),
     "vitdet_h16": ("samvit_huge_patch16",),
 }
-

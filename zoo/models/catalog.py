@@ -72,14 +72,6 @@ def _scratch_vit(short: str) -> ModelSpec:
         vit_config=ViTConfig(patch_size=patch, embed_dim=dim, depth=depth, num_heads=heads))
 
 
-def _hybrid() -> ModelSpec:
-    return ModelSpec(
-        name="vit_r50_b16", family="hybrid", source="scratch", native_size=224, paper=VIT_PAPER,
-        rule=MultipleOf(16, "the R50 stem's stride; position embeddings are resampled"),
-        timm_name="vit_base_r50_s16_224", patch_size=16, num_prefix_tokens=1,
-        vit_config=ViTConfig(patch_size=16, embed_dim=768, depth=12, num_heads=12))
-
-
 def _vitdet(variant: str) -> ModelSpec:
     """ViTDet's backbone as detectron2 builds it; timm's SAM ViT encoder has the same blocks."""
     return ModelSpec(name=f"vitdet_{variant}16", family="vitdet", source="scratch", native_size=1024,
@@ -96,22 +88,23 @@ def _vit_like(name, family, timm_name, patch, prefix=1, native=224) -> ModelSpec
                      timm_name=timm_name, patch_size=patch, num_prefix_tokens=prefix)
 
 
-def _swin(size: str, timm_width: str) -> ModelSpec:
-    return ModelSpec(name=f"swin_{size}", family="swin", source="timm", native_size=224, paper=FAMILIES["swin"].paper,
-                     rule=SWIN_RULE, timm_name=f"swin_{timm_width}_patch4_window7_224", patch_size=4)
-
-
 def _cnn(name, family, timm_name, native=224) -> ModelSpec:
     return ModelSpec(name=name, family=family, source="timm", native_size=native, paper=FAMILIES[family].paper,
                      rule=CNN_MIN_SIZE, timm_name=timm_name, accepts_img_size=False)
 
 
 def catalog() -> list[ModelSpec]:
-    specs = [_scratch_vit(short) for short in SCRATCH_VITS] + [_hybrid()]
+    specs = [_scratch_vit(short) for short in SCRATCH_VITS]
+    specs.append(ModelSpec(name="vit_r50_b16", family="hybrid", source="scratch", native_size=224, paper=VIT_PAPER,
+                           rule=MultipleOf(16, "the R50 stem's stride; position embeddings are resampled"),
+                           timm_name="vit_base_r50_s16_224", patch_size=16, num_prefix_tokens=1,
+                           vit_config=ViTConfig(patch_size=16, embed_dim=768, depth=12, num_heads=12)))
     for size, width in (("ti", "tiny"), ("s", "small"), ("b", "base")):
         specs.append(_vit_like(f"deit_{size}", "deit", f"deit_{width}_patch16_224", 16))
         specs.append(_vit_like(f"deit_{size}_distilled", "deit", f"deit_{width}_distilled_patch16_224", 16, prefix=2))
-    specs += [_swin(s, w) for s, w in (("t", "tiny"), ("s", "small"), ("b", "base"), ("l", "large"))]
+    specs += [ModelSpec(name=f"swin_{s}", family="swin", source="timm", native_size=224, paper=FAMILIES["swin"].paper,
+                        rule=SWIN_RULE, timm_name=f"swin_{w}_patch4_window7_224", patch_size=4)
+              for s, w in (("t", "tiny"), ("s", "small"), ("b", "base"), ("l", "large"))]
     specs += [_cnn(f"convnext_{s}", "convnext", f"convnext_{w}")
               for s, w in (("t", "tiny"), ("s", "small"), ("b", "base"), ("l", "large"), ("xl", "xlarge"))]
     # Native sizes are those of timm's in21k_ft_in1k checkpoints (pretrained cfgs): 448 for x1/x2, 480 for

@@ -3,7 +3,7 @@
 
 Pareto fronts, --pretraining filters and the worked questions group by these words. A checkpoint's group is
 that of the weights timm loads (zoo.models.accuracy), never that of a card entry whose weights cannot be
-downloaded. data/make_timm_results.py labels the packaged table with label(); data/README.md states the rules.
+downloaded. benchmarks/make_timm_results.py labels the packaged table with label(); data/README.md states the rules.
 """
 from __future__ import annotations
 
@@ -78,10 +78,7 @@ TEACHERS: list[tuple[str, Teacher]] = [
 
 
 def tag_pretraining(model_tag: str) -> str:
-    for group, pattern in TAG_RULES:
-        if re.search(pattern, model_tag):
-            return group
-    return "other"
+    return next((group for group, pattern in TAG_RULES if re.search(pattern, model_tag)), "other")
 
 
 def teacher_of(model_tag: str | None) -> Teacher | None:

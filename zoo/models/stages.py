@@ -43,15 +43,12 @@ def _stage_modules(extractor: nn.Module) -> list[str]:
     return [entry["module"] for entry in info.info if entry["reduction"] > STEM_MAX_STRIDE]
 
 
-def _under(param: str, module: str) -> bool:
-    return param.startswith(module + ".") or param.startswith(module.replace(".", "_") + ".")
-
-
 def stage_of_params(extractor: nn.Module) -> dict[str, int]:
     """Each parameter's stage: 0 the stem, 1.. the stages; parameters after the last stage get len + 1."""
     stages, current, found = _stage_modules(extractor), 0, {}
     for name, _ in _inner(extractor).named_parameters():
-        inside = [i for i, module in enumerate(stages, start=1) if _under(name, module)]
+        inside = [i for i, module in enumerate(stages, start=1)
+                  if name.startswith((module + ".", module.replace(".", "_") + "."))]
         if inside:
             current = inside[0]
             found[name] = current

@@ -1,16 +1,13 @@
 """timm's checkpoint order per architecture (the first tag is what timm.create_model(arch, pretrained=True)
 loads), found without importing timm (over a second) wherever possible: the table shipped for the timm version
 it was written from (data/timm_tag_order.json), else the user cache under the installed timm's version, else
-timm itself.
-
-    python -m zoo.models.tag_order     # rewrite data/timm_tag_order.json from the installed timm
+timm itself. benchmarks/make_tag_order.py rewrites data/timm_tag_order.json from the installed timm.
 """
 from __future__ import annotations
 
 import functools
 import json
 from importlib import metadata, resources
-from pathlib import Path
 
 SHIPPED = "timm_tag_order.json"
 NAMESPACE = "timm_tag_order"     # the user cache's entries
@@ -62,18 +59,3 @@ def timm_tag_order(arch: str) -> tuple[str, ...]:
         cache.put(key, list(tags), {"from": "timm.models.get_arch_pretrained_cfgs"})
     return tags
 
-
-def write_shipped(folder: Path) -> Path:
-    """The table for every architecture the registry maps to, from the installed timm."""
-    from .cards import TIMM_ARCHS
-
-    archs = sorted({arch for archs in TIMM_ARCHS.values() for arch in archs})
-    table = {"timm": installed_timm(), "from": "timm.models.get_arch_pretrained_cfgs(arch), in its order",
-             "orders": {arch: list(asked_of_timm(arch)) for arch in archs}}
-    path = folder / SHIPPED
-    path.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
-    return path
-
-
-if __name__ == "__main__":
-    print(write_shipped(Path(__file__).resolve().parent / "data"))

@@ -13,7 +13,6 @@ convs to 256 channels with channel LayerNorm. Parameter names follow detectron2 
 """
 from __future__ import annotations
 
-import math
 
 import torch
 import torch.nn.functional as F
@@ -198,7 +197,3 @@ class ViTDet(nn.Module):
         if self.features:
             return self.pyramid(x)                                      # 4 x (B, 256, H/s, W/s)
         return self.head(self.fc_norm(x.mean(dim=(2, 3))))              # (B, classes)
-
-
-def padded_grid(grid: tuple[int, int], window: int) -> tuple[int, int]:
-    return tuple(math.ceil(side / window) * window for side in grid)

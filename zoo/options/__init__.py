@@ -169,13 +169,13 @@ def prices_per_hour(text: str, sheets: list) -> dict[str, float]:
     hour}, one price for every device in `sheets` (predict_devices'); a UsageError (one line) otherwise: a price
     that is not a finite number within [MIN_PRICE_PER_HOUR, MAX_PRICE_PER_HOUR], a device not predicted, named
     twice, or left without a price."""
-    from .values import DECIMAL_NUMBER, finite_number, split_list
+    from .values import DECIMAL_NUMBER, number, split_list
 
     devices = [s.name for s in sheets]
 
     def price(value: str, device: str) -> float:
         if not DECIMAL_NUMBER.fullmatch(value.strip()):
-            finite_number(value, "price-per-hour")          # its message: not a number
+            number(value, "price-per-hour")          # its message: not a number
         usd = float(value)
         if not (math.isfinite(usd) and MIN_PRICE_PER_HOUR <= usd <= MAX_PRICE_PER_HOUR):
             raise UsageError(f"--price-per-hour: {device}'s {value.strip()} USD is outside {MIN_PRICE_PER_HOUR:g} to "
@@ -258,11 +258,10 @@ def timing_of(asked, backends, dtype: str, train: bool, local: bool = True):
     """The Timing both commands time with, from a Timing of the options as typed: its compile mode and backends
     checked (check_timing), the device resolved (zoo.options.values.check_device; with Ray, local=False, "auto"
     stays for the workers), threads, iters and min-seconds parsed. A UsageError (one line) before any work."""
-    from .values import check_device, check_threads, positive_int, positive_number
+    from .values import check_device, check_threads, number
 
     check_timing(asked, backends, dtype, train)
     return asked.replace(device=check_device(asked.device, local=local),
                          threads=check_threads(None if asked.threads is None else str(asked.threads)),
-                         iters=None if asked.iters is None else positive_int(asked.iters, "iters"),
-                         min_seconds=None if asked.min_seconds is None else positive_number(asked.min_seconds,
-                                                                                            "min-seconds"))
+                         iters=None if asked.iters is None else number(asked.iters, "iters"),
+                         min_seconds=None if asked.min_seconds is None else number(asked.min_seconds, "min-seconds"))

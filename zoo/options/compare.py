@@ -11,8 +11,8 @@ import argparse
 from ..errors import UsageError
 from ..models.registry import TIMM_PREFIX, get_spec
 from . import FORMATS, OPTIMIZERS, check_heads, dtype_of, pretraining_option, timing_of, weights_option
-from .values import (check_memory_override, check_out_dir, choice, frozen_stages_option, model_names, pad_size,
-                     positive_int, positive_ints, positive_number, sizes, split_list)
+from .values import (check_memory_override, check_out_dir, choice, frozen_stages_option, model_names, number,
+                     pad_size, positive_ints, sizes, split_list)
 
 METRICS = ("cost", "memory", "throughput", "train")
 DEFAULT_METRICS = ("cost", "memory", "throughput")
@@ -34,8 +34,8 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
     if args.sweep != (args.latency_target_ms is not None):
         raise UsageError("--batch-sizes sweep and --latency-target-ms go together")
     if args.sweep:
-        args.latency_target_ms = positive_number(args.latency_target_ms, "latency-target-ms")
-    args.pad_to = None if args.pad_to is None else positive_int(args.pad_to, "pad-to")
+        args.latency_target_ms = number(args.latency_target_ms, "latency-target-ms")
+    args.pad_to = None if args.pad_to is None else number(args.pad_to, "pad-to")
     args.backends = list(dict.fromkeys(split_list(args.backend, "backend")))      # checked with the timing
     if args.metrics is None:
         args.metrics = ",".join(m for m in DEFAULT_METRICS if not (args.slide and m == "throughput"))
@@ -144,10 +144,10 @@ def check_train_predict(args) -> None:
         raise UsageError("--out: --predict with --metrics train prints its estimate and writes no rows; drop --out")
     if (args.epochs is None) != (args.train_images is None):
         raise UsageError("--epochs and --train-images go together")
-    args.gpus = positive_int(args.gpus, "gpus")
+    args.gpus = number(args.gpus, "gpus")
     if args.epochs is not None:
-        args.epochs = positive_number(args.epochs, "epochs")
-        args.train_images = positive_int(args.train_images, "train-images")
+        args.epochs = number(args.epochs, "epochs")
+        args.train_images = number(args.train_images, "train-images")
         global_batch = max(getattr(args, "batch_sizes", None) or [args.batch_size]) * args.gpus
         if args.epochs * args.train_images < global_batch:
             raise UsageError(f"--epochs {args.epochs:g} of {args.train_images:,} images is {args.epochs * args.train_images:.3g} "
@@ -171,7 +171,7 @@ def slide_option(text: str | None, segmenter: str | None, metrics: list[str]) ->
     items = split_list(text, "slide")
     if len(items) != 2:
         raise UsageError(f"--slide: expected CROP,STRIDE (two px sides, e.g. 512,341), got {text!r}")
-    crop, stride = (positive_int(item, "slide") for item in items)
+    crop, stride = (number(item, "slide") for item in items)
     why = check_slide(crop, stride)
     if why:
         raise UsageError(f"--slide {text}: {why}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import UsageError
-from .values import check_dtype, choice, model_names, one_size, positive_int, positive_number
+from .values import check_dtype, choice, model_names, number, one_size
 
 RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
 TRAIN_RANKS = ("train_imgs_per_s", "top1")      # --metrics train
@@ -69,8 +69,8 @@ def check_predicted(asked) -> dict:
     choice(asked.reparam, REPARAM_FORMS, "reparam")
     size = one_size(asked.resolution, "resolution")
     best = str(asked.batch_size).strip() == "best"
-    batch = None if best else positive_int(asked.batch_size, "batch-size")  # as compare --predict
-    limits = {name: None if getattr(asked, name) is None else positive_number(getattr(asked, name), flag)
+    batch = None if best else number(asked.batch_size, "batch-size")  # as compare --predict
+    limits = {name: None if getattr(asked, name) is None else number(getattr(asked, name), flag)
               for name, flag in (("max_latency_ms", "max-latency-ms"), ("min_imgs_per_s", "min-imgs-per-s"))}
     if best and limits["max_latency_ms"] is None:
         raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
@@ -98,7 +98,7 @@ def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
     args.rank = choice(args.rank or "train_imgs_per_s", TRAIN_RANKS, "rank")
     choice(args.optimizer, ("sgd", "adamw"), "optimizer")
     args.size = one_size(args.resolution, "resolution")
-    args.batch_size = positive_int(args.batch_size or "64", "batch-size")
+    args.batch_size = number(args.batch_size or "64", "batch-size")
     args.dtype = dtype_of(args.dtype, predicting=True)
     args.predict = [datasheet(args.predict)]
     check_train_predict(args)                       # epochs, train images, gpus (and their interconnect)
@@ -106,7 +106,7 @@ def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
     if args.max_train_hours is not None:
         if args.epochs is None:
             raise UsageError("--max-train-hours needs --epochs and --train-images")
-        args.max_train_hours = positive_number(args.max_train_hours, "max-train-hours")
+        args.max_train_hours = number(args.max_train_hours, "max-train-hours")
     if args.price_per_hour is not None:          # the bounds every price option has (a number, one device)
         args.price_per_hour = prices_per_hour(args.price_per_hour, args.predict)
     return args

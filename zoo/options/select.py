@@ -5,9 +5,8 @@ or the API's values) and builds it; nothing in a Query restates a field of the t
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
-
 
 from ..errors import UsageError
 from ..runs.request import Request
@@ -22,23 +21,18 @@ DEFAULT_BUDGET_S = 300.0        # an interactive run's wait; every answer within
 ANY_MODEL = "*"                 # the template's model: each candidate's name replaces it (Query.request_for)
 
 
-def bound():
-    """A constraint: None (not asked) or a number within zoo.options.values.BOUNDS."""
-    return field(default=None)
-
-
 @dataclass(frozen=True)
 class Constraints:
-    """The bounds a candidate must meet, in the order the answer lists them (None: not asked). MiB are 2**20
-    bytes, max_params is in millions, latencies are per batch."""
-    max_gmacs: Optional[float] = bound()
-    max_params: Optional[float] = bound()
-    max_act_mib: Optional[float] = bound()
-    max_serve_mib: Optional[float] = bound()
-    max_train_mib: Optional[float] = bound()       # weights, gradients, optimizer state, training activations
-    min_top1: Optional[float] = bound()
-    max_latency_ms: Optional[float] = bound()
-    min_imgs_per_s: Optional[float] = bound()
+    """The bounds a candidate must meet, in the order the answer lists them (None: not asked; else a number within
+    zoo.options.values.BOUNDS). MiB are 2**20 bytes, max_params is in millions, latencies are per batch."""
+    max_gmacs: Optional[float] = None
+    max_params: Optional[float] = None
+    max_act_mib: Optional[float] = None
+    max_serve_mib: Optional[float] = None
+    max_train_mib: Optional[float] = None       # weights, gradients, optimizer state, training activations
+    min_top1: Optional[float] = None
+    max_latency_ms: Optional[float] = None
+    min_imgs_per_s: Optional[float] = None
 
     def asked(self) -> dict:
         """The constraints asked, by name, in order (the stored answer's "constraints")."""
@@ -129,25 +123,16 @@ def _defaults() -> dict:
 
 
 DEFAULTS = _defaults()
-REQUEST_OPTIONS = ("batch_size", "dtype", "features", "detector", "segmenter", "frozen_stages", "train", "optimizer")
-
-
-def limit(text: str | float | None, flag: str) -> float | None:
-    """A constraint's value, within its bounds (zoo.options.values.BOUNDS: top-1 0 to 100, a latency or a rate
-    above 0, a count at most what a row stores), or None when not asked."""
-    from .values import finite_number
-
-    return None if text is None else finite_number(text, flag)
 
 
 def batch_option(text: str | int, max_serve_mib: float | None) -> int | str:
-    from .values import positive_int
+    from .values import number
 
     if str(text) == "auto":
         if max_serve_mib is None:
             raise UsageError("--batch-size auto: needs --max-serve-mib (the largest batch whose serving memory fits)")
         return "auto"
-    return positive_int(text, "batch-size")
+    return number(text, "batch-size")
 
 
 def _check_detector(detector: str | None, rank: str, measured: bool) -> None:
@@ -167,23 +152,14 @@ def _check_detector(detector: str | None, rank: str, measured: bool) -> None:
                          "whole detectors (no --max-latency-ms, --min-imgs-per-s, --rank latency/imgs_per_s)")
 
 
-def _timing(o: dict, train: bool) -> Timing:
-    """The Timing survivors are timed with, checked and resolved (zoo.options.timing_of)."""
-    from . import timing_of
-
-    asked = Timing(**{name: o[name] for name in _names(Timing)})
-    return timing_of(asked, [asked.backend], o["dtype"], train)
-
-
 def check_query(asked: dict) -> Query:
     """The Query of options by their flat names (OPTIONS; the rest take DEFAULTS), every one checked, in this
     order, with one UsageError before any work. TypeError for a name that is no option."""
     from ..store.data_dir import out_or_default
     from ..store.safe_io import usable_path
-    from .values import (check_memory_override, check_out_dir, choice,
-                             finite_number, frozen_stages_option, model_names, one_size, pad_size, positive_int,
-                             positive_number)
-    from . import OPTIMIZERS, check_heads, dtype_of, pretraining_option, weights_option
+    from .values import (check_memory_override, check_out_dir, choice, frozen_stages_option, model_names, number,
+                         one_size, pad_size)
+    from . import OPTIMIZERS, check_heads, dtype_of, pretraining_option, timing_of, weights_option
 
     unknown = sorted(set(asked) - set(OPTIONS))
     if unknown:
@@ -191,9 +167,10 @@ def check_query(asked: dict) -> Query:
     o = {**DEFAULTS, **asked}
     models = model_names(o["models"] if isinstance(o["models"], str) else ",".join(o["models"] or ["all"]))
     size = one_size(o["resolution"], "resolution")
-    pad_to = None if o["pad_to"] is None else positive_int(o["pad_to"], "pad-to")
+    pad_to = None if o["pad_to"] is None else number(o["pad_to"], "pad-to")
     padded = pad_size(size, pad_to)
-    constraints = Constraints(**{k: limit(o[k], k.replace("_", "-")) for k in _names(Constraints)})
+    constraints = Constraints(**{k: None if o[k] is None else number(o[k], k.replace("_", "-"))
+                                 for k in _names(Constraints)})
     train = o["train"] or constraints.max_train_mib is not None
     pretraining, weights = pretraining_option(o["pretraining"]), weights_option(o["weights"])
     batch_size = batch_option(o["batch_size"], constraints.max_serve_mib)
@@ -212,12 +189,12 @@ def check_query(asked: dict) -> Query:
     choice(o["latency_stat"], LATENCY_STATS, "latency-stat")
     choice(o["optimizer"], OPTIMIZERS, "optimizer")
     o["dtype"] = dtype_of(o["dtype"], predicting=False)
-    timing = _timing(o, train)
+    timing = timing_of(Timing(**{name: o[name] for name in _names(Timing)}), [o["backend"]], o["dtype"], train)
     check_memory_override()
-    budget_s = positive_number(o["budget_s"], "budget-s")
+    budget_s = number(o["budget_s"], "budget-s")
     if o["predict"] is not None:          # select() and zoo.select.predicted answer --predict, never a Query
         raise UsageError("--predict: answered by zoo.select.predicted (select(..., predict=DEVICE))")
-    wait_quiet = None if o["wait_quiet"] is None else finite_number(o["wait_quiet"], "wait-quiet")
+    wait_quiet = None if o["wait_quiet"] is None else number(o["wait_quiet"], "wait-quiet")
     out = out_or_default(o["out"])
     if measured and o["save"]:
         out = str(check_out_dir(out))

@@ -12,11 +12,13 @@ from typing import Iterable
 
 from analysis.size import Size
 from analysis.timing.fingerprint import available_cores
+from analysis.units import MIB
 from analysis.vocab import DEVICES, DTYPE_NAMES, resolve_device
 
 from ..errors import UsageError
 from ..models.registry import TIMM_PREFIX, get_spec, list_models
 from ..store.safe_io import check_out_dir  # noqa: F401  (the commands' --out check, here beside the other checks)
+from ..store.schema import MAX_COUNT as INT64_MAX   # every count a row stores is an int64: a constraint's ceiling
 
 # Bounds: an input side past 65,536 px or a batch past 2^20 is no image batch, and their product
 # must stay inside what torch can index (numel < 2^63).
@@ -25,8 +27,6 @@ MAX_BATCH = 1 << 20
 MAX_ITERS = 1_000_000       # timed steps: a bound against typos, far past any p99's need
 MAX_SECONDS = 86_400        # --min-seconds, --wait-quiet: one day, a bound against typos like --iters
 MAX_DEVICES = 65_536        # --gpus, --threads: past any machine's cores and any data-parallel job
-INT64_MAX = 2**63 - 1       # zoo.store.schema.MAX_COUNT: every count a row stores is an int64
-MIB = 2**20
 
 
 @dataclass(frozen=True)
@@ -130,16 +130,6 @@ def number(value, option: str) -> int | float:
     return parsed
 
 
-def positive_int(item, what: str) -> int:
-    """A whole-number option (BOUNDS[what] says which and how large), or a UsageError naming it."""
-    return number(item, what)
-
-
-def non_negative_int(item: str, what: str) -> int:
-    """0 or a whole-number option's value, or a UsageError naming the option."""
-    return 0 if str(item).strip() == "0" else positive_int(item, what)
-
-
 def frozen_stages_option(item: str) -> int | None:
     """--frozen-stages as mmdetection reads frozen_stages: -1 freezes nothing (None: the rows of no freezing),
     0 the stem only, K the stem and stages 1..K."""
@@ -151,18 +141,8 @@ def frozen_stages_option(item: str) -> int | None:
     return None if stages == -1 else stages
 
 
-def finite_number(text, what: str) -> float:
-    """A number option (BOUNDS[what]: its bounds), or a UsageError naming it."""
-    return number(text, what)
-
-
-def positive_number(text, what: str) -> float:
-    """A number option BOUNDS[what] bounds above 0, or a UsageError naming it."""
-    return number(text, what)
-
-
 def positive_ints(text: str, what: str) -> list[int]:
-    return list(dict.fromkeys(positive_int(item, what) for item in split_list(text, what)))
+    return list(dict.fromkeys(number(item, what) for item in split_list(text, what)))
 
 
 def sizes(text: str, what: str = "resolutions") -> list[Size]:
@@ -241,7 +221,7 @@ def check_threads(text: str | None) -> int | None:
     if "," in text:
         raise UsageError(f"--threads: one number of CPU threads, not a list ({text!r})")
     cores = available_cores()
-    threads = positive_int(text, "threads")
+    threads = number(text, "threads")
     if threads > cores:
         raise UsageError(f"--threads {threads}: this machine lets archzoo use {cores} cores")
     return threads

@@ -59,18 +59,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     elif not args.check:
         refuse_symlinked_folder(results / "reports", "--results")   # a link would carry the reports elsewhere
         check_out_dir(str(results / "reports"), "--results")
-    if not args.check:
-        check_report_files(args.out or results / "reports")
+    if not args.check:      # report files are renamed into place (a link or FIFO there is replaced): a folder is not
+        from .build import REPORT_FILES
+
+        out = args.out or results / "reports"
+        for name in REPORT_FILES:
+            if kind_of(out / name) == "a folder":
+                raise UsageError(f"--out: {out / name} is a folder, not a report file (remove it)")
     return args
-
-
-def check_report_files(out: Path) -> None:
-    """Report files are renamed into place (a link or FIFO there is replaced); a folder in the way is refused."""
-    from .build import REPORT_FILES
-
-    for name in REPORT_FILES:
-        if kind_of(out / name) == "a folder":
-            raise UsageError(f"--out: {out / name} is a folder, not a report file (remove it)")
 
 
 @handles_sigterm("zoo.report")

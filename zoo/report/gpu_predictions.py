@@ -12,7 +12,6 @@ Each forward is counted once per (model, batch) and reused for the five devices.
 from __future__ import annotations
 
 import json
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from analysis.size import Size
 
 from ..store.safe_io import strict_loads
 from ..errors import UsageError
-from ..store.store import BadLine
+from ..store.store import BadLine, warn_skipped
 
 PREDICTED_FILE = "predicted.jsonl"
 DEVICES = ("H100", "A100", "L4", "RTX 4090", "V100")     # as --predict takes them ("V100": SXM2): fixed_sheets()
@@ -109,11 +108,6 @@ def write_predictions(results_dir: str | Path, models: list[str]) -> Path:
     return path
 
 
-def saved_rows(rows: list[dict]) -> list[dict]:
-    """The rows a user saved (zoo.compare/zoo.select --predict: they carry saved_by), not the fixed set."""
-    return [r for r in rows if r.get("saved_by")]
-
-
 def fixed_rows(rows: list[dict]) -> list[dict]:
     """The fixed set zoo.report --refresh writes (no saved_by)."""
     return [r for r in rows if not r.get("saved_by")]
@@ -179,10 +173,7 @@ def read_predicted_file(results_dir: str | Path) -> PredictedFile:
             found.bad_lines.append(BadLine(path, number, why))
         if (row is not None and row.get("saved_by")) or (row is None and not _of_the_fixed_set(line)):
             found.kept_lines.append(line + b"\n")          # a user's: --refresh writes it back as it was
-    if found.bad_lines:
-        shown = "; ".join(f"line {b.number}: {b.reason}" for b in found.bad_lines[:3])
-        warnings.warn(f"{path}: skipped {len(found.bad_lines)} line(s) that are no usable predicted row ({shown}"
-                      f"{'; ...' if len(found.bad_lines) > 3 else ''})", stacklevel=2)
+    warn_skipped(path, found.bad_lines, "are no usable predicted row")
     return found
 
 

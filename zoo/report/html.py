@@ -11,7 +11,6 @@ from pathlib import Path
 
 from .interactive import LIBRARY_ID, scripts
 
-WINDOW_PX = 1400        # the widest window the page is laid out for without a horizontal scroll bar
 WIDE_COLUMNS = 9        # a table with more columns takes the whole width: its plots sit above it, not beside
 BREAKS = re.compile(r"([_/])")    # where a long tag or path may wrap inside a cell
 STYLE = ("*{box-sizing:border-box}body{font-family:system-ui,sans-serif;font-size:14px;margin:0 auto;padding:0 14px;"
@@ -150,11 +149,6 @@ def figure(path: Path, caption: str = "") -> str:
             f"<figcaption>{html.escape(caption or path.stem)}</figcaption></figure>")
 
 
-def row_count(section) -> int | None:
-    """Rows of a section's table (None for a text section)."""
-    return max(0, len(section.table.strip().splitlines()) - 2) if hasattr(section, "table") else None
-
-
 def section_html(name: str, section, figures: list[str], facets: dict) -> str:
     sid = anchor(name)
     out = [f'<section id="{sid}"><h2>{html.escape(section.heading)}</h2>']
@@ -181,7 +175,7 @@ def summary_html(summary: dict, sections: dict, pareto: list[str]) -> str:
     meaning}}."""
     held = []
     for name, s in sections.items():
-        n = row_count(s)
+        n = max(0, len(s.table.strip().splitlines()) - 2) if hasattr(s, "table") else None    # None: a text section
         what = ("left out" if getattr(s, "left_out", None) and not s.when_empty else
                 "worked answers" if n is None else f"{n} rows")
         first = s.intro.split(". ")[0].rstrip(".")

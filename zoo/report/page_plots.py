@@ -9,11 +9,6 @@ from . import interactive as ip
 from .predicted_gpu import DEVICES, PLOT_FILES as PREDICTED_FILES, PLOT_BATCH, SIZE, dtype_on
 
 
-def _family_from(facets: dict):
-    """A point's family: its own field, else the registry's family of its model (the page's facets)."""
-    return lambda p: p.get("family") or facets.get(p["model"], {}).get("family")
-
-
 def _roofline(rows: list[dict]) -> dict:
     traces = [{"type": "scatter", "mode": "markers", "name": name, "x": [r["measured_ms"] for r in rows],
                "y": [r[field] for r in rows], "text": [f"{r['model']} ({r['machine']})" for r in rows],
@@ -43,7 +38,9 @@ def _task(points: list[dict], family) -> list[tuple[str, dict]]:
 
 def figures(plotted: dict[str, list[dict]], captions: dict[str, str], facets: dict) -> dict[str, str]:
     """PNG name -> the page's figure HTML ('' for a plot folded into another's figure; absent: no data)."""
-    family = _family_from(facets)
+    def family(p):      # a point's own family, else the registry's family of its model (the page's facets)
+        return p.get("family") or facets.get(p["model"], {}).get("family")
+
     made: dict[str, list[tuple[str, dict]]] = {}
     rows = plotted
     if rows.get("macs_vs_resolution.png"):

@@ -20,9 +20,7 @@ def why_unusable(row: dict) -> str | None:
     if segmenter is not None and segmenter not in SEGMENTERS:
         return f"segmenter {segmenter!r} is none archzoo builds ({', '.join(SEGMENTERS)})"
     missing = [f for f in DETECTOR_FIELDS if row.get(f) is None] if detector and measured else []
-    if missing:
-        return f"a measured detector row without {', '.join(missing)}"
-    return None
+    return f"a measured detector row without {', '.join(missing)}" if missing else None
 
 
 def usable_rows(store: ResultStore, kind: str) -> list[dict]:

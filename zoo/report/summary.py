@@ -12,12 +12,6 @@ SUMMARY_SIZE = 224
 SIZE_CLASSES = ((10, "tiny (<10M)"), (40, "small (10-40M)"), (120, "base (40-120M)"), (float("inf"), "large (>120M)"))
 
 
-def size_class(params: float | None) -> str | None:
-    if params is None:
-        return None
-    return next(name for limit, name in SIZE_CLASSES if params / 1e6 < limit)
-
-
 def facets(data: ReportRows) -> dict[str, dict[str, str]]:
     """model -> {family, size, pretraining}: the pretraining group of the checkpoint the tables show by
     default (at its native size when one is evaluated there), '-' where it has none."""
@@ -26,8 +20,8 @@ def facets(data: ReportRows) -> dict[str, dict[str, str]]:
         if r["model"] in found:
             continue
         group = pretraining_of(r["model"], r["img_size"]) if r["img_size"] else pretraining_of(r["model"])
-        found[r["model"]] = {"family": r.get("family") or "-", "size": size_class(r.get("params")) or "-",
-                             "pretraining": group or "-"}
+        size = "-" if r.get("params") is None else next(n for limit, n in SIZE_CLASSES if r["params"] / 1e6 < limit)
+        found[r["model"]] = {"family": r.get("family") or "-", "size": size, "pretraining": group or "-"}
     return found
 
 

@@ -47,9 +47,7 @@ def cost_table(cost: list[dict]) -> str:
 def components_size(cost: list[dict]) -> int | None:
     """224 when there are rows at 224, else the size with most rows."""
     sizes = [r["img_size"] for r in cost]
-    if not sizes:
-        return None
-    return 224 if 224 in sizes else max(set(sizes), key=sizes.count)
+    return None if not sizes else 224 if 224 in sizes else max(set(sizes), key=sizes.count)
 
 
 def component_table(cost: list[dict], img_size: int | None) -> str:
@@ -86,21 +84,16 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
-def latency_series(throughput: list[dict]) -> dict[tuple[str, str, str], list[dict]]:
-    """(model, machine, setting) -> rows at several sizes: the only rows a curve or a fit may join."""
-    series: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
-    for r in throughput:
-        series[(r["model"], machine_name(r), setting_name(r))].append(r)
-    return series
-
-
 def scaling_table(cost: list[dict], throughput: list[dict]) -> tuple[str, list[str]]:
     by_model: dict[str, list[dict]] = defaultdict(list)
     for r in cost:
         by_model[r["model"]].append(r)
     latency: dict[str, tuple[float | None, str]] = {}
     noisy_left_out = []
-    for (model, machine, setting), rs in latency_series(throughput).items():
+    series: dict[tuple[str, str, str], list[dict]] = defaultdict(list)     # the only rows a curve or fit may join
+    for r in throughput:
+        series[(r["model"], machine_name(r), setting_name(r))].append(r)
+    for (model, machine, setting), rs in series.items():
         if setting != "fp32 bs1 inference":
             continue
         clean = [r for r in rs if not r.get("noisy")]
@@ -112,15 +105,12 @@ def scaling_table(cost: list[dict], throughput: list[dict]) -> tuple[str, list[s
     for model, rs in sorted(by_model.items()):
         sizes = [r["img_size"] for r in rs]
         lat, machine = latency.get(model, (None, None))
-        rows.append([model, ", ".join(map(str, sorted(sizes))), _fmt(fit_exponent(sizes, [r["macs"] for r in rs])),
-                     _fmt(fit_exponent(sizes, [r["act_peak_bytes"] for r in rs])), _fmt(lat), machine])
+        rows.append([model, ", ".join(map(str, sorted(sizes))),
+                     *(_opt(fit_exponent(sizes, [r[f] for r in rs]), ".2f") for f in ("macs", "act_peak_bytes")),
+                     _opt(lat, ".2f"), machine])
     notes = [f"noisy timings left out of the latency fits: {', '.join(sorted(noisy_left_out))}"] if noisy_left_out else []
     return markdown(["model", "resolutions (px)", "MACs ~ side^k", "act memory ~ side^k",
                      "latency p50 ~ side^k (fp32, batch 1)", "latency measured on"], rows), notes
-
-
-def _fmt(v: float | None) -> str | None:
-    return None if v is None else f"{v:.2f}"
 
 
 def runs_cell(r: dict, runs: dict) -> str | None:

@@ -88,14 +88,6 @@ def _cost(r: dict) -> dict:
             "train_mib": None if train is None else round(train / MIB), "optimizer": r.get("train_optimizer")}
 
 
-def view_data(data: ReportRows) -> dict:
-    gpu, cpu = gpu_rows(data), cpu_rows(data)
-    models = sorted({r["model"] for r in gpu})
-    return {"gpu": gpu, "cpu": cpu, "task": task_rows(data),
-            "gpu_model": DEFAULT_MODEL if DEFAULT_MODEL in models else (models[0] if models else None),
-            "machine": main_machine([r for r in data.throughput if not r["settings"].get("train")])}
-
-
 def _number(name: str, label: str, value, unit: str, step: str = "any") -> str:
     shown = "" if value is None else f' value="{value}"'
     return (f'<label>{html.escape(label)} <input type="number" min="0" step="{step}" name="{html.escape(name)}"{shown}> '
@@ -148,18 +140,17 @@ def _task_view(found: dict) -> str:
             f'<div class="answer"></div></section>')
 
 
-def missing_views(found: dict) -> list[str]:
-    """One line per view without rows: the page lists them with the sections not measured here."""
+def answer_views(data: ReportRows) -> tuple[str, list[str]]:
+    """(the views' HTML, one line per view without rows): what html.page places after the summary."""
+    gpu, cpu = gpu_rows(data), cpu_rows(data)
+    models = sorted({r["model"] for r in gpu})
+    found = {"gpu": gpu, "cpu": cpu, "task": task_rows(data),
+             "gpu_model": DEFAULT_MODEL if DEFAULT_MODEL in models else (models[0] if models else None),
+             "machine": main_machine([r for r in data.throughput if not r["settings"].get("train")])}
     why = {"gpu": "Which GPU and batch: no predicted GPU rows (results/predicted.jsonl)",
            "cpu": "Which backbone on this CPU: no timed inference rows",
            "task": "Which backbone for a task: no detector with a published box AP or segmenter with a published mIoU"}
-    return [line for key, line in why.items() if not found[key]]
-
-
-def answer_views(data: ReportRows) -> tuple[str, list[str]]:
-    """(the views' HTML, one line per view without rows): what html.page places after the summary."""
-    found = view_data(data)
-    return views_html(found), missing_views(found)
+    return views_html(found), [line for key, line in why.items() if not found[key]]
 
 
 def views_html(found: dict) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from .request import Request
-from ..store.schema import SCHEMA_VERSION, CostRow, SchemaError, fields_of
+from ..store.schema import MAX_COUNT, SCHEMA_VERSION, CostRow, SchemaError, fields_of
 from ..store.user_cache import UserCache, enabled
 
 NAMESPACE = "count"
@@ -41,7 +41,6 @@ def count_key(request: Request) -> dict:
     from analysis.timing.fingerprint import timm_version, torch_version
 
     from .._version import __version__
-
     from ..models.registry import get_spec
 
     r = request
@@ -105,11 +104,8 @@ def _valid_ops(value) -> bool:
     """[[op_class, FLOPs, bytes, count], ...] as TrafficCounter.op_list gives them (JSON lists)."""
     return isinstance(value, list) and all(
         isinstance(op, list) and len(op) == 4 and isinstance(op[0], str)
-        and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_OPS_NUMBER for n in op[1:])
+        and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_COUNT for n in op[1:])
         for op in value)
-
-
-MAX_OPS_NUMBER = 2 ** 63 - 1
 
 
 def keep_ops(request: Request, ops: list) -> None:

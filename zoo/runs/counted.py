@@ -2,15 +2,13 @@
 memory the run layer derives from the record. `count_of(request)` is the one count of a request (its cost record
 and the op list of the same forward), kept in the user cache under the request's key: the cost row, the timed
 row's host-memory fit and its roofline read it instead of building the module again; `counted` is its record.
-
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from analysis.size import SizeLike
-from analysis.vocab import DTYPE_BYTES, torch_dtype
+from analysis.vocab import torch_dtype
 
 from ..models.registry import get_spec, map_shapes
 from .module_build import BUILD_LOG_ENV, build  # noqa: F401 - imported from here by callers and tests
@@ -149,7 +147,6 @@ def count_of(request: Request) -> Count:
     record = cached_count(compute, request)
     ops = made["now"].ops if "now" in made else kept_ops(request)
     if ops is None:           # a record kept without its op list (its entry lost): counted again
-        made = measure(request)
-        keep_ops(request, made.ops)
-        return Count(record, made.ops)
+        ops = measure(request).ops
+        keep_ops(request, ops)
     return Count(record, ops)

@@ -37,11 +37,7 @@ def run_isolated(task: Task, macs: Optional[int] = None, peak: Optional[dict] = 
                             f"{last[0][:200]}")
 
 
-def _child_main() -> None:
+if __name__ == "__main__":      # the child: one task from stdin, its row on stdout
     request = json.loads(sys.stdin.read())
     row = run_task(Task.from_json(request["task"]), macs=request["macs"], peak=request["peak"])
     sys.stdout.write(RESULT_PREFIX + json.dumps(row) + "\n")
-
-
-if __name__ == "__main__":
-    _child_main()

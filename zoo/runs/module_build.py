@@ -13,15 +13,7 @@ from analysis.vocab import torch_dtype
 from ..models.registry import create_model
 from .request import Request
 
-
 BUILD_LOG_ENV = "ARCHZOO_BUILD_LOG"
-
-
-def _log_build(request: Request, device: str) -> None:
-    path = os.environ.get(BUILD_LOG_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as log:       # one short append: whole lines across processes
-            log.write(f"{os.getpid()} {device} {request.model} {request.img_size.label} b{request.batch_size}\n")
 
 
 def build(request: Request, device: str, dtype: str | None = None, **overrides):
@@ -29,7 +21,9 @@ def build(request: Request, device: str, dtype: str | None = None, **overrides):
     held in `dtype` (None: the request's). overrides: create_model's (attn_impl, in_chans, ...)."""
     from ..models.stages import freeze_stages
 
-    _log_build(request, device)
+    if os.environ.get(BUILD_LOG_ENV):
+        with open(os.environ[BUILD_LOG_ENV], "a", encoding="utf-8") as log:     # one short append: whole lines
+            log.write(f"{os.getpid()} {device} {request.model} {request.img_size.label} b{request.batch_size}\n")
     r, held = request, torch_dtype(dtype or request.dtype)
     if r.segmenter is not None:
         from ..models.segmenters import create_segmenter

@@ -32,10 +32,6 @@ PR_SET_PDEATHSIG = 1    # linux/prctl.h
 MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
 
 
-def workers_for(n_items: int, workers: Optional[int] = None) -> int:
-    return max(1, min(n_items, workers or available_cores()))
-
-
 def _context():
     if sys.platform == "linux" and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
@@ -69,7 +65,7 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
     """fn(item) for each item, in order, on up to `workers` processes (the available cores). Should the pool
     break (a worker killed for memory, a script that cannot be re-imported by a forkserver), the items it
     left unfinished run here instead."""
-    n = workers_for(len(items), workers)
+    n = max(1, min(len(items), workers or available_cores()))
     if n < 2 or len(items) < MIN_PARALLEL:
         yield from map(fn, items)
         return

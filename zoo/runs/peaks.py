@@ -16,6 +16,7 @@ same rules (user cache, peaks.json copy, a probe under load not kept), once per 
 from __future__ import annotations
 
 import json
+import os
 import time
 import warnings
 from pathlib import Path
@@ -38,9 +39,6 @@ def committed_rates(cpu_model: str | None, dtype: str, threads: int | None, core
                     table: Path = COMMITTED_PEAKS) -> dict:
     """The committed quiet GEMM peak and bandwidth of this CPU model ({} for none): the largest of its entries
     probed on at least as many threads as we time on (more threads only make a peak larger)."""
-    import json
-    import os
-
     ours = threads or cores or os.cpu_count() or 1
     try:
         entries = json.loads(table.read_text(encoding="utf-8"))["peaks"]

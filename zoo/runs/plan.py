@@ -18,9 +18,7 @@ from .tasks import Task, Timing, skipped_row
 
 def padded(size: Size, multiple: int | None) -> Size:
     """Each side rounded up to a multiple of `multiple` (as detection pipelines pad images to 32); None: as is."""
-    if not multiple:
-        return size
-    return Size(*(-(-side // multiple) * multiple for side in size.hw))
+    return Size(*(-(-side // multiple) * multiple for side in size.hw)) if multiple else size
 
 
 def check_timm_size(model: str, img_size: Size, features: bool = False) -> None:

@@ -7,6 +7,7 @@ Ray is an optional extra (`pip install "archzoo[ray]"`); the local executor need
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -266,10 +267,8 @@ class _Sweep:
                         waiting.insert(0, retry)
         finally:
             for ref in self.in_flight:  # an interrupted sweep leaves nothing running on the cluster
-                try:
+                with contextlib.suppress(Exception):        # best effort; the row was never promised
                     self.ray.cancel(ref, force=True)
-                except Exception:  # noqa: BLE001 - best effort; the row was never promised
-                    pass
 
     def uses_gpu(self, task: Task) -> bool:
         return task.timing.device.startswith("cuda") or (task.timing.device == "auto" and self.has_gpus)

@@ -14,19 +14,14 @@ from .tasks import OnRow, Task, task_key
 RunOne = Callable[[Task, Optional[int], Optional[dict]], dict]   # run_task's shape: task, MACs, peak -> row
 
 
-def _counted(task: Task):
-    """What fixes a model's MACs per image: the module measured (a feature extractor, a whole detector, ...) and
-    its input size (zoo.runs.request)."""
-    return task.request.per_image
-
-
 @dataclass
 class Schedule:
     """Tasks in the order they run, the stored rows that answer the others, and the MACs counted so far."""
     cost: list[Task]                      # counted first (meta device)
     timed: list[Task]                     # then timed, with the MACs of their cost row when there is one
     answered: dict[Task, dict] = field(default_factory=dict)   # task -> stored row with its key: not run again
-    macs: dict = field(default_factory=dict)       # Request (per image) -> MACs
+    # Request.per_image -> MACs: what fixes MACs per image is the module measured and its input size
+    macs: dict = field(default_factory=dict)
 
     @property
     def tasks(self) -> list[Task]:
@@ -40,10 +35,10 @@ class Schedule:
     def record(self, task: Task, row: dict) -> None:
         """Keep a cost row's MACs for the timings of the same model and size."""
         if task.kind == "cost" and row.get("macs") is not None:
-            self.macs[_counted(task)] = row["macs"]
+            self.macs[task.request.per_image] = row["macs"]
 
     def macs_for(self, task: Task) -> Optional[int]:
-        return self.macs.get(_counted(task))
+        return self.macs.get(task.request.per_image)
 
 
 def schedule(tasks: Iterable[Task], stored: Iterable[dict] = (), reuse: Optional[Callable[[dict], bool]] = None,

@@ -9,7 +9,6 @@ after the timing instead.
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import Optional
 
 import torch
@@ -19,6 +18,7 @@ from analysis.count.counter import AttentionPathWatch
 from analysis.predict.roofline import CPU_LAUNCH_SECONDS, GPU_LAUNCH_SECONDS, ROOFLINE_FIELDS, roofline
 from analysis.size import Size
 from analysis.timing.backends import TimingSetting
+from analysis.timing.contention import NOISY_CV, NOISY_FOREIGN_CPU_SHARE, share_of_ours
 from analysis.timing.fingerprint import gpu_name
 from analysis.timing.harness import backend_named, time_model
 from analysis.timing.log_capture import captured_logging
@@ -31,28 +31,11 @@ from .counted import build, counted
 from .host_fit import fit_to_host, record_halving
 from ..store.run_logs import keep_log, verbose
 
-# A timed row is marked noisy (and left out of fitted exponents) above either threshold: step latencies
-# spread by more than a fifth of their mean, or other processes using more than 15% of the cores we timed
-# on (their use of the cores we did not ask for is not noise).
-NOISY_CV = 0.2
-NOISY_FOREIGN_CPU_SHARE = 0.15
-
 
 def is_noisy(cv: float, foreign_cpu_share: float | None, threads: int | None, cores: int | None = None) -> bool:
-    """cv above NOISY_CV, or others' CPU beyond the cores left free, above NOISY_FOREIGN_CPU_SHARE of ours.
-    foreign_cpu_share is of all `cores` (/proc/stat's); `threads` is how many we timed on (None: all)."""
-    cores = cores or os.cpu_count() or 1
-    ours = min(threads or cores, cores)
-    beyond_free = (foreign_cpu_share or 0) * cores - (cores - ours)
-    return bool(cv > NOISY_CV or beyond_free > NOISY_FOREIGN_CPU_SHARE * ours)
-
-
-def timing_setting(task) -> TimingSetting:
-    """A zoo.runs.tasks.Task's timing options, as the harness takes them."""
-    timing = task.timing
-    return TimingSetting(device=timing.device, dtype=task.request.dtype,
-                         mode="train" if task.request.train else "inference", threads=timing.threads,
-                         channels_last=timing.channels_last, compile=timing.compile)
+    """The row's noise mark (left out of fitted exponents): cv above NOISY_CV, or others' share of our cores
+    (analysis.timing.contention.share_of_ours) above NOISY_FOREIGN_CPU_SHARE."""
+    return bool(cv > NOISY_CV or share_of_ours(foreign_cpu_share, threads, cores) > NOISY_FOREIGN_CPU_SHARE)
 
 
 def import_onnxruntime() -> None:
@@ -77,7 +60,9 @@ def measure_timed(task, macs: Optional[int], peak: Optional[dict]) -> dict:
         model = build(request, "cpu", "fp32")
     if timing.backend == "onnxruntime":
         import_onnxruntime()
-    backend, setting = backend_named(timing.backend), timing_setting(task)
+    backend = backend_named(timing.backend)
+    setting = TimingSetting(device=timing.device, dtype=request.dtype, mode="train" if request.train else "inference",
+                            threads=timing.threads, channels_last=timing.channels_last, compile=timing.compile)
     watch = AttentionPathWatch(model) if backend.sees_dispatcher else None
     with captured_logging(verbose()) as library_log:     # ~300 lines of exporter and optimizer chatter
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..answers.stored import ANSWERS_FILE, answers_path, read_answers, write_answers_file
+from ..answers.stored import ANSWERS_FILE, read_answers, write_answers_file
 
 QUESTIONS = [  # (question, zoo.select options: each one of zoo.options.select.OPTIONS, the --flag of that name)
     ("Among the registry's models: the most accurate ImageNet-1k-only backbone (its teachers included) under "

@@ -27,8 +27,10 @@ A bound that is 0 (no peak kept, a GPU) excludes nothing.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from analysis.timing.contention import NOISY_FOREIGN_CPU_SHARE, share_of_ours
 from analysis.units import GIB, KIB, MIB
 
 GEMM_MARGIN = 3.0
@@ -67,27 +69,19 @@ def split_macs(cost_row: dict) -> tuple[int, int]:
 
 
 from ..runs.peaks import COMMITTED_PEAKS, committed_rates  # noqa: E402,F401 - kept with the peaks they bound
-LOADED_SHARE = 0.15       # zoo.runs.timed.NOISY_FOREIGN_CPU_SHARE: a probe beyond it is not trusted
-
-
-def _probe_share_of_ours(share: float | None, threads: int | None, cores: int) -> float:
-    ours = min(threads or cores, cores)
-    return max(0.0, ((share or 0.0) * cores - (cores - ours)) / ours)
 
 
 def trusted_rates(probed: dict, committed: dict, threads: int | None, cores: int | None = None) -> dict:
     """The peak and bandwidth the bound uses: for each, the larger of this machine's probe (kept or just
     probed) when it was quiet (others on at most 15% of our cores) and the committed figure; a loaded probe
     is left out, never scaled. Each rate says where it came from (`peak_flops_source`, ...)."""
-    import os
-
     cores = cores or os.cpu_count() or 1
     out = {k: v for k, v in probed.items() if k not in ("peak_flops", "mem_bandwidth")}
     for rate, share in (("peak_flops", "peak_foreign_cpu_share"), ("mem_bandwidth", "bandwidth_foreign_cpu_share")):
         options = []
         if probed.get(rate):
-            f = _probe_share_of_ours(probed.get(share), threads, cores)
-            if f <= LOADED_SHARE:
+            f = max(0.0, share_of_ours(probed.get(share), threads, cores))
+            if f <= NOISY_FOREIGN_CPU_SHARE:
                 options.append((probed[rate], "this machine's quiet probe"))
             else:
                 out[f"{rate}_refused"] = f"this machine's probe ran with others on {100 * f:.0f}% of our cores"

@@ -43,11 +43,14 @@ def budget_alarm(seconds: float, armed: bool = True):
         sys.unraisablehook = previous_hook
 
 
-def partial_of(error: KeyboardInterrupt) -> dict:
+def partial_of(error: KeyboardInterrupt, where: str = "") -> dict:
+    """{"reason", "status"} of an answer `error` cut short; `where`: what was running ("while counting")."""
     from ..console.signals import Terminated
 
     if isinstance(error, BudgetSpent):
-        return {"reason": "budget spent (--budget-s)", "status": PARTIAL_STATUS["budget"]}
-    if isinstance(error, Terminated):
-        return {"reason": "terminated (SIGTERM)", "status": PARTIAL_STATUS["terminated"]}
-    return {"reason": "interrupted (Ctrl-C)", "status": PARTIAL_STATUS["interrupted"]}
+        reason, status = "budget spent (--budget-s)", "budget"
+    elif isinstance(error, Terminated):
+        reason, status = "terminated (SIGTERM)", "terminated"
+    else:
+        reason, status = "interrupted (Ctrl-C)", "interrupted"
+    return {"reason": f"{reason} {where}".rstrip(), "status": PARTIAL_STATUS[status]}

@@ -10,33 +10,21 @@ from ..options.values import MAX_BATCH
 from .bound import split_macs
 
 
-
-def cost_task(model: str, q, batch: int):
-    from ..runs.tasks import Task
-
-    return Task.of("cost", q.request_for(model, batch), padded_from=q.padded_from)
-
-
 def count_candidates(models: list[str], q):
     """Count `models` at the query's batch on the scheduler (zoo.runs.scheduler): read from the user cache, the
     rest counted on the machine's cores. Returns (the schedule, whose MACs go on to timing; model -> cost row of
     the models counted; the Ctrl-C, SIGTERM or budget that stopped the counting, or None)."""
     from ..runs.scheduler import run_in_order, schedule
-    from ..runs.tasks import run_task
+    from ..runs.tasks import Task, run_task
 
-    tasks = [cost_task(model, q, 1 if q.request.batch_size == "auto" else q.request.batch_size) for model in models]
+    batch = 1 if q.request.batch_size == "auto" else q.request.batch_size
+    tasks = [Task.of("cost", q.request_for(model, batch), padded_from=q.padded_from) for model in models]
     plan, rows, stop = schedule(tasks), [], None
     try:
         run_in_order(plan, run_task, rows.append, pooled=True)
     except KeyboardInterrupt as e:      # the pool's queued counts cancelled (zoo.runs.parallel); the rows so far kept
         stop = e.with_traceback(None)   # NB: its frames would keep a suspended pool, and its workers, alive
     return plan, {task.request.model: row for task, row in zip(tasks, rows)}, stop
-
-
-def _count(model: str, q, batch: int) -> dict:
-    from ..runs.counted import counted
-
-    return counted(q.request_for(model, batch))   # the user cache's when counted; --train's with the query's optimizer
 
 
 def _serve_mib(c: dict) -> float:
@@ -46,11 +34,13 @@ def _serve_mib(c: dict) -> float:
 def _auto_batch(model: str, q, first: dict) -> tuple[int, dict]:
     """The largest batch whose weights + activation peak fit q.constraints.max_serve_mib (counted on meta), with its
     count; `first` is the batch-1 count, which fits."""
+    from ..runs.counted import counted
+
     counts, budget_mib = {1: first}, q.constraints.max_serve_mib
 
     def fits(b: int) -> bool:
-        if b not in counts:
-            counts[b] = _count(model, q, b)
+        if b not in counts:     # the user cache's when counted; --train's with the query's optimizer
+            counts[b] = counted(q.request_for(model, b))
         return _serve_mib(counts[b]) <= budget_mib
 
     per_image = max(first["act_peak_bytes"], 1) / MIB

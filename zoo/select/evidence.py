@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 import os
 
+from analysis.timing.contention import NOISY_CV, NOISY_FOREIGN_CPU_SHARE, share_of_ours
+
 SIDE = 0.975          # each edge holds with this probability: a 95% band
 QUANTILE = {"p50": 0.5, "p99": 0.99}
-LOADED_SHARE = 0.15   # zoo.runs.timed.NOISY_FOREIGN_CPU_SHARE (not imported: that module imports torch)
-LOADED_CV = 0.2       # zoo.runs.timed.NOISY_CV
 
 
 def _binom_cdf(n: int, p: float) -> list[float]:
@@ -51,11 +51,8 @@ def order_band(steps: list[float], q: float) -> tuple[float, float, bool]:
 
 
 def others_share_of_ours(row: dict) -> float:
-    """The fraction of the cores we timed on that others used (their use of the cores left free is not ours)."""
-    share = row.get("foreign_cpu_share") or 0.0
-    cores = os.cpu_count() or 1
-    ours = min(row.get("threads") or cores, cores)
-    return min(0.9, max(0.0, (share * cores - (cores - ours)) / ours))
+    """The fraction of the cores we timed on that others used, within [0, 0.9]."""
+    return min(0.9, max(0.0, share_of_ours(row.get("foreign_cpu_share"), row.get("threads"))))
 
 
 def loaded(row: dict, load: float | None = None, cores: int | None = None) -> str | None:
@@ -63,7 +60,7 @@ def loaded(row: dict, load: float | None = None, cores: int | None = None) -> st
     our cores, its spread, or `load` (the 1-min load average sampled around the timing) above the cores."""
     cores = cores or os.cpu_count() or 1
     f, cv = others_share_of_ours(row), row.get("cv") or 0.0
-    if row.get("noisy") or f > LOADED_SHARE or cv > LOADED_CV:
+    if row.get("noisy") or f > NOISY_FOREIGN_CPU_SHARE or cv > NOISY_CV:
         return f"timed under load (others' CPU {100 * f:.0f}% of our cores, cv {cv:.2f})"
     if load is not None and load > cores:
         return f"timed under load (load average {load:.1f} on {cores} cores)"

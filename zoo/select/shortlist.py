@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 from typing import Union
 
-from analysis.units import MIB
-
 from ..models.accuracy import (accuracy_at, accuracy_entries, checkpoint_at, entry_fields, pareto_front,
                               pretraining_of, teacher_groups)
 from ..models.accuracy import pretraining_groups as checkpoint_groups
@@ -14,9 +12,8 @@ from ..models.registry import TIMM_PREFIX, get_spec
 from ..models.spec import Size
 from ..options.compare import NO_STAGES, no_stages
 from ..options import BACKENDS, COMPILE_MODES, pretraining_option  # noqa: F401 - zoo.select names them
-from ..options import SELECT_FORMATS as FORMATS
-from ..options.select import (DEFAULT_BUDGET_S, LATENCY_STATS, Constraints, Query, check_query,  # noqa: F401
-                              limit)
+from ..options import SELECT_FORMATS as FORMATS  # noqa: F401 - zoo.select.FORMATS
+from ..options.select import DEFAULT_BUDGET_S, LATENCY_STATS, Constraints, Query, check_query  # noqa: F401
 from ..runs.tasks import one_line
 from ..console.signals import defer
 from ..answers.text import num  # noqa: F401 - the callers' number format
@@ -66,11 +63,6 @@ def _row(model: str, img_size: Size, entry: dict | None, weights: str = "default
             "imagenet_v2": robust.get("imagenet_v2"), "sketch": robust.get("sketch"),
             "robustness_weights": robust.get("weights") if robust.get("imagenet_v2") is not None else None,
             "accuracy": accuracy_at(model, img_size)}
-
-
-def size_reason(model: str, size: Size) -> str | None:
-    """Why `model` cannot take `size` (its rule and the nearest sizes it would take), or None."""
-    return get_spec(model).rule.refusal(size)
 
 
 NO_TOP1 = "no top-1 known at"        # a --min-top1 exclusion at a size no checkpoint of the model was evaluated at
@@ -129,7 +121,7 @@ def _published(model: str, q: Query) -> tuple[dict | None, str | None]:
 def screen(model: str, q: Query) -> tuple[dict | None, str | None]:
     """(the accuracy entry the row shows, None), or (None, the first constraint it broke before counting): its
     size rule, then published accuracy."""
-    reason = size_reason(model, q.request.img_size) or detector_reason(model, q) or stages_reason(model, q)
+    reason = get_spec(model).rule.refusal(q.request.img_size) or detector_reason(model, q) or stages_reason(model, q)
     return (None, reason) if reason else _published(model, q)
 
 

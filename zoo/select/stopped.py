@@ -17,7 +17,7 @@ def cut_short(error: KeyboardInterrupt, q, placed: tuple[list, list], candidates
     so far. Models in neither, nor counted, are untimed, "not counted"; a measured question's counted candidates
     are untimed, "counted, not timed"."""
     excluded, undecided = placed
-    partial = {**partial_of(error), "reason": f"{partial_of(error)['reason']} {where}"}
+    partial = partial_of(error, where)
     log.info("zoo.select: %s: the answer so far follows", partial["reason"])
     decided = {e["model"] for e in [*excluded, *undecided]}
     counted = {r["model"]: r for r in candidates}

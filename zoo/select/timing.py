@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -50,6 +51,11 @@ class Progress:
     load: float | None = None                        # the load average around the last fresh timing
 
 
+def placed(row: dict, **fields) -> dict:
+    """A model's entry in the answer's excluded, undecided or untimed list: its name and size, then `fields`."""
+    return {"model": row["model"], "img_size": row["img_size"], **fields}
+
+
 def task_for(row: dict, q):
     from ..runs.tasks import Task
 
@@ -84,15 +90,12 @@ def decide(row: dict, q, load: float | None = None) -> tuple[str, str, dict]:
     for wanted in ("over", "within noise"):
         for verdict, text in texts:
             if verdict == wanted:
-                return verdict, (_undecided(ev) + text) if wanted != "over" else text, ev
+                if wanted == "over":
+                    return verdict, text, ev
+                loaded = ev.get("loaded")
+                return verdict, (f"undecided: {loaded}: a loaded timing cannot exclude (--wait-quiet SECONDS waits "
+                                 f"for a quiet machine): " if loaded else "undecided: within noise: ") + text, ev
     return "fits", "; ".join(t for _, t in texts) or f"timed ({band_text(ev)})", ev
-
-
-def _undecided(ev: dict) -> str:
-    if not ev.get("loaded"):
-        return "undecided: within noise: "
-    return (f"undecided: {ev['loaded']}: a loaded timing cannot exclude (--wait-quiet SECONDS waits for a quiet "
-            f"machine): ")
 
 
 def noise_reason(timed: dict) -> str:
@@ -103,6 +106,8 @@ def noise_reason(timed: dict) -> str:
 
 
 def _default_timing(q, store, saving: bool) -> Timing:
+    from analysis.timing.contention import wait_for_quiet
+
     from ..runs.peaks import PeakCache
     from ..runs.tasks import run_task
     from .bound import cache_bytes
@@ -110,7 +115,8 @@ def _default_timing(q, store, saving: bool) -> Timing:
     peaks = PeakCache(store.dir if saving else None)
 
     def run(task, macs, peak):
-        _wait(q)
+        if q.wait_quiet and not wait_for_quiet(timeout_s=q.wait_quiet):
+            log.info("the machine stayed busy for --wait-quiet %gs; timing anyway", q.wait_quiet)
         return run_task(task, macs=macs, peak=peak)
 
     return Timing(run=run, peak=peaks.get, caches=cache_bytes, load=load_average, committed=_committed)
@@ -137,41 +143,27 @@ def load_timing_modules() -> None:
 
 def load_average() -> float | None:
     """The 1-min load average (runnable tasks), or None where the OS does not say."""
-    import os
-
     try:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return None
 
 
-def _wait(q) -> None:
-    from analysis.timing.contention import wait_for_quiet
-
-    if q.wait_quiet and not wait_for_quiet(timeout_s=q.wait_quiet):
-        log.info("the machine stayed busy for --wait-quiet %gs; timing anyway", q.wait_quiet)
-
-
 def _bound_out(rows: list[dict], q, peak: dict, caches, excluded: list[dict]) -> tuple[list[dict], dict]:
     """The rows whose lower bound keeps the budget (model -> bound); the others go to `excluded`."""
     from .bound import bound_text, lower_bound_ms
 
-    budget = q.constraints.max_latency_ms if q.constraints.max_latency_ms is not None else None
-    if q.constraints.min_imgs_per_s is not None:
-        rate_budget = lambda r: r["batch_size"] * 1e3 / q.constraints.min_imgs_per_s   # noqa: E731
-    else:
-        rate_budget = lambda r: None                                       # noqa: E731
+    budget, rate = q.constraints.max_latency_ms, q.constraints.min_imgs_per_s
     device = "cpu" if str(q.timing.device).startswith("cpu") else str(q.timing.device)
     keep, bounds = [], {}
     for row in rows:
         work = {**row["work"], "batch_size": row["batch_size"], "train": q.request.train}
         bound = lower_bound_ms(work, peak, device, caches)
         bounds[row["model"]] = bound
-        limits = [b for b in (budget, rate_budget(row)) if b is not None]
-        broken = [b for b in limits if bound > b]
+        limits = (budget, None if rate is None else row["batch_size"] * 1e3 / rate)     # a rate as ms per batch
+        broken = [b for b in limits if b is not None and bound > b]
         if broken:
-            excluded.append({"model": row["model"], "img_size": row["img_size"], "bound_ms": bound,
-                             "reason": bound_text(bound, min(broken), work, peak)})
+            excluded.append(placed(row, bound_ms=bound, reason=bound_text(bound, min(broken), work, peak)))
         else:
             keep.append(row)
     return keep, bounds
@@ -189,11 +181,9 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     try:
         load_timing_modules()
     except KeyboardInterrupt as e:       # Ctrl-C / SIGTERM inside `import torch`: that torch must not be used again
-        partial = _partial(e)
-        untimed = [{"model": r["model"], "img_size": r["img_size"],
-                    "reason": f"untimed: {partial['reason']} while loading torch"} for r in rows]
-        done = Progress(untimed=untimed, partial={**partial, "reason": f"{partial['reason']} while loading torch"})
-        log.info("zoo.select: %s while loading torch: nothing timed, the answer so far follows", partial["reason"])
+        partial = _partial(e, "while loading torch")
+        done = Progress(untimed=[placed(r, reason=f"untimed: {partial['reason']}") for r in rows], partial=partial)
+        log.info("zoo.select: %s: nothing timed, the answer so far follows", partial["reason"])
         return [], {**_summary(done, len(excluded), q, 0.0), "bound_rates": {}}
     real, timing = timing is None, timing or _default_timing(q, ResultStore(q.out), q.save)
     run = Run(q, timing, timing.clock() - spent_s, excluded, undecided, order_by or q.rank)
@@ -206,8 +196,7 @@ def time_candidates(rows: list[dict], q, excluded: list[dict], undecided: list[d
     except KeyboardInterrupt as e:      # between the probe and the loop, or in its bookkeeping: what is settled stays
         run.disarm()
         run.done.partial = run.done.partial or _partial(e)
-        run.done.untimed += [{"model": r["model"], "img_size": r["img_size"],
-                              "reason": f"untimed: {run.done.partial['reason']}"}
+        run.done.untimed += [placed(r, reason=f"untimed: {run.done.partial['reason']}")
                              for r in undecided_rows(asked, run.done, excluded, undecided)]
     if run.done.partial and run.done.partial["status"] != PARTIAL_STATUS["budget"]:    # a signal: said in one line
         log.info("zoo.select: %s: the answer so far follows", run.done.partial["reason"])
@@ -266,7 +255,7 @@ class Run:
             return trusted_rates(self.timing.peak(task), self.timing.committed(task), self.q.timing.threads)
         except KeyboardInterrupt as e:
             self.disarm()
-            self.done.partial = {**_partial(e), "reason": f"{_partial(e)['reason']} while probing the peak"}
+            self.done.partial = _partial(e, "while probing the peak")
             return trusted_rates({}, self.timing.committed(task), self.q.timing.threads)    # the committed one still holds
 
     def settle(self, rows: list[dict], tasks: list) -> None:
@@ -278,16 +267,14 @@ class Run:
                 done.partial = {"reason": f"budget spent (--budget-s {q.budget_s:g})",
                                 "status": PARTIAL_STATUS["budget"]}
             if skip or done.partial:
-                done.untimed.append({"model": row["model"], "img_size": row["img_size"],
-                                     "reason": skip or f"untimed: {done.partial['reason']}"})
+                done.untimed.append(placed(row, reason=skip or f"untimed: {done.partial['reason']}"))
                 continue
             try:
                 timed = self.timed_row(task, f"[{i + 1}/{len(rows)}]", len(rows) - i)
             except KeyboardInterrupt as e:
                 self.disarm()
                 done.partial = _partial(e)
-                done.untimed.append({"model": row["model"], "img_size": row["img_size"],
-                                     "reason": f"untimed: {done.partial['reason']} while timing it"})
+                done.untimed.append(placed(row, reason=f"untimed: {done.partial['reason']} while timing it"))
                 continue
             verdict = self.record(row, task, timed)
             log.info("[%d/%d] %s: %s: %s", i + 1, len(rows), row["model"], verdict, row.get("decision", ""))
@@ -314,20 +301,19 @@ class Run:
 
     def record(self, row: dict, task, timed: dict) -> str:
         row["timing"] = "reused" if task in self.plan.answered else "measured"
-        entry = {"model": row["model"], "img_size": row["img_size"]}
         if timed.get("failed"):
             row["decision"] = f"timing failed: {timed['failed']}"
-            self.excluded.append({**entry, "reason": row["decision"]})
+            self.excluded.append(placed(row, reason=row["decision"]))
             return "timing failed"
         row.update({k: timed.get(k) for k in TIMED_FIELDS})
         verdict, text, ev = decide({**timed, **row}, self.q, self.done.load)
         row["evidence"], row["decision"] = ev, text
         if verdict == "over":
-            self.excluded.append({**entry, "reason": text, "evidence": ev})
+            self.excluded.append(placed(row, reason=text, evidence=ev))
         elif verdict == "within noise":
             if ev.get("loaded"):
                 self.done.loaded.append(row["model"])
-            self.undecided.append({**entry, "reason": text, "evidence": ev, **{k: row[k] for k in TIMED_FIELDS}})
+            self.undecided.append(placed(row, reason=text, evidence=ev, **{k: row[k] for k in TIMED_FIELDS}))
         else:
             self.done.kept.append(row)
         return verdict

@@ -7,6 +7,7 @@ Infinity, nesting bounded) so one crafted line cannot stop a reader.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -74,10 +75,8 @@ def append_whole(fd: int, data: bytes) -> None:
         os.fsync(fd)
     except BaseException as e:
         if view or isinstance(e, OSError):
-            try:
+            with contextlib.suppress(OSError):
                 os.ftruncate(fd, start)
-            except OSError:
-                pass
         raise
 
 
@@ -97,15 +96,9 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
-        _unlink_quietly(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _no_constant(name: str):

@@ -351,10 +351,6 @@ def is_measured(row: dict) -> bool:
     return row.get("skipped") is None and row.get("failed") is None
 
 
-def _frozen(mapping: dict | None) -> tuple:
-    return tuple(sorted((k, repr(v)) for k, v in (mapping or {}).items()))
-
-
 def _key(row: dict, level: tuple[str, ...]) -> tuple:
     parts = []
     for name, (f, _) in _FIELDS[row["kind"]].items():
@@ -364,7 +360,8 @@ def _key(row: dict, level: tuple[str, ...]) -> tuple:
             value = row.get(name) or {}
             parts.append(tuple(value.get(k) for k in f.metadata["key_fields"]) if row["kind"] == "throughput" else ())
         else:
-            parts.append(_frozen(row[name]) if isinstance(row[name], dict) else row[name])
+            value = row[name]
+            parts.append(tuple(sorted((k, repr(v)) for k, v in value.items())) if isinstance(value, dict) else value)
     return tuple(parts)
 
 

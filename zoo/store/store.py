@@ -112,11 +112,17 @@ class ResultStore:
             return []
         found, bad = _read(path, kind)
         self.bad_lines += bad
-        if bad and warn:
-            shown = "; ".join(f"line {b.number}: {b.reason}" for b in bad[:3])
-            warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not valid rows ({shown}"
-                          f"{'; ...' if len(bad) > 3 else ''})", stacklevel=3)
+        if warn:
+            warn_skipped(path, bad, "are not valid rows", stacklevel=4)
         return found
+
+
+def warn_skipped(path: Path, bad: list[BadLine], are_not: str, stacklevel: int = 3) -> None:
+    """One warning naming the lines of `path` a reader skipped (the first three, with why), or none."""
+    if bad:
+        shown = "; ".join(f"line {b.number}: {b.reason}" for b in bad[:3])
+        warnings.warn(f"{path}: skipped {len(bad)} line(s) that {are_not} ({shown}{'; ...' if len(bad) > 3 else ''})",
+                      stacklevel=stacklevel)
 
 
 def _last_byte(path: Path) -> bytes:
@@ -192,8 +198,6 @@ def predicted_rows(out_dir: str | os.PathLike = ".", warn: bool = True) -> list[
     if not path.is_file() or path.is_symlink():
         return []
     rows, bad = _read(path, "predicted")
-    if bad and warn:
-        warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not predicted rows "
-                      f"({'; '.join(f'line {b.number}: {b.reason}' for b in bad[:3])}{'; ...' if len(bad) > 3 else ''})",
-                      stacklevel=2)
-    return rows
+    if warn:
+        warn_skipped(path, bad, "are not predicted rows")
+    return [row for _, row in rows]

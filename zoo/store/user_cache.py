@@ -26,6 +26,7 @@ import stat
 from pathlib import Path
 from typing import Callable, Optional
 
+from .run_logs import environment
 from .safe_io import strict_loads
 
 CACHE_DIR_ENV = "ARCHZOO_CACHE_DIR"
@@ -62,18 +63,8 @@ def enabled() -> bool:
 @contextlib.contextmanager
 def disabled(off: bool = True):
     """Within the block (and in processes started from it) the cache is neither read nor written."""
-    if not off:
+    with environment({NO_CACHE_ENV: "1"} if off else {}):
         yield
-        return
-    before = os.environ.get(NO_CACHE_ENV)
-    os.environ[NO_CACHE_ENV] = "1"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(NO_CACHE_ENV, None)
-        else:
-            os.environ[NO_CACHE_ENV] = before
 
 
 @contextlib.contextmanager
@@ -82,28 +73,17 @@ def library_cache_home(name: str):
     is off: where a library that writes under ~/.cache on import (ONNX Runtime's device id) writes instead."""
     import tempfile
 
-    before = os.environ.get("XDG_CACHE_HOME")
     with contextlib.ExitStack() as stack:
         folder = cache_dir() / name if enabled() else Path(stack.enter_context(tempfile.TemporaryDirectory()))
         with contextlib.suppress(OSError):
             folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)     # the cache folder itself: 0700
             folder.mkdir(exist_ok=True, mode=0o700)
-        os.environ["XDG_CACHE_HOME"] = str(folder)
-        try:
+        with environment({"XDG_CACHE_HOME": str(folder)}):
             yield folder
-        finally:
-            if before is None:
-                os.environ.pop("XDG_CACHE_HOME", None)
-            else:
-                os.environ["XDG_CACHE_HOME"] = before
 
 
 def _canonical(obj) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _digest(obj) -> str:
-    return hashlib.sha256(_canonical(obj)).hexdigest()
 
 
 def _mac(secret: bytes, namespace: str, key, value) -> str:
@@ -229,7 +209,7 @@ class UserCache:
 
     @staticmethod
     def name(key: dict) -> str:
-        return f"{_digest(key)}.json"
+        return f"{hashlib.sha256(_canonical(key)).hexdigest()}.json"
 
     def get(self, key: dict, valid: Check = None):
         """The stored value of `key`, or None (off, missing, damaged, foreign, untrusted, or refused by `valid`)."""

@@ -61,11 +61,6 @@ def main_pretraining(backbone: str) -> str:
     return next((p for family, p in MAIN_PRETRAINING.items() if backbone.startswith(family)), DEFAULT_PRETRAINING)
 
 
-def _main_row(rows: list[dict]) -> dict:
-    """The backbone's main pretraining first, then the longest schedule (the first such row of the table)."""
-    return max(rows, key=lambda r: (r["pretraining"] == main_pretraining(r["backbone"]), r["epochs"]))
-
-
 def _published_params_flops() -> dict[tuple[str, str], tuple]:
     """(backbone, detector) -> (params in M, GFLOPs as mmcv counts them, source): the table's main rows."""
     found = {}
@@ -82,12 +77,8 @@ def published_row(backbone: str, detector: str, groups: list[str] | None = None)
     rows = [r for r in coco_rows() if r["backbone"] == backbone and r["detector"] == detector
             and (pretraining_group(r["pretraining"]) in groups if groups else
                  r["pretraining"] == main_pretraining(backbone))]
-    return _main_row(rows) if rows else None
-
-
-def recipe_label(row: dict) -> str:
-    return (f"{row['published_name']} {row['detector']} {row['schedule']}, {row['pretraining']}, tested at "
-            f"{row['eval_size']}: {row['source']}")
+    # the backbone's main pretraining first, then the longest schedule (the first such row of the table)
+    return max(rows, key=lambda r: (r["pretraining"] == main_pretraining(r["backbone"]), r["epochs"])) if rows else None
 
 
 def heads_named(backbone: str, detector: str) -> str:
@@ -117,7 +108,8 @@ def task_fields(backbone: str, detector: str, groups: list[str] | None = None) -
         published["other_rows"] = [f"{r['detector']} {r['schedule']} {r['pretraining']}: {r['box_ap']} / "
                                    f"{r['mask_ap']}" for r in others if r["detector"] == detector]
         return {"box_ap": row["box_ap"], "mask_ap": row["mask_ap"], "task_published": published,
-                "task_recipe": recipe_label(row), "task_unmatched": None}
+                "task_recipe": f"{row['published_name']} {row['detector']} {row['schedule']}, {row['pretraining']}, "
+                               f"tested at {row['eval_size']}: {row['source']}", "task_unmatched": None}
     if not others:
         why = f"no published COCO row for {backbone} in the packaged tables"
     else:

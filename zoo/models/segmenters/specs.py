@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SWIN_SEG = "SwinTransformer/Swin-Transformer-Semantic-Segmentation"
 CONVNEXT_SEG = "facebookresearch/ConvNeXt semantic_segmentation"
 MMSEG = "open-mmlab/mmsegmentation"
 

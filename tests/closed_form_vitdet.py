@@ -1,6 +1,7 @@
-"""Closed-form MACs of ViTDet (Li et al. 2022, arXiv:2203.16527) with its simple feature pyramid.
+"""Closed-form MACs of ViTDet (Li et al. 2022, arXiv:2203.16527) with its simple feature pyramid: the independent
+figures tests/test_vitdet.py checks the counter against (a test oracle: nothing in zoo or analysis runs it).
 
-Conventions as in op_rules. Grid h x w = H/P x W/P, N = hw tokens, width d, MLP width m. A window
+Conventions as in analysis.count.op_rules. Grid h x w = H/P x W/P, N = hw tokens, width d, MLP width m. A window
 block (window s) runs its projections and attention on the grid zero-padded to multiples of s,
 N_p = ceil(h/s)s ceil(w/s)s tokens: 4 N_p d^2 (qkv, out) + 2 N_p s^2 d (QK^T, AV) + 2 N_p s d
 (decomposed relative position: one einsum of q with an s-long table per axis, MViTv2 eq. 4); a
@@ -14,8 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..size import Size
-from .closed_form import _total
+from analysis.count.closed_form import _total
+from analysis.size import Size
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """Regenerate timm_results.csv from timm's published result tables (a developer tool, never imported at run time).
 
-    python zoo/models/data/make_timm_results.py [FOLDER_WITH_TIMM_RESULTS]   # default /work/shared/data/timm-results
+    python benchmarks/make_timm_results.py [FOLDER_WITH_TIMM_RESULTS]   # default /work/shared/data/timm-results
 
 Keeps every row whose architecture starts with one the registry maps to (zoo.models.cards.TIMM_ARCHS)
 plus the TOP_N best rows of results-imagenet.csv, joins the robustness tables on (model.tag, img_size),
-and labels each row's pretraining (see README.md in this folder for the rules).
+and labels each row's pretraining (zoo/models/data/README.md states the rules).
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import csv
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "zoo" / "models" / "data"       # where the packaged table lives
 DEFAULT_SOURCE = Path("/work/shared/data/timm-results")
 TOP_N = 100
 # column of ours -> timm's file (its top1 column)
@@ -21,7 +22,7 @@ ROBUSTNESS = {"real": "results-imagenet-real.csv", "imagenet_v2": "results-image
               "imagenet_a": "results-imagenet-a.csv"}
 COLUMNS = ["model_tag", "img_size", "top1", "top5", "real", "imagenet_v2", "sketch", "imagenet_r", "imagenet_a",
            "param_count", "pretraining", "pretraining_from", "crop_pct"]
-sys.path.insert(0, str(HERE.parents[2]))
+sys.path.insert(0, str(ROOT))
 from zoo.models.pretraining import METADATA_VOCAB, label, tag_pretraining  # noqa: E402  (the rules: one place)
 
 
@@ -79,7 +80,7 @@ def build(source: Path) -> list[dict]:
 def main(argv: list[str]) -> int:
     source = Path(argv[0]) if argv else DEFAULT_SOURCE
     rows = build(source)
-    out = HERE / "timm_results.csv"
+    out = DATA / "timm_results.csv"
     with open(out, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
