@@ -95,7 +95,7 @@ def test_a_grouped_convolution_backward_is_depthwise():
     counter, _, _ = run_train_step(conv, torch.empty(2, 8, 16, 16, device="meta"), gpu=GpuEmulation(None),
                                    traffic=True)
     classes = {c for c, flops, _, _ in counter.traffic.op_list() if flops}
-    assert "depthwise_conv" in classes and "matmul_conv" not in classes
+    assert "depthwise_conv_k3" in classes and not classes & {"matmul", "conv", "grouped_conv"}
 
 
 def test_select_on_predicted_training(capsys):
@@ -119,13 +119,14 @@ def test_select_on_predicted_training(capsys):
 def test_the_tpu_v3_chip_is_the_cloud_pages_and_states_no_fp32():
     """cloud.google.com/tpu/docs/v3: two TensorCores per chip, 123 teraflops (bf16) per chip, HBM2 32 GiB at
     900 GBps. No fp32 figure: the vector classes are timed by their bytes alone, and --dtype fp32 is refused."""
-    from analysis.predict.calibration import class_peaks, op_precisions
+    from analysis.predict.calibration import Setting, class_peaks
     from analysis.predict.devices import device_sheet, sheet_peak
 
     tpu = device_sheet("tpuv3")
     assert (tpu.name, tpu.kind, tpu.cores_per_chip) == ("TPU v3", "tpu", 2)
     assert tpu.peak_flops == {"bf16": 123e12} and tpu.mem_bandwidth == 900e9 and tpu.memory_bytes == 32 * 1024 ** 3
-    peaks = class_peaks(tpu.peak_flops, op_precisions("bf16", False))
+    ops = [(c, 1, 1, 1) for c in ("matmul", "attention", "norm", "elementwise")]
+    peaks = class_peaks(ops, Setting(tpu, "bf16"))
     assert peaks["matmul"] == peaks["attention"] == 123e12 and peaks["norm"] == peaks["elementwise"] == math.inf
     with pytest.raises(ValueError):
         sheet_peak(tpu, "fp32")

@@ -73,21 +73,22 @@ def band_text(cal, sheet: DeviceSheet) -> tuple[tuple[float, float], str]:
 
 
 def predict(request: Request, sheet: DeviceSheet, tf32: str | None = None, price_per_hour: float | None = None,
-            channels_last: bool = False, reparam: str = "fused", counted: dict | None = None,
-            torch: tuple[int, int] | None = None, attention: str | None = None) -> PredictedRow:
+            channels_last: bool = False, counted: dict | None = None, torch: tuple[int, int] | None = None,
+            attention: str | None = None) -> PredictedRow:
     """One forward of `request` on the device: the calibrated expectation (imgs_per_s, latency_ms) with its held-out
     p10-p90 band, the roofline bound, serving memory. tf32: None (the torch release's defaults), "on" or "off";
     torch: the release whose kernels are predicted (None: the installed one); attention: "fused" (SDPA, torch 2.0
     on) or "unfused" (op by op: torch before 2.0, or code that writes its own); None: as that release runs timm's
-    models; reparam: the form counted (gpu_forward); counted: that forward already counted (gpu_forward) with that
-    attention, so one count serves every device (zoo.predict.decision, zoo.report's committed rows)."""
+    models; counted: that forward already counted (gpu_forward: the form counted, its attention), so one count
+    serves every device (zoo.predict.decision, zoo.report's committed rows); None: counted here, in the inference
+    form (reparam "fused")."""
     from .versions import attention_of, torch_label
 
     dtype, batch_size = request.dtype, request.batch_size
     sheet_peak(sheet, dtype)                   # a dtype the device has no path for fails before counting
     setting = setting_of(request, sheet, tf32, channels_last, torch)
     attention = attention_of(setting.torch, attention)
-    counted = counted or gpu_forward(request, reparam=reparam, fused_attention=attention == "fused")
+    counted = counted or gpu_forward(request, fused_attention=attention == "fused")
     runs_in = setting.precisions
     peak = sheet.peak_flops[runs_in["matmul"]]
     estimate = roofline(counted["ops"], peak, sheet.mem_bandwidth, sheet.launch_seconds,

@@ -12,8 +12,8 @@ published inference and training tables alike (analysis/predict/data/gpu_calibra
 
 A TPU chip (TPU v3) is an EXTRAPOLATION: no published TPU table exists to fit, so its step is the same counted
 step timed by the GPU-fitted factors on the chip's datasheet roofline (bf16 peak, HBM bandwidth), with attention
-written op by op (XLA computes it as einsums and a softmax; it has no fused attention kernel) and the GPU table's
-band. Not modelled: XLA's fusion of elementwise chains into their neighbours (fewer bytes than PyTorch's eager
+written op by op (XLA computes it as einsums and a softmax; it has no fused attention kernel) and the band of an
+architecture no fitted source ran. Not modelled: XLA's fusion of elementwise chains into their neighbours (fewer bytes than PyTorch's eager
 kernels move), its own memory planning (whether the step fits is left open) and the input pipeline.
 """
 from __future__ import annotations
@@ -62,13 +62,13 @@ def step_seconds(ops, setting: Setting, cal: Calibration | None = None) -> float
 
 
 def predict_train(request: Request, sheet: DeviceSheet, gpus: int = 1, epochs: float | None = None,
-                  train_images: int | None = None, price_per_hour: float | None = None, foreach: bool | None = None,
+                  train_images: int | None = None, price_per_hour: float | None = None,
                   torch: tuple[int, int] | None = None, attention: str | None = None) -> dict:
     """The predicted training row: images per second (expectation and band), the step time, the step's memory and
     whether it fits the device (on more than one GPU with DistributedDataParallel's gradient buckets,
     analysis.predict.memory); with epochs and train_images the schedule's steps, hours (and dollars at the price
-    given) on `gpus` devices (analysis.predict.schedule; a TPU's also in core-days). foreach: the optimizer over all
-    parameters at once (None: as the torch release does on CUDA, foreach from 2.0, for-loop before)."""
+    given) on `gpus` devices (analysis.predict.schedule; a TPU's also in core-days). The optimizer steps as the
+    torch release does on CUDA: foreach (all parameters at once) from 2.0, parameter by parameter before."""
     from ..runs.gpu_memory import gpu_train_bytes
 
     from .inference import band_text, setting_of
@@ -77,7 +77,7 @@ def predict_train(request: Request, sheet: DeviceSheet, gpus: int = 1, epochs: f
     request, cal, tpu = request.replace(train=True), shipped(), sheet.kind == "tpu"
     setting = setting_of(request, sheet, torch=torch)
     attention = "unfused" if tpu else attention_of(setting.torch, attention)
-    foreach = setting.torch >= (2, 0) if foreach is None else foreach
+    foreach = setting.torch >= (2, 0)
     with countable(request):
         seconds = step_seconds(train_step_ops(request, foreach, fused_attention=attention == "fused"), setting, cal)
     rate = request.batch_size / seconds
