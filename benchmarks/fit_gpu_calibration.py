@@ -1,134 +1,136 @@
-"""Fit archzoo's GPU calibration (analysis.predict.calibration) on timm's published inference benchmarks.
+"""Fit archzoo's GPU calibration (analysis.predict.calibration) on every published source, and its bands held out.
 
-    python benchmarks/fit_gpu_calibration.py --table "RTX 4090=PATH.csv@COMMIT" --table "RTX 5090=PATH.csv@COMMIT"
-        [--table "RTX 3090=PATH.csv@COMMIT" --unfused "RTX 3090"] [--table "RTX 3090 NHWC=PATH.csv@COMMIT"]
-        [--count-only] [--steps 1500]
+    python benchmarks/fit_gpu_calibration.py [--count] [--steps 1500]
 
-A device name ending in " NHWC" is a channels-last table (timm's benchmark.py --channels-last) of that device: its
-convolutions take their own factors (analysis.predict.calibration.CHANNELS_LAST), its band is the channels-last one.
-
-Writes analysis/predict/data/timm_benchmark_gpu.csv (the rows used, with device, file and commit),
-benchmarks/data/gpu_op_counts.json.gz (each row's counted kernels, so nothing is recounted; resumes) and
-analysis/predict/data/gpu_calibration.json (the factors fitted on every table, the band from leave-one-family-out
-predictions, the wider band for a GPU no table measured from predictions that left out both the row's table and
-its family, the sources). A developer tool: the package reads its outputs, never runs it.
+The rows are benchmarks/fit_sources.py's (timm's results/, NVIDIA's DeepLearningExamples, the Swin README, pycls,
+the ConvNeXt paper), inference and training, each table weighing alike. Writes
+analysis/predict/data/gpu_calibration.json: the factors fitted on every row, and the bands from leave-one-source-out
+predictions (each source's rows predicted by factors fitted on the other sources only): "fitted", the rows whose
+GPU architecture another source also ran, for a device whose architecture the shipped factors hold; "unfitted", the
+rows whose architecture no other source ran, for a device whose architecture has no fitted source. Each band is the
+p10 and p90 of measured / expected img/s, each table weighing alike. Also writes
+analysis/predict/data/fit_rows.csv.gz (every row used, with its citation) and, per table, the held-out statistics.
+A developer tool: the package reads its outputs, never runs it (--count: count the rows not counted yet, which
+takes about half an hour on two cores).
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import gzip
+import io
 import json
+import statistics
 import sys
-import time
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_published import (COUNTS, FACTORS, SUBSET, count_key, count_row, family, read_counts,  # noqa: E402
-                           read_subset, samples, write_counts)
+import fit_sources  # noqa: E402
 
-COLUMNS = ("device", "memory_format", "source_file", "commit", "family", "model", "img_size", "batch_size",
-           "imgs_per_s", "gmacs")
-
-
-# Families counted in their fused inference form (timm's reparameterize_model); a table whose run did not fuse
-# them (its GMACs column gives the training form: RepVGG-A0 1.52, not 1.36) leaves them out (--unfused).
-FUSED_FAMILIES = ("repvgg", "levit")
-
-
-def write_subset(tables: list[tuple[str, Path, str]], unfused: set[str] = frozenset()) -> list[dict]:
-    rows = []
-    for name, path, commit in tables:
-        device, nhwc = (name[:-5], True) if name.endswith(" NHWC") else (name, False)
-        with open(path, newline="", encoding="utf-8") as f:
-            for r in csv.DictReader(f):
-                fam = family(r["model"])
-                if fam and not (name in unfused and fam in FUSED_FAMILIES):
-                    rows.append({"device": device, "memory_format": "nhwc" if nhwc else "nchw",
-                                 "source_file": "results/" + path.name, "commit": commit,
-                                 "family": fam, "model": r["model"], "img_size": int(r["infer_img_size"]),
-                                 "batch_size": int(r["infer_batch_size"]),
-                                 "imgs_per_s": float(r["infer_samples_per_sec"]), "gmacs": float(r["infer_gmacs"])})
-    SUBSET.parent.mkdir(parents=True, exist_ok=True)
-    with open(SUBSET, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return rows
+DATA = fit_sources.HERE.parent / "analysis" / "predict" / "data"
+FACTORS = DATA / "gpu_calibration.json"
+ROWS = DATA / "fit_rows.csv.gz"
+SOURCES = {"timm": "huggingface/pytorch-image-models results/ (every eager GPU table, torch 1.10-2.9)",
+           "nvidia": "NVIDIA/DeepLearningExamples PyTorch ConvNets READMEs (pytorch-20.12 and 21.03 containers)",
+           "swin": "microsoft/Swin-Transformer README", "pycls": "facebookresearch/pycls MODEL_ZOO.md",
+           "convnext": "the ConvNeXt paper, arXiv:2201.03545, Tables 1, 2 and 12"}
 
 
-def count_all(rows: list[dict]) -> dict:
-    counts = read_counts()
-    todo = sorted({count_key(r): r for r in rows if count_key(r) not in counts}.items())
-    for i, (key, row) in enumerate(todo):
-        start = time.perf_counter()
-        try:
-            counts[key] = count_row(row)
-        except Exception as e:                 # recorded, never silent: the row is left out of the fit
-            counts[key] = f"error: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-        print(f"[{i + 1}/{len(todo)}] {key} {time.perf_counter() - start:.1f}s", file=sys.stderr, flush=True)
-        if i % 10 == 9:
-            write_counts(counts)
-    if todo:
-        write_counts(counts)
-    return counts
+def samples(count: bool = False) -> list[dict]:
+    rows = fit_sources.rows()
+    counts = fit_sources.read_counts()
+    if count:
+        counts = fit_sources.count_all(rows, counts)
+    return fit_sources.samples(rows, counts)
+
+
+def held_out(found: list[dict], steps: int) -> tuple[list[float], list[bool]]:
+    """Leave-one-source-out: each sample's predicted / measured img/s by factors fitted on the other sources, and
+    whether its architecture was among theirs."""
+    from analysis.predict.fit import held_out as by_key
+
+    ratios = by_key(found, "source", steps)
+    archs = {source: {s["setting"].sheet.architecture for s in found if s["source"] != source}
+             for source in {s["source"] for s in found}}
+    return ratios, [s["setting"].sheet.architecture in archs[s["source"]] for s in found]
+
+
+def bands(found: list[dict], ratios: list[float], fitted: list[bool]) -> dict:
+    from analysis.predict.fit import band
+
+    out = {}
+    for kind, keep in (("fitted", True), ("unfitted", False)):
+        picked = [(s, r) for s, r, f in zip(found, ratios, fitted) if f == keep]
+        sizes = defaultdict(int)
+        for s, _ in picked:
+            sizes[s["table"]] += 1
+        low, high = band([r for _, r in picked], [1 / sizes[s["table"]] for s, _ in picked])
+        tables = len(sizes)
+        why = ("p10-p90 of measured / expected img/s over leave-one-source-out predictions of the rows whose GPU "
+               f"architecture {'another' if keep else 'no other'} source ran ({len(picked)} rows of {tables} tables, "
+               "each table weighing alike)")
+        out[kind] = [low, high, why]
+    return out
+
+
+def table_stats(found: list[dict], ratios: list[float], cal_bands: dict, fitted: list[bool]) -> dict:
+    """Per table: rows, Spearman of predicted vs measured img/s, median |pred / pub - 1|, median pred / pub, and the
+    share of published figures inside the band the row would carry (fitted or not, as held out)."""
+    from analysis.predict.calibration import spearman
+
+    by = defaultdict(list)
+    for s, r, f in zip(found, ratios, fitted):
+        by[s["table"]].append((s, r, f))
+    out = {}
+    for table, items in sorted(by.items()):
+        measured = [s["batch_size"] / s["seconds"] for s, _, _ in items]
+        predicted = [m * r for m, (_, r, _) in zip(measured, items)]
+        inside = [cal_bands["fitted" if f else "unfitted"][0] <= 1 / r <= cal_bands["fitted" if f else "unfitted"][1]
+                  for _, r, f in items]
+        out[table] = {"source": items[0][0]["source"], "rows": len(items),
+                      "spearman": spearman(predicted, measured) if len(items) > 2 else None,
+                      "median_abs_error": statistics.median(abs(r - 1) for _, r, _ in items),
+                      "median_ratio": statistics.median(r for _, r, _ in items),
+                      "band_coverage": sum(inside) / len(inside)}
+    return out
+
+
+def write_rows(found: list[dict]) -> None:
+    columns = ("source", "table", "device", "model", "img_size", "batch_size", "mode", "dtype", "tf32",
+               "channels_last", "torch", "fused_attention", "reparam", "seconds", "cite")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(sorted(found, key=lambda s: (s["source"], s["table"], s["model"], s["img_size"], s["batch_size"])))
+    ROWS.write_bytes(gzip.compress(buffer.getvalue().encode("utf-8"), mtime=0))
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", action="append", default=[], help='"DEVICE=PATH@COMMIT" (repeatable)')
-    parser.add_argument("--unfused", action="append", default=[],
-                        help="DEVICE whose table ran RepVGG/LeViT unfused: those families are left out of it")
-    parser.add_argument("--count-only", action="store_true")
-    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--count", action="store_true", help="count the rows not counted yet first")
+    parser.add_argument("--steps", type=int, default=1500, help="optimiser steps per fit")
     args = parser.parse_args(argv)
-    tables = []
-    for spec in args.table:
-        device, rest = spec.split("=", 1)
-        path, commit = rest.rsplit("@", 1)
-        tables.append((device, Path(path), commit))
-    rows = write_subset(tables, set(args.unfused)) if tables else read_subset()
-    counts = count_all(rows)
-    if args.count_only:
-        return 0
-    from analysis.predict.calibration_fit import band, expected, fit, held_out, held_out_both
+    from analysis.predict.fit import fit
 
-    all_samples = samples(rows, counts)
-    cal = fit(all_samples, args.steps)
-    nchw = [s for s in all_samples if s["memory_format"] == "nchw"]
-    nhwc = [s for s in all_samples if s["memory_format"] == "nhwc"]
-    first = sorted({s["device"] for s in nchw})
-    ratios = []
-    for device in first:                       # the band: leave-one-family-out within each table
-        ratios += held_out([s for s in nchw if s["device"] == device], "group", args.steps)
-    p10, p90 = band(ratios)
-    other_device = []                          # the band for a GPU no table measured: leave its table and the
-    if len(first) > 1:                         # model's family out (a new GPU running a model of any family)
-        other_device = held_out_both(nchw, ("device", "group"), args.steps)
-    channels_last = {}                         # channels-last: leave one family out within the NHWC table(s),
-    if nhwc:                                   # the NCHW tables always in the fit (they hold the shared factors)
-        nhwc_ratios = []
-        for group in sorted({s["group"] for s in nhwc}):
-            refit = fit(nchw + [s for s in nhwc if s["group"] != group], args.steps)
-            nhwc_ratios += [expected(s, refit) / s["seconds"] for s in nhwc if s["group"] == group]
-        channels_last = {"band_channels_last": list(band(nhwc_ratios)),
-                         "channels_last_devices": sorted({s["device"] for s in nhwc}),
-                         "band_channels_last_from": "p10/p90 of measured / expected img/s over leave-one-family-out "
-                                                    "predictions of the channels-last table(s)"}
-    files = sorted({(r["device"], r["source_file"], r["commit"]) for r in rows})
-    source = ("fitted on timm's published inference benchmarks (huggingface/pytorch-image-models, "
-              + "; ".join(f"{d}: {f} at {c}" for d, f, c in files)
-              + f"), {len(all_samples)} rows of {len({s['group'] for s in all_samples})} families, AMP fp16 "
-              + ("NCHW and NHWC" if nhwc else "NCHW"))
-    out = {**cal.to_json(), "band": [p10, p90], "source": source, "dtype": "fp16 autocast",
-           "band_from": "p10/p90 of measured / expected img/s over leave-one-family-out predictions, per table",
-           "calibrated_devices": first,
-           "band_other_device": list(band(other_device)) if other_device else None,
-           "band_other_device_from": "p10/p90 of measured / expected img/s, each table's rows of each family "
-                                     "predicted by factors fitted on the other tables less that family "
-                                     "(leave one device and one family out)",
-           **channels_last, "rows_skipped": sorted(k for k, v in counts.items() if not isinstance(v, list))}
+    found = samples(args.count)
+    cal = fit(found, args.steps)
+    ratios, fitted = held_out(found, args.steps)
+    cal_bands = bands(found, ratios, fitted)
+    per_table = table_stats(found, ratios, cal_bands, fitted)
+    sources = sorted({s["source"] for s in found})
+    out = {**cal.to_json(), "bands": cal_bands,
+           "source": (f"fitted on {len(found)} published rows of {len(per_table)} tables from {len(sources)} sources ("
+                      + "; ".join(SOURCES[s] for s in sources) + "), inference and training, each table weighing "
+                      "alike; rows in analysis/predict/data/fit_rows.csv.gz"),
+           "held_out": {"how": "leave one source out: each source's rows predicted by factors fitted on the others",
+                        "tables": per_table}}
     FACTORS.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(out, indent=1))
+    write_rows(found)
+    for table, st in per_table.items():
+        print(f"{table:60s} {st['rows']:4d}  median |pred/pub - 1| {st['median_abs_error']:.3f}  "
+              f"median pred/pub {st['median_ratio']:.2f}  band covers {st['band_coverage']:.0%}")
+    print(f"bands: {json.dumps(cal_bands)}")
     return 0
 
 

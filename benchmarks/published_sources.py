@@ -4,8 +4,8 @@ Read from benchmarks/data/sources/ (written by benchmarks/extract_sources.py fro
 repositories; docs/sources.md describes every column): `timm` (timm_gpu.csv.gz: one row per line of timm's GPU
 benchmark CSVs, samples/s at timm's batch) and `nvidia_dle` (nvidia_dle.csv.gz: one row per throughput or latency
 cell of NVIDIA DeepLearningExamples' PyTorch image-classification READMEs). Every row cites repository, commit,
-file and line; `citation(row)` writes it out. The tables kept aside to judge the prediction are not here: they
-stay in benchmarks/published_tables.py, never fitted.
+file and line; `citation(row)` writes it out. The three papers' tables the calibration is also fitted on (the Swin
+README, pycls, the ConvNeXt paper) are in benchmarks/published_tables.py.
 
 Types: counts (line, img_size, batch_size, n_gpus, gpu_memory_gb, system_line, statement_line) are int, measurements
 (samples_per_s, step_time_ms, gmacs, macts_m, params_m, value) float, the rest str; an empty cell (not stated,

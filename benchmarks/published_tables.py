@@ -1,51 +1,13 @@
-"""Published throughput tables archzoo never fits on, kept aside to judge its GPU prediction held out
-(benchmarks/predict_vs_published.py): each figure as its source states it, with repository, commit, file, line
-and the recipe it was measured with.
+"""Three published throughput tables that are fit sources of archzoo's GPU calibration beside timm's and NVIDIA's
+(benchmarks/fit_sources.py): the Swin README, pycls' model zoo and the ConvNeXt paper; each figure as its source
+states it, with repository, commit, file, line and the recipe it was measured with.
 
 Counted as the table's code ran them: the Swin repository's own models write attention out (q @ k^T, softmax,
 @ v: no fused SDPA), so their timm counterparts are counted with timm's fused attention off
 (timm.layers.set_fused_attn(False)). ResMLP-B24 (line 150: 116M parameters, 23.0 GFLOPs) has no timm
-counterpart (timm's resmlp_big_24_224 is B24/8) and is left out. Counts are cached in benchmarks/data/published_op_counts.json.gz.
+counterpart (timm's resmlp_big_24_224 is B24/8) and is left out.
 """
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from gpu_published import read_counts, write_counts  # noqa: E402
-
-COUNTS = ROOT / "benchmarks" / "data" / "published_op_counts.json.gz"
-NHWC_4090 = ROOT / "benchmarks" / "data" / "timm_infer_amp_nhwc_rtx4090.csv"
-TIMM_NHWC = ("huggingface/pytorch-image-models@ee5b1e8217134e9f016a0086b793c34abb721216 "
-             "results/benchmark-infer-amp-nhwc-pt240-cu124-rtx4090.csv")
-TIMM_NHWC_RECIPE = ("timm's benchmark.py --amp --channels-last (fp16 autocast, NHWC), torch 2.4.0, CUDA 12.4, each row "
-                    "at timm's batch; the rows of archzoo's 17 families (benchmarks/gpu_published.py) less RepVGG and "
-                    "LeViT, which this run did not fuse (GMACs 1.52 for RepVGG-A0), copied into "
-                    "benchmarks/data/timm_infer_amp_nhwc_rtx4090.csv with their line in the file; timm's table, "
-                    "kept aside: channels-last is fitted on the RTX 3090's NHWC table only")
-
-
-PRO6000 = ROOT / "benchmarks" / "data" / "timm_infer_amp_nchw_pro6000maxq.csv"
-TIMM_PRO6000 = ("huggingface/pytorch-image-models@90cae8c5ab83d2d7e23b1fb2bab1559bfdcbc7e9 "
-                "results/benchmark-infer-amp-nchw-pt291-cu130-pro6000maxq.csv")
-TIMM_PRO6000_RECIPE = ("timm's benchmark.py --amp (fp16 autocast, NCHW), torch 2.9.1, CUDA 13.0, each row at timm's "
-                       "batch (mostly 2048); the rows of archzoo's 17 families (fused RepVGG: GMACs 1.36 for "
-                       "RepVGG-A0), copied into benchmarks/data/timm_infer_amp_nchw_pro6000maxq.csv with their line "
-                       "in the file; timm's table of a GPU none of the fitted ones is, kept aside")
-
-
-def _timm_rows(path: Path):
-    """A copied timm table's rows (model, size, batch, img/s, line in timm's file), read when judged."""
-    def rows() -> list[tuple]:
-        import csv
-
-        with open(path, newline="", encoding="utf-8") as f:
-            return [(r["model"], int(r["img_size"]), int(r["batch_size"]), float(r["imgs_per_s"]), int(r["line"]))
-                    for r in csv.DictReader(f)]
-    return rows
 
 SWIN = "microsoft/Swin-Transformer@f82860bfb5225915aca09c3227159ee9e1df874d README.md"
 SWIN_RECIPE = ("the repository's main.py --throughput (get_started.md: --batch-size 64 --throughput --disable_amp, "
@@ -157,55 +119,5 @@ TABLES = {
                  ("convnext_xlarge", 224, 64, 424.4, "Table 12 row ConvNeXt-XL 224"),
                  ("convnext_xlarge", 384, 64, 147.4, "Table 12 row ConvNeXt-XL 384")],
     },
-    "timm RTX 4090 channels-last (AMP fp16, NHWC)": {
-        "device": "RTX 4090", "dtype": "fp16", "tf32": None, "fused_attention": True, "source": TIMM_NHWC,
-        "recipe": TIMM_NHWC_RECIPE, "unit": "img/s", "channels_last": True, "rows": _timm_rows(NHWC_4090)},
-    "timm RTX PRO 6000 Max-Q (AMP fp16, NCHW)": {
-        "device": "RTX PRO 6000 Max-Q", "dtype": "fp16", "tf32": None, "fused_attention": True,
-        "source": TIMM_PRO6000, "recipe": TIMM_PRO6000_RECIPE, "unit": "img/s", "channels_last": False,
-        "rows": _timm_rows(PRO6000)},
 }
 
-
-def key(model: str, size: int, batch: int, dtype: str, fused: bool) -> str:
-    return f"{model}@{size}@{batch}@{dtype}" + ("" if fused else "@unfused-attention")
-
-
-def count(model: str, size: int, batch: int, dtype: str, fused: bool) -> list:
-    import timm.layers
-
-    from zoo.runs.request import Request
-    from zoo.predict.inference import gpu_forward
-
-    before = timm.layers.use_fused_attn()
-    timm.layers.set_fused_attn(fused)
-    try:
-        return [list(op) for op in gpu_forward(Request("timm:" + model, size, batch, dtype))["ops"]]
-    finally:
-        timm.layers.set_fused_attn(before)
-
-
-def table_samples(name: str, counts: dict | None = None) -> list[dict]:
-    """The table's rows as analysis.predict.calibration_fit samples (counted here, and cached, where missing)."""
-    from analysis.predict.calibration import class_peaks, in_memory_format, op_precisions
-    from zoo.options import datasheet
-
-    table = TABLES[name]
-    counts = read_counts(COUNTS) if counts is None else counts
-    sheet = datasheet(table["device"])
-    precisions = op_precisions(table["dtype"], "tf32" in sheet.peak_flops, table["tf32"])
-    out, changed = [], False
-    rows = table["rows"]() if callable(table["rows"]) else table["rows"]
-    for model, size, batch, figure, line in rows:
-        rate = figure if table["unit"] == "img/s" else batch / (figure / 1e3)
-        k = key(model, size, batch, table["dtype"], table["fused_attention"])
-        if k not in counts:
-            counts[k], changed = count(model, size, batch, table["dtype"], table["fused_attention"]), True
-        out.append({"ops": in_memory_format([tuple(o) for o in counts[k]], table["channels_last"]),
-                    "peaks": class_peaks(sheet.peak_flops, precisions),
-                    "bandwidth": sheet.mem_bandwidth, "seconds": batch / rate, "imgs_per_s": rate,
-                    "batch_size": batch, "img_size": size, "model": model, "group": model, "device": sheet.name,
-                    "source": f"{table['source']} " + (line if isinstance(line, str) else f"line {line}")})
-    if changed:
-        write_counts(counts, COUNTS)
-    return out

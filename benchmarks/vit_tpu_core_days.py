@@ -5,9 +5,10 @@ batch per chip, which the ViT paper does not state.
 
     python benchmarks/vit_tpu_core_days.py [--batch-per-chip 32] [--sweep 8,16,32,64,128]
 
-EXTRAPOLATION: no published TPU table exists to fit, so the chip's step is the counted step timed by the
-factors fitted on timm's RTX 3090 training table, on the chip's datasheet roofline (docs/training.md). The
-papers' figures are compared with, never fitted on.
+EXTRAPOLATION: no published TPU table exists to fit, so the chip's step is the counted step timed by the shared
+GPU factors (analysis.predict.calibration, fitted on five sources' inference and training tables) on the chip's
+datasheet roofline, with the band of an architecture no source ran (docs/prediction.md). The paper's figures are
+compared with, never fitted on.
 """
 from __future__ import annotations
 

@@ -87,3 +87,47 @@ def test_a_forward_past_int64_elements_is_the_documented_skipped_row():
                                           detector="vitdet_maskrcnn")))
     assert row["failed"] is None if "failed" in row else True
     assert "int64" in row["skipped"] and "numel" in row["skipped"] and "\n" not in row["skipped"]
+
+
+# --predict at the bounds (issue 54): vit_ti16's training step at 65,536 px and batch 2^20 holds a
+# (3 x 2^20, 2^24 + 1, 2^24 + 1) score tensor (batch x 3 heads, N = (65536/16)^2 tokens + the class token):
+# 2^20 x 3 x (2^24 + 1)^2 > 2^63 elements, so torch cannot size it; resnet50 there has no such tensor.
+@pytest.mark.parametrize("module, args", [
+    ("zoo.compare", ["--predict", "TPU v3", "--metrics", "train", "--resolutions", str(MAX_SIDE),
+                     "--batch-sizes", str(MAX_BATCH)]),
+    ("zoo.select", ["--predict", "TPU v3", "--metrics", "train", "--resolution", str(MAX_SIDE),
+                    "--batch-size", str(MAX_BATCH)]),
+])
+def test_predict_past_int64_skips_that_model_naming_why_and_answers_the_others(module, args):
+    assert 3 * MAX_BATCH * ((MAX_SIDE // 16) ** 2 + 1) ** 2 > 2**63
+    done = call_main(module, *args, "--models", "vit_ti16,resnet50")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    skipped = [line for line in done.stdout.splitlines() if "too large to count" in line]
+    assert len(skipped) == 1 and "vit_ti16" in skipped[0] and "int64" in skipped[0]
+    assert "| resnet50 |" in done.stdout
+
+
+def test_a_request_too_large_to_count_is_named_and_another_error_is_not_hidden():
+    from zoo.predict.rows import TooLarge, countable
+    from zoo.runs.request import Request
+
+    request = Request("vitdet_b16", MAX_SIDE, MAX_BATCH, "bf16")
+    with pytest.raises(TooLarge, match=r"vitdet_b16 at 65536x65536 px, batch 1048576: too large to count"):
+        with countable(request):
+            raise RuntimeError("numel: integer multiplication overflow")
+    with pytest.raises(RuntimeError, match="shape mismatch"), countable(request):
+        raise RuntimeError("shape mismatch")
+
+
+def test_select_predict_that_cannot_save_prints_its_answer_and_exits_1(tmp_path, monkeypatch):
+    from zoo.store.store import ResultStore, StoreWriteError
+
+    def full_disk(self, row):
+        raise StoreWriteError(f"cannot write to {self.dir}/predicted.jsonl: No space left on device")
+
+    monkeypatch.setattr(ResultStore, "append_predicted", full_disk)
+    done = call_main("zoo.select", "--predict", "H100", "--models", "vit_ti16,resnet50", "--out", str(tmp_path))
+    assert done.returncode == 1
+    assert "| vit_ti16 |" in done.stdout and "| resnet50 |" in done.stdout       # the whole answer
+    assert done.stderr.count("No space left on device") == 1                    # said once, not per row

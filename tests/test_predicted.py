@@ -53,12 +53,44 @@ def test_select_predict_answers_marked_predicted():
     assert bad.returncode == 2 and "bf16" in bad.stderr
 
 
-def test_a_gpu_no_table_measured_gets_the_wider_leave_one_device_out_band():
+def test_a_gpu_whose_architecture_no_source_ran_gets_the_unfitted_band_and_says_so():
     data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
-    measured, other = predict(Request("vit_ti16", 224, 8, "fp16"), "RTX 4090"), predict(Request("vit_ti16", 224, 8, "fp16"), "A100")
-    assert measured["imgs_per_s_p10"] / measured["imgs_per_s"] == pytest.approx(data["band"][0])
-    assert other["imgs_per_s_p90"] / other["imgs_per_s"] == pytest.approx(data["band_other_device"][1])
-    assert data["band_other_device"][1] - data["band_other_device"][0] > data["band"][1] - data["band"][0]
+    fitted, unfitted = data["bands"]["fitted"], data["bands"]["unfitted"]
+    request = Request("vit_ti16", 224, 8, "bf16")
+    a100, h100 = predict(request, "A100"), predict(request, "H100")       # Ampere GA100 fitted, Hopper not
+    assert a100["architecture"] == "Ampere GA100" and h100["architecture"] == "Hopper"
+    assert a100["imgs_per_s_p10"] / a100["imgs_per_s"] == pytest.approx(fitted[0])
+    assert h100["imgs_per_s_p90"] / h100["imgs_per_s"] == pytest.approx(unfitted[1])
+    assert "no fitted source ran a Hopper GPU" in h100["band_from"] and "Hopper" not in data["arch"]
+    assert "leave-one-source-out" in a100["band_from"]
+
+
+def test_the_torch_release_and_attention_path_are_inputs_and_rows_name_them():
+    request = Request("vit_ti16", 224, 64, "fp16")
+    new, old = predict(request, "RTX 4090", torch=(2, 4)), predict(request, "RTX 4090", torch=(1, 10))
+    assert (new["torch"], new["attention"]) == ("2.4", "fused")
+    assert (old["torch"], old["attention"]) == ("1.10", "unfused")         # no SDPA before torch 2.0
+    assert old["imgs_per_s"] != new["imgs_per_s"]
+    own = predict(request, "RTX 4090", torch=(2, 4), attention="unfused")  # code that writes its own attention
+    assert own["attention"] == "unfused" and own["imgs_per_s"] != new["imgs_per_s"]
+    later = predict(request, "RTX 4090", torch=(2, 7))
+    assert later["torch"] == "2.7 (the factors of 2.4)" and later["imgs_per_s"] == pytest.approx(new["imgs_per_s"])
+    # fp32 on an A100: cuBLAS took TF32 by default before torch 1.12, cuDNN always does
+    fp32 = Request("vit_ti16", 224, 8, "fp32")
+    assert predict(fp32, "A100", torch=(1, 10))["matmul_precision"] == "tf32"
+    assert predict(fp32, "A100", torch=(2, 4))["matmul_precision"] == "fp32"
+
+
+def test_compare_takes_torch_and_attention_and_refuses_them_without_predict():
+    result = call_main("zoo.compare", "--models", "vit_ti16", "--resolutions", "224", "--batch-sizes", "8",
+                       "--predict", "A100", "--torch", "1.13", "--attention", "fused", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert row["torch"] == "1.13" and row["attention"] == "fused"
+    for bad in (["--predict", "A100", "--torch", "two"], ["--predict", "A100", "--attention", "flash"],
+                ["--torch", "2.4"]):
+        refused = call_main("zoo.compare", "--models", "vit_ti16", "--metrics", "cost", *bad)
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1 and not refused.stdout
 
 
 def test_two_devices_give_the_break_even_price_ratio_of_their_expected_rates():
@@ -143,24 +175,11 @@ def test_tf32_refusals_are_one_line(args):
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
 
 
-def test_channels_last_takes_the_nhwc_factors_and_its_band():
-    import dataclasses
-
-    from analysis.predict import calibration
-
-    data = json.loads(resources.files("analysis.predict").joinpath("data", "gpu_calibration.json").read_text())
+def test_channels_last_takes_the_nhwc_factors():
     request = Request("timm:resnet18", 224, 64, "fp16")
     nchw, nhwc = (predict(request, "RTX 3090", channels_last=cl) for cl in (False, True))
     assert (nchw["memory_format"], nhwc["memory_format"]) == ("contiguous", "channels_last")
     assert nhwc["imgs_per_s"] != nchw["imgs_per_s"]          # the convolutions take their own factors
-    assert nhwc["imgs_per_s_p10"] / nhwc["imgs_per_s"] == pytest.approx(data["band_channels_last"][0])
-    cal = calibration.shipped("inference")
-    without = dataclasses.replace(cal, extra={k: v for k, v in cal.extra.items() if k != "band_channels_last"})
-    import unittest.mock
-
-    with unittest.mock.patch.object(inference, "shipped", lambda kind: without):
-        with pytest.raises(inference.UsageError):
-            inference.check_channels_last()
 
 
 def test_compare_predict_channels_last_reaches_the_rows():

@@ -10,8 +10,9 @@ with a MAC rule), attention (SDPA kernels, and softmax: in these models it norma
 scores), norm, data_movement (copies, cat, pad, roll, gather), elementwise (everything else: pointwise
 ops, activations, reductions, pooling). The roofline's op list (kernel classes) splits matmul_conv into
 matmul (mm, addmm, bmm, linear: cuBLAS, whose fp32 precision is torch.backends.cuda.matmul's), conv (dense
-convolutions: cuDNN, torch.backends.cudnn's) and depthwise_conv (grouped); their bytes stay under matmul_conv in
-bytes_by_op_class. NCHW bilinear upsampling is kernel class serial (serial_steps: its time is a chain of accesses).
+convolutions: cuDNN, torch.backends.cudnn's), grouped_conv and depthwise_conv_k3/_k5/_k7 (by filter size); their
+bytes stay under matmul_conv in bytes_by_op_class. NCHW bilinear upsampling is kernel class serial
+(serial_steps: its time is a chain of accesses).
 
 Non-MAC FLOPs (a stated convention, not a measurement): norms 5 per input element (fvcore's count for
 a norm with an affine: mean, subtract, variance, scale, shift); softmax 5 per element (max, subtract,
@@ -109,16 +110,25 @@ def op_class(func) -> str:
 
 
 def _kernel_class(func, cls: str, args) -> str:
-    """The op class, matmul_conv split as the GPU runs it: cuDNN's dense convolutions (conv) and grouped ones
-    (depthwise_conv: far below the GEMM peak) apart from cuBLAS's matmuls (matmul): under fp32 the two libraries
-    take different precisions by default (TF32 for cuDNN, fp32 for cuBLAS). `groups` is convolution's 9th argument
-    and convolution_backward's 10th."""
+    """The op class, matmul_conv split as the GPU runs it: cuBLAS's matmuls (matmul), cuDNN's dense convolutions
+    (conv), grouped ones (grouped_conv: 1 < groups < input channels, thin GEMMs per group) and depthwise ones
+    (groups = input channels: PyTorch's own conv_depthwise2d kernel or cuDNN's, far below the GEMM peak, their
+    speed set by the filter: depthwise_conv_k3 for filters up to 3 x 3, _k5 up to 5 x 5, _k7 larger). Under fp32
+    the libraries take different precisions by default (TF32 for cuDNN, fp32 for cuBLAS). Convolution's input,
+    weight and groups are its arguments 0, 1 and 8; convolution_backward's 1, 2 and 9."""
     if cls != "matmul_conv":
         return cls
-    at = {"convolution": 8, "convolution_backward": 9}.get(op_name(func))
-    if at is not None or "convolution" in op_name(func):
-        return "depthwise_conv" if at is not None and len(args) > at and args[at] > 1 else "conv"
-    return "matmul"
+    name = op_name(func)
+    at = {"convolution": (0, 1, 8), "convolution_backward": (1, 2, 9)}.get(name)
+    if at is None:
+        return "conv" if "convolution" in name else "matmul"
+    x, weight, groups = (args[i] if len(args) > i else None for i in at)
+    if not isinstance(groups, int) or groups <= 1:
+        return "conv"
+    if not (isinstance(x, torch.Tensor) and x.dim() > 1 and x.shape[1] == groups):
+        return "grouped_conv"
+    side = max(weight.shape[2:], default=1) if isinstance(weight, torch.Tensor) else 3
+    return f"depthwise_conv_k{3 if side <= 3 else 5 if side <= 5 else 7}"
 
 
 def non_mac_flops(func, cls: str, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> int:

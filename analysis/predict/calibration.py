@@ -1,168 +1,254 @@
 """A calibrated GPU time per batch: the roofline (analysis.predict.roofline) with achieved fractions of the datasheet
-peak and bandwidth per kernel class, each op at the precision PyTorch runs it in, a per-kernel cost, and a band
-from held-out error.
+peak and bandwidth per kernel, per GPU architecture and per torch release, the host's time to issue the kernels,
+and a band from leave-one-source-out error.
 
-Each kernel i of class c (analysis.count.traffic's kernel classes) takes
-    count_i x ( max( flops_i / (e_c(i) x P_c),  bytes_i / (m_c x B) ) + launch )
-with P_c the datasheet peak of the precision class c runs in (op_precisions: under fp32, cuDNN's convolutions
-take TF32 on Ampere and later, torch.backends.cudnn.allow_tf32 = True, and cuBLAS's matmuls full fp32,
-torch.backends.cuda.matmul.allow_tf32 = False since torch 1.12; under autocast both the low precision; depthwise
-convolutions, norms, pointwise ops and copies the fp32 CUDA-core peak: class_peaks), B the datasheet bandwidth and
-m_c the achieved fraction of it.
-For GEMMs (matmul, conv) the compute efficiency is e(i) = x / (x + r_c), with x = (flops_i / bytes_i) / (P_c / B)
-the kernel's arithmetic intensity over the device's ridge point at that precision and r_c (ridge_factor, per
-class) the x at which a GEMM reaches half its peak; no other fraction: a GEMM far above the ridge runs at the peak.
-x is a ratio of the kernel to the device, so the term carries over between precisions and devices (a GEMM size in
-FLOPs or a fraction of the peak fitted on fp16 tensor cores does not: fp32's peak is 8 times lower, so the same
-GEMM sits 8 times further above fp32's ridge). Depthwise convolutions (of the CUDA-core peak) and attention keep a
-fitted fraction; a serial kernel (NCHW bilinear upsampling, whose threads each loop over batch x channels) takes its
-steps x a fitted time per step, or its bytes, whichever is longer. The factors are fitted once on published measured
-tables (benchmarks/fit_gpu_calibration.py), never per model, by least squares on log(expected / measured); the band
-is the 10th and 90th percentile of measured / expected images per second over held-out predictions. Fitting needs
-torch; predicting does not.
+Each kernel i (analysis.count.traffic's kernel classes) of one batch takes
+    count_i x ( max( flops_i / (e_i x P_i), bytes_i / (m_i x B) ) x v_i + launch )
+and the batch the larger of their sum and the time the host takes to issue them, count x host (a smooth
+maximum, p = 4: a small batch is host-bound, NVIDIA's batch-1 tables show it). P_i is the datasheet peak of the
+precision the kernel runs in, as PyTorch runs it (kernel_precision: cuDNN convolutions take TF32 under fp32 by
+default on Ampere and later, cuBLAS matmuls took it before torch 1.12 only, autocast runs both in the half dtype;
+depthwise convolutions multiply on the fp32 CUDA cores whatever the dtype); B the datasheet bandwidth. The factors:
+- GEMMs (matmul, conv, grouped_conv): e = ceiling(arch, cores) x x / (x + r_kind), x the kernel's intensity
+  (flops / bytes) over the device's ridge point at that precision (P / B), r the x at which a GEMM of that kind
+  reaches half its ceiling; the ceiling is what the cores reach (CUDA cores for fp32, tensor cores for TF32 and
+  fp16/bf16), one logit per kind of core plus one offset per architecture shared by both (a GPU that runs below its
+  datasheet clock does so on both) and one per architecture and precision (fp32, TF32, half), pulled harder toward
+  0 (a precision no source ran on that architecture takes its shared offset); cuDNN's convolutions take a factor
+  of their own per precision (its algorithms: Winograd's fewer multiplies, or kernels below cuBLAS's);
+- fused attention: ceiling(arch, precision) x a fitted fraction;
+- depthwise convolutions: a fraction of the fp32 CUDA-core peak per library (PyTorch's conv_depthwise2d, or cuDNN:
+  channels-last, or fp16 NCHW with filters up to 5 x 5) and filter size (k3, k5, k7), times an architecture factor;
+- memory: a fraction of the bandwidth per kind (and memory format), times an architecture factor;
+- v: the torch release's factor on the kernel's group (gemm, depthwise, attention, norm, other), 1 at REFERENCE.
+An architecture no fitted source ran takes the shared factors (its own are absent). The factors are fitted once on
+published tables (benchmarks/fit_gpu_calibration.py, analysis.predict.fit), never per model.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import math
 from dataclasses import dataclass, field
 from importlib import resources
 
-KERNEL_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "norm", "elementwise", "data_movement",
-                  "conv_nhwc", "depthwise_conv_nhwc", "serial")
 SERIAL = "serial"           # a kernel whose threads loop (analysis.count.traffic.serial_steps): steps, not FLOPs
-COMPUTE_CLASSES = ("matmul", "conv", "depthwise_conv", "attention", "conv_nhwc", "depthwise_conv_nhwc")
-GEMM_CLASSES = ("matmul", "conv", "conv_nhwc")                          # with the ridge-point term
-LIBRARY = {"matmul": "matmul", "attention": "matmul", "conv": "conv", "depthwise_conv": "conv", "conv_nhwc": "conv",
-           "depthwise_conv_nhwc": "conv"}
-CHANNELS_LAST = {"conv": "conv_nhwc", "depthwise_conv": "depthwise_conv_nhwc"}   # cuDNN's kernels on NHWC tensors
-# a calibration fitted before the split (one matmul_conv class, a GEMM size term in FLOPs: gemm_half_flops), as
-# analysis/predict/data/gpu_train_calibration.json still is: each kernel class read as the class it was fitted as
-LEGACY = {"matmul": "matmul_conv", "conv": "matmul_conv", "conv_nhwc": "matmul_conv",
-          "depthwise_conv_nhwc": "depthwise_conv"}
-
-
-def in_memory_format(ops, channels_last: bool) -> list:
-    """The op list with convolutions in their channels-last classes (fitted apart, on timm's NHWC table) when
-    `channels_last`. NB: the count itself is the NCHW one (bytes and FLOPs do not change with the layout; the
-    permute copies a channels-first LayerNorm makes are counted as in NCHW)."""
-    if not channels_last:
-        return list(ops)
-    return [(CHANNELS_LAST.get(c, c), f, b, n) for c, f, b, n in ops]
+GEMMS = ("matmul", "conv", "grouped_conv")
+CONV_KINDS = ("conv", "grouped_conv")                # cuDNN's: a factor on the ceiling of their own
+PRECISIONS = ("fp32", "tf32", "half")                # cuDNN's convolutions: a factor per kind and precision
+CORES = ("cuda", "tensor")                           # a GEMM's ceiling: fp32 on CUDA cores, tf32 and half on tensor
+MEMORY_KINDS = ("matmul", "conv", "conv_nhwc", "grouped_conv", "grouped_conv_nhwc", "depthwise_conv",
+                "depthwise_conv_nhwc", "attention", "norm", "elementwise", "data_movement", SERIAL)
+RIDGE_KINDS = ("matmul", "conv", "conv_nhwc", "grouped_conv", "grouped_conv_nhwc")
+DEPTHWISE = tuple(f"{lib}/k{k}" for lib in ("native", "cudnn") for k in (3, 5, 7))
+GROUPS = ("gemm", "depthwise", "attention", "norm", "other")
+VERSIONS = ((1, 10), (1, 11), (1, 12), (1, 13), (2, 1), (2, 4), (2, 9))   # the releases timm's tables measured
+REFERENCE = (2, 4)
+HOST_SMOOTHING = 4.0
 TF32_MODES = ("on", "off")
 
 
-def op_precisions(dtype: str, has_tf32: bool, tf32: str | None = None) -> dict[str, str]:
-    """{"conv": precision, "matmul": precision} as PyTorch runs `dtype`: under autocast (bf16/fp16) both the low
-    precision; under fp32 PyTorch's own defaults (tf32 None: cuDNN TF32, cuBLAS fp32), or both TF32 ("on":
-    torch.backends.cuda.matmul.allow_tf32 = True) or both fp32 ("off": torch.backends.cudnn.allow_tf32 = False).
-    A device without TF32 tensor cores (V100, T4: has_tf32 False) runs fp32. NB: before torch 1.12 cuBLAS took
-    TF32 too (matmul.allow_tf32 defaulted to True); that is --tf32 on."""
+def version_of(text: str) -> tuple[int, int]:
+    """"2.4.1+cu124" -> (2, 4)."""
+    major, minor = text.split("+")[0].split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
+def release(torch: tuple[int, int]) -> tuple[int, int]:
+    """The fitted release whose factors a torch version takes: the latest of VERSIONS not after it (the first for
+    an earlier one: an extrapolation, said on the row)."""
+    return max((v for v in VERSIONS if v <= torch), default=VERSIONS[0])
+
+
+def op_precisions(dtype: str, has_tf32: bool, tf32: str | None = None, torch: tuple[int, int] = REFERENCE) -> dict:
+    """{"conv": precision, "matmul": precision} as PyTorch runs `dtype`: under autocast (bf16/fp16) both the half
+    dtype; under fp32 that torch's defaults (tf32 None: torch.backends.cudnn.allow_tf32 True, so cuDNN runs TF32;
+    torch.backends.cuda.matmul.allow_tf32 True before 1.12, False since), or both TF32 ("on") or both fp32 ("off").
+    A device without TF32 tensor cores (V100, T4) runs fp32."""
     if tf32 is not None and tf32 not in TF32_MODES:
         raise ValueError(f"tf32: {tf32!r}; one of {', '.join(TF32_MODES)}")
     if dtype != "fp32":
         return {"conv": dtype, "matmul": dtype}
+    matmul_default = "on" if torch < (1, 12) else "off"
     conv = "tf32" if has_tf32 and tf32 != "off" else "fp32"
-    matmul = "tf32" if has_tf32 and tf32 == "on" else "fp32"
+    matmul = "tf32" if has_tf32 and (tf32 or matmul_default) == "on" else "fp32"
     return {"conv": conv, "matmul": matmul}
 
 
-DEPTHWISE_CLASSES = ("depthwise_conv", "depthwise_conv_nhwc")
+@dataclass(frozen=True)
+class Setting:
+    """What runs: on which sheet (analysis.predict.devices.DeviceSheet), in which dtype (autocast for bf16/fp16),
+    TF32 as asked (None: the torch version's defaults), which memory format, under which torch release."""
+    sheet: object
+    dtype: str
+    tf32: str | None = None
+    channels_last: bool = False
+    torch: tuple[int, int] = REFERENCE
+    harness: str | None = None      # a published table's own loop (its source), whose time per batch was fitted
+
+    @functools.cached_property
+    def precisions(self) -> dict:
+        return op_precisions(self.dtype, "tf32" in self.sheet.peak_flops, self.tf32, self.torch)
 
 
-def class_peaks(peak_flops: dict[str, float], precisions: dict[str, str],
-                depthwise_on_cuda_cores: bool = True) -> dict[str, float]:
-    """Peak FLOP/s per kernel class: a GEMM or attention class at its library's precision, depthwise (grouped)
-    convolutions and the rest at the fp32 CUDA-core (vector) peak. Depthwise convolutions run no tensor-core GEMM:
-    PyTorch sends an NCHW one to its own conv_depthwise2d kernel (cuDNN only for fp16 with 1x1, 3x3 or 5x5 filters:
-    Convolution.cpp, check_cudnn_depthwise_workload_with_filter), which multiplies and accumulates in
-    at::acc_type, float for half and bfloat16 (pytorch/pytorch@989f69174ed19c7df1d429e7bcb665f316307bb0,
-    aten/src/ATen/native/cuda/DepthwiseConv2d.cu line 50). depthwise_on_cuda_cores False: at the library's
-    precision, as a legacy calibration (analysis/predict/data/gpu_train_calibration.json) was fitted.
-    NB: a sheet without an fp32 figure (TPU v3 states bf16 only) times the vector classes by their bytes alone."""
-    vector = peak_flops.get("fp32", math.inf)
-    on_vector = DEPTHWISE_CLASSES if depthwise_on_cuda_cores else ()
-    peaks = {c: peak_flops[precisions[LIBRARY[c]]] if c in LIBRARY and c not in on_vector else vector
-             for c in KERNEL_CLASSES}
-    return {**peaks, SERIAL: math.inf}          # its "flops" are steps: the roofline times it by its bytes
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel class as the factors read it (kernel_of)."""
+    kind: str                  # matmul, conv, grouped_conv, depthwise_conv, attention, norm, elementwise, ...
+    column: str | None         # the datasheet's peak column it runs at (None: no FLOPs that bound it)
+    ceiling: str | None        # fp32 / tf32 / half: the ceiling a GEMM or attention kernel reaches
+    ridge: str | None          # RIDGE_KINDS entry of a GEMM
+    depthwise: str | None      # DEPTHWISE entry
+    memory: str                # MEMORY_KINDS entry
+    group: str                 # GROUPS entry (the torch release's factor)
+
+
+def kernel_of(op_class: str, setting: Setting) -> Kernel:
+    """How a kernel class runs in the setting (the module docstring's rules)."""
+    if op_class.startswith("depthwise_conv"):
+        k = int(op_class[-1]) if op_class[-2:-1] == "k" else 3
+        cudnn = setting.channels_last or (setting.dtype == "fp16" and k <= 5)
+        nhwc = "_nhwc" if setting.channels_last else ""
+        return Kernel("depthwise_conv", "fp32", None, None, f"{'cudnn' if cudnn else 'native'}/k{k}",
+                      f"depthwise_conv{nhwc}", "depthwise")
+    if op_class in GEMMS or op_class == "attention":
+        library = "matmul" if op_class in ("matmul", "attention") else "conv"
+        column = setting.precisions[library]
+        nhwc = "_nhwc" if setting.channels_last and library == "conv" else ""
+        return Kernel(op_class, column, "half" if column in ("fp16", "bf16") else column,
+                      None if op_class == "attention" else op_class + nhwc, None, op_class + nhwc,
+                      "attention" if op_class == "attention" else "gemm")
+    group = "norm" if op_class == "norm" else "other"
+    return Kernel(op_class, None, None, None, None, op_class if op_class in MEMORY_KINDS else "elementwise", group)
+
+
+def class_peaks(ops, setting: Setting) -> dict[str, float]:
+    """The datasheet peak each kernel class of `ops` runs at in the setting, for the roofline bound: its column's
+    (kernel_of), the fp32 CUDA-core peak for the rest (inf on a sheet without one: TPU v3), inf for a serial
+    kernel (its "flops" are steps)."""
+    peaks = setting.sheet.peak_flops
+    out = {}
+    for op_class, *_ in ops:
+        column = kernel_of(op_class, setting).column or "fp32"
+        out[op_class] = math.inf if op_class == SERIAL else peaks.get(column, math.inf)
+    return out
+
+
+def cores(precision: str) -> str:
+    """Which cores a GEMM of this precision runs on: its ceiling's (tf32 and half share the tensor cores')."""
+    return "cuda" if precision == "fp32" else "tensor"
+
+
+def sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
 
 
 @dataclass(frozen=True)
 class Calibration:
-    compute_efficiency: dict[str, float]      # fraction of the peak, per compute class (1 for GEMMs: see ridge_factor)
-    memory_efficiency: dict[str, float]       # fraction of the datasheet bandwidth, per class
-    ridge_factor: dict[str, float] | None     # per GEMM class: at this multiple of the ridge point's intensity, half
-                                              # (None: a legacy calibration, extra["gemm_half_flops"] instead)
-    launch_seconds: float                     # per kernel, beside its time (launch gaps, tails)
-    band: tuple[float, float] = (1.0, 1.0)    # p10, p90 of measured / expected images per second, held out
+    """The fitted factors, in the unconstrained form the fit moves them in (analysis.predict.fit): fractions as
+    logits, times and ratios as logs; `arch`: per architecture, the logit offsets of its GEMM ceiling, depthwise and
+    memory fractions (absent: the shared ones). `bands`: per band kind, (p10, p90) of measured / expected
+    img/s over leave-one-source-out predictions, and what it is. `extra`: provenance and held-out statistics."""
+    params: dict
+    arch: dict = field(default_factory=dict)
+    bands: dict = field(default_factory=dict)
     source: str = ""
-    extra: dict = field(default_factory=dict)  # provenance and held-out statistics, as shipped
-    serial_step_seconds: float = 0.0          # per step of a serial-loop kernel (one dependent memory access)
+    extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"compute_efficiency": self.compute_efficiency, "memory_efficiency": self.memory_efficiency,
-                "ridge_factor": self.ridge_factor, "launch_seconds": self.launch_seconds,
-                "serial_step_seconds": self.serial_step_seconds, "band": list(self.band), "source": self.source,
-                **self.extra}
+        return {"params": self.params, "arch": self.arch, "bands": self.bands, "source": self.source, **self.extra}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Calibration":
-        known = ("compute_efficiency", "memory_efficiency", "ridge_factor", "launch_seconds", "band", "source",
-                 "serial_step_seconds")
-        return cls(data["compute_efficiency"], data["memory_efficiency"], data.get("ridge_factor"),
-                   data["launch_seconds"], tuple(data["band"]), data.get("source", ""),
-                   {k: v for k, v in data.items() if k not in known}, data.get("serial_step_seconds", 0.0))
+    def from_json(cls, data: dict) -> Calibration:
+        known = ("params", "arch", "bands", "source")
+        return cls(data["params"], data.get("arch", {}), data.get("bands", {}), data.get("source", ""),
+                   {k: v for k, v in data.items() if k not in known})
+
+    def fitted(self, architecture: str) -> bool:
+        return architecture in self.arch
+
+    def version_factor(self, torch: tuple[int, int], group: str) -> float:
+        return math.exp(self.params["version"].get(".".join(map(str, release(torch))), {}).get(group, 0.0))
+
+    def efficiencies(self, kernel: Kernel, architecture: str) -> tuple[float, float]:
+        """(compute, memory) fractions of the kernel on the architecture (compute: of its column's peak, before
+        a GEMM's ridge term)."""
+        p, own = self.params, self.arch.get(architecture, {})
+        if kernel.ceiling is not None:
+            compute = sigmoid(p["ceiling"][cores(kernel.ceiling)] + own.get("ceiling", 0.0)
+                              + own.get("precision", {}).get(kernel.ceiling, 0.0))
+            if kernel.kind == "attention":
+                compute *= sigmoid(p["attention"])
+            elif kernel.kind in CONV_KINDS:      # cuDNN's algorithms (Winograd, FFT) may do fewer multiplies
+                compute *= math.exp(p["conv_ceiling"][kernel.kind][kernel.ceiling])
+        elif kernel.depthwise is not None:
+            compute = sigmoid(p["depthwise"][kernel.depthwise] + own.get("depthwise", 0.0))
+        else:
+            compute = 1.0
+        return compute, sigmoid(p["memory"][kernel.memory] + own.get("memory", 0.0))
 
 
-# the factors shipped in analysis/predict/data/, per kind of prediction, and the benchmark that fits them
-SHIPPED = {"inference": ("gpu_calibration.json", "benchmarks/fit_gpu_calibration.py"),
-           "train": ("gpu_train_calibration.json", "benchmarks/fit_train_calibration.py")}
+def kernel_seconds(flops: float, nbytes: float, kernel: Kernel, setting: Setting, cal: Calibration) -> float:
+    """One kernel's expected time without the launch term; a serial kernel's `flops` are its steps per thread."""
+    sheet = setting.sheet
+    compute_eff, memory_eff = cal.efficiencies(kernel, sheet.architecture)
+    memory = nbytes / (memory_eff * sheet.mem_bandwidth)
+    if kernel.kind == SERIAL:
+        compute = flops * math.exp(cal.params["serial_step"])
+    elif kernel.column is None or kernel.column not in sheet.peak_flops or not flops:
+        compute = 0.0               # elementwise work, or a sheet without that column (TPU v3: no fp32)
+    else:
+        peak = sheet.peak_flops[kernel.column]
+        if kernel.ridge is not None and nbytes:
+            x = (flops / nbytes) / (peak / sheet.mem_bandwidth)
+            compute_eff *= x / (x + math.exp(cal.params["ridge"][kernel.ridge]))
+        compute = flops / (compute_eff * peak)
+    return max(compute, memory) * cal.version_factor(setting.torch, kernel.group)
+
+
+def host_seconds(kernels: int, setting: Setting, cal: Calibration) -> float:
+    """The host's time to issue a batch's kernels: a time per kernel (more under autocast, which dispatches each
+    op through its casts), plus, for a published table's own harness (setting.harness), the time its loop took per
+    batch (NVIDIA's: data loading and synchronisation; fitted per source, never part of a user's prediction)."""
+    p = cal.params
+    per_kernel = math.exp(p["host"]) * (1 + (math.exp(p["host_autocast"]) if setting.dtype != "fp32" else 0.0))
+    harness = p.get("harness", {}).get(setting.harness) if setting.harness else None
+    return (math.exp(harness) if harness is not None else 0.0) + per_kernel * kernels
+
+
+def expected_seconds(ops, setting: Setting, cal: Calibration) -> float:
+    """ops: (op_class, flops, bytes, count) of one batch -> expected seconds per batch in the setting."""
+    launch = math.exp(cal.params["launch"])
+    gpu = sum(n * (kernel_seconds(f, b, kernel_of(c, setting), setting, cal) + launch) for c, f, b, n in ops)
+    host = host_seconds(sum(n for *_, n in ops), setting, cal)
+    return (gpu ** HOST_SMOOTHING + host ** HOST_SMOOTHING) ** (1 / HOST_SMOOTHING)
+
+
+def band(cal: Calibration, architecture: str) -> tuple[tuple[float, float], str]:
+    """The held-out band a row on a device of this architecture carries, and what it is."""
+    kind = "fitted" if cal.fitted(architecture) else "unfitted"
+    low, high, why = cal.bands[kind]
+    return (low, high), why
 
 
 @functools.cache
-def shipped(kind: str = "inference") -> Calibration:
-    """The shipped factors of a kind (SHIPPED). The training table ran attention op by op (its q @ k^T and @ v are
-    GEMMs, its softmax the attention class), so it says nothing about the fused SDPA kernels torch 2.x runs: "train"
-    borrows their compute efficiency from "inference" (fitted on fused SDPA forwards). NB: that the fused backward
-    runs as efficiently is unvalidated."""
-    text = resources.files(__package__).joinpath("data", SHIPPED[kind][0]).read_text(encoding="utf-8")
-    cal = Calibration.from_json(json.loads(text))
-    if kind == "train":
-        fused = shipped("inference").compute_efficiency["attention"]
-        cal = dataclasses.replace(cal, compute_efficiency={**cal.compute_efficiency, "attention": fused})
-    return cal
+def shipped() -> Calibration:
+    """The factors shipped in analysis/predict/data/gpu_calibration.json (benchmarks/fit_gpu_calibration.py)."""
+    text = resources.files(__package__).joinpath("data", "gpu_calibration.json").read_text(encoding="utf-8")
+    return Calibration.from_json(json.loads(text))
 
 
-def kernel_seconds(op_class: str, flops: int, nbytes: int, peak: float, bandwidth: float, cal: Calibration) -> float:
-    """One kernel's expected time (without the launch term), `peak` the FLOP/s of its class's precision; a serial
-    kernel's `flops` are its steps per thread, each taking serial_step_seconds (a calibration without it: 0)."""
-    if op_class == SERIAL:
-        return max(flops * cal.serial_step_seconds, nbytes / (cal.memory_efficiency.get(op_class, 1.0) * bandwidth))
-    if cal.ridge_factor is None:                  # legacy: matmul_conv with the size term in FLOPs
-        fitted_as = LEGACY.get(op_class, op_class)
-        efficiency = cal.compute_efficiency.get(fitted_as, 1.0) if op_class in COMPUTE_CLASSES else 1.0
-        if fitted_as == "matmul_conv" and flops:
-            efficiency *= flops / (flops + cal.extra["gemm_half_flops"])
-        compute = flops / (efficiency * peak) if flops else 0.0
-        return max(compute, nbytes / (cal.memory_efficiency.get(fitted_as, 1.0) * bandwidth))
-    efficiency = cal.compute_efficiency.get(op_class, 1.0)
-    if op_class in GEMM_CLASSES and flops and nbytes:
-        x = (flops / nbytes) / (peak / bandwidth)
-        efficiency *= x / (x + cal.ridge_factor[op_class])
-    compute = flops / (efficiency * peak) if flops else 0.0
-    return max(compute, nbytes / (cal.memory_efficiency.get(op_class, 1.0) * bandwidth))
-
-
-def expected_seconds(ops, peaks: dict[str, float], bandwidth: float, cal: Calibration) -> float:
-    """ops: (op_class, flops, bytes, count) of one batch; peaks: class_peaks -> expected seconds per batch."""
-    return sum(count * (kernel_seconds(c, f, b, peaks[c], bandwidth, cal) + cal.launch_seconds)
-               for c, f, b, count in ops)
-
-
-def quantile(values: list[float], q: float) -> float:
-    """Linear-interpolated quantile (numpy's default method) of a non-empty list."""
+def quantile(values: list[float], q: float, weights: list[float] | None = None) -> float:
+    """The q-quantile of a non-empty list: linear interpolation (numpy's default) or, with weights, the weighted
+    quantile (the smallest value whose cumulative weight reaches q of the total)."""
+    if weights is not None:
+        pairs = sorted(zip(values, weights))
+        total, running = sum(weights), 0.0
+        for value, weight in pairs:
+            running += weight
+            if running >= q * total:
+                return value
+        return pairs[-1][0]
     ordered = sorted(values)
     pos = (len(ordered) - 1) * q
     lo, hi = math.floor(pos), math.ceil(pos)

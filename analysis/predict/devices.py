@@ -45,6 +45,11 @@ class DeviceSheet:
     link_source: str = ""
     cuda_names: tuple[str, ...] = ()      # substrings of torch.cuda.get_device_name() that name this part
 
+    @property
+    def part(self) -> str:
+        """Which part the sheet is, form factor and memory named (PARTS): every predicted row says it."""
+        return PARTS.get(self.name, self.name)
+
 
 DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
     DeviceSheet("H100", {"fp32": 66.9 * T, "tf32": 494.7 * T, "bf16": 989.4 * T, "fp16": 989.4 * T}, 3350e9,
@@ -164,6 +169,13 @@ DEVICE_SHEETS: dict[str, DeviceSheet] = {s.name: s for s in (
                 architecture="TPU v3", memory_bytes=32 * GIB, kind="tpu", cores_per_chip=2),
 )}
 
+
+# each sheet's part, as its sources name it: which A100 or H100 (SXM or PCIe, 40 or 80 GB) a row is for
+PARTS = {"H100": "H100 SXM5 80GB", "H200": "H200 SXM 141GB", "A100": "A100 SXM4 80GB", "A100 40GB": "A100 SXM4 40GB",
+         "V100 SXM2": "V100 SXM2 (16 or 32 GB: the same compute and bandwidth)", "V100 PCIe": "V100 PCIe",
+         "L4": "L4 24GB", "T4": "T4 16GB", "RTX 4090": "GeForce RTX 4090 24GB", "RTX 3090": "GeForce RTX 3090 24GB",
+         "RTX 5090": "GeForce RTX 5090 32GB", "H100 PCIe": "H100 PCIe 80GB", "L40S": "L40S 48GB",
+         "RTX PRO 6000 Max-Q": "RTX PRO 6000 Blackwell Max-Q 96GB", "TPU v3": "Cloud TPU v3 chip"}
 
 # the usual part under a shorter name, as typed (without case or spaces)
 ALIASES = {"a10080gb": "A100", "v100": "V100 SXM2", "h100sxm": "H100", "rtxpro6000blackwellmax-q": "RTX PRO 6000 Max-Q",

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   f"device's rows, per model the winner and whether the band separates it (two "
                                   f"devices at the same batches: their break-even price ratio); the rows are appended "
                                   f"to <out>/results/predicted.jsonl unless --no-save"))
-    add_options(p, "--tf32")
+    add_options(p, "--tf32", "--torch", "--attention")
     add_options(p, "--epochs", "--train-images", "--gpus")
     p.add_argument("--executor", default="local", help=f"{', '.join(EXECUTORS)} (default local)")
     p.add_argument("--ray-address", default=None, help="with --executor ray: auto, or HOST:PORT of a cluster")

@@ -9,7 +9,7 @@ import contextlib
 import json
 import sys
 
-from ..predict.rows import saved
+from ..predict.rows import TooLarge, saved
 from ..predict.text import decision_markdown
 
 
@@ -21,11 +21,12 @@ def print_predictions(plan, args) -> int:
     from ..store.store import ResultStore
 
     store = None if args.no_save else ResultStore(args.out)
-    target = args.latency_target_ms if args.sweep else None
+    target, too_large = args.latency_target_ms if args.sweep else None, []
+    counts = Counts(args.reparam, args.tf32, args.channels_last, args.torch, args.attention)
     with store.locked() if store else contextlib.nullcontext():
-        rows = device_rows(plan.tasks, args.predict, Counts(args.reparam, args.tf32, args.channels_last),
-                           args.price_per_hour, target, on_row=(lambda row: store.append_predicted(
-                               saved(row, "zoo.compare --predict"))) if store else None)
+        rows = device_rows(plan.tasks, args.predict, counts, args.price_per_hour, target,
+                           on_row=(lambda row: store.append_predicted(saved(row, "zoo.compare --predict")))
+                           if store else None, skipped=too_large)
     decided = decisions(rows, args.price_per_hour, same_batch=target is None)
     per_device = [[r for r in rows if r["device"] == sheet.name] for sheet in args.predict]
     even = break_even(*per_device) if len(per_device) == 2 and not args.sweep else None
@@ -48,6 +49,7 @@ def print_predictions(plan, args) -> int:
             sys.stdout.write(break_even_markdown(even))
         for row in plan.skipped:
             sys.stdout.write(f"skipped: {row['model']} {row['img_h']}x{row['img_w']}: {row['skipped']}\n")
+    _say_skipped(too_large, args.format)
     if not args.no_save:
         print(f"zoo.compare: {len(rows)} predicted row(s) appended to {args.out / 'results' / 'predicted.jsonl'}",
               file=sys.stderr)
@@ -62,9 +64,23 @@ def print_train_predictions(plan, args) -> int:
 
     sheet, price = args.predict[0], (args.price_per_hour or {}).get(args.predict[0].name)
     requests = dict.fromkeys(t.request.replace(train=True) for t in plan.tasks)     # in order, once each
-    rows = [predict_train(r, sheet, args.gpus, args.epochs, args.train_images, price) for r in requests]
+    rows, too_large = [], []
+    for r in requests:
+        try:
+            rows.append(predict_train(r, sheet, args.gpus, args.epochs, args.train_images, price, torch=args.torch,
+                                      attention=args.attention))
+        except TooLarge as e:
+            too_large.append(f"{e} on {sheet.name}")
     if args.format == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     elif rows:
         sys.stdout.write(train_markdown(rows))
+    _say_skipped(too_large, args.format)
     return 0
+
+
+def _say_skipped(reasons: list[str], fmt: str) -> None:
+    """The requests too large to count (zoo.predict.rows.TooLarge), one line each: under the table, or on stderr
+    where stdout is JSON or CSV (kept parseable)."""
+    for reason in reasons:
+        print(f"skipped: {reason}", file=sys.stderr if fmt in ("json", "csv") else sys.stdout)

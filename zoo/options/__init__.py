@@ -101,6 +101,13 @@ def _shared() -> dict[str, dict]:
                                                   "MobileOne, FastViT, ...) is counted in: trained (as built, as "
                                                   "timm's benchmark.py runs by default) or fused (timm's "
                                                   "reparameterize_model, benchmark.py --reparam); default trained"),
+        "--torch": dict(metavar="X.Y", default=None, help="with --predict: the torch release predicted, whose kernels "
+                                                          "and defaults it runs (default: the installed one); "
+                                                          "factors fitted on timm's tables of 1.10 to 2.9"),
+        "--attention": dict(default=None, help="with --predict: fused (scaled_dot_product_attention's kernels) or "
+                                               "unfused (q @ k^T, softmax, @ v as separate kernels, as code that "
+                                               "writes its own attention runs); default: as --torch runs timm's "
+                                               "models, fused from torch 2.0"),
         "--tf32": dict(default=None, help="with --predict --dtype fp32: on (convolutions and matmuls on TF32 tensor "
                                           "cores: torch.backends.cuda.matmul.allow_tf32 = True) or off (both fp32: "
                                           "torch.backends.cudnn.allow_tf32 = False); default PyTorch's own, cuDNN "
@@ -124,6 +131,24 @@ def datasheet(name: str, option: str = "predict"):
         return device_sheet(name.strip())
     except ValueError as e:
         raise UsageError(f"--{option}: {e}") from None
+
+
+def torch_option(text: str | None) -> tuple[int, int] | None:
+    """--torch X.Y -> (X, Y); None -> None (the installed release); a UsageError (one line) otherwise."""
+    import re
+
+    if text is None:
+        return None
+    found = re.fullmatch(r"([1-9])\.(\d{1,3})", text.strip())
+    if not found:
+        raise UsageError(f"--torch: {text!r} is not a torch release MAJOR.MINOR (e.g. 2.4)")
+    return int(found[1]), int(found[2])
+
+
+def attention_option(text: str | None) -> str | None:
+    from .values import choice
+
+    return None if text is None else choice(text, ("fused", "unfused"), "attention")
 
 
 def predict_devices(text: str) -> list:

@@ -67,6 +67,8 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
                             ("--reparam", args.reparam != "trained"),
                             ("--tf32 (a timed run takes the process's own torch.backends settings)",
                              args.tf32 is not None),
+                            ("--torch (a timed run runs the installed torch)", args.torch is not None),
+                            ("--attention (a timed run runs the model's own attention)", args.attention is not None),
                             ("--epochs, --train-images, --gpus (they take --predict and --metrics train)",
                              args.epochs is not None or args.train_images is not None or args.gpus != "1")):
             if given:
@@ -93,7 +95,7 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
 def check_predict_options(args: argparse.Namespace) -> None:
     """--predict's devices, prices and form; a UsageError (exit 2, one line) for any option it does not model,
     never a silent figure of something else (the backbone only, inference only, eager, a default timing)."""
-    from . import REPARAM_FORMS, predict_devices, prices_per_hour
+    from . import REPARAM_FORMS, attention_option, predict_devices, prices_per_hour, torch_option
     from ..predict.inference import check_predict
 
     unmodelled = [name for name, given in (("--slide (counted, not timed)", args.slide is not None),
@@ -115,14 +117,11 @@ def check_predict_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--predict: times nothing here, so {', '.join(ignored)} would change nothing (drop "
                          f"{'them' if len(ignored) > 1 else 'it'})")
     choice(args.reparam, REPARAM_FORMS, "reparam")
+    args.torch, args.attention = torch_option(args.torch), attention_option(args.attention)
     args.predict = predict_devices(args.predict)
     check_train_predict(args)                # --metrics train alone: one device, the schedule's options
     if args.format == "csv" and len(args.predict) > 1:
         raise UsageError("--format csv: one device's rows; several devices give a decision too (markdown or json)")
-    if args.channels_last:
-        from ..predict.inference import check_channels_last
-
-        check_channels_last()
     for sheet in args.predict:
         check_predict(sheet, args.dtype, args.tf32, train=args.metrics == ["train"])
     if args.price_per_hour is not None:

@@ -13,10 +13,12 @@ RANKS = ("imgs_per_s", "top1", "imgs_per_usd")
 TRAIN_RANKS = ("train_imgs_per_s", "top1")      # --metrics train
 TAKES = ("models", "resolution", "dtype", "batch_size", "max_latency_ms", "min_imgs_per_s", "rank")  # of OPTIONS
 # the command line's options each --predict mode takes (flat names); the measured mode takes all but PREDICT_ONLY
-PREDICT_TAKES = ("predict", *TAKES, "price_per_hour", "reparam", "tf32", "out", "no_save", "format")
+PREDICT_TAKES = ("predict", *TAKES, "price_per_hour", "reparam", "tf32", "torch", "attention", "out", "no_save",
+                 "format")
 TRAIN_TAKES = ("predict", "metrics", "models", "resolution", "dtype", "batch_size", "optimizer", "epochs", "train_images",
-               "gpus", "max_train_hours", "price_per_hour", "rank", "format")
-PREDICT_ONLY = ("metrics", "price_per_hour", "reparam", "tf32", "epochs", "train_images", "gpus", "max_train_hours")
+               "gpus", "max_train_hours", "price_per_hour", "rank", "torch", "attention", "format")
+PREDICT_ONLY = ("metrics", "price_per_hour", "reparam", "tf32", "torch", "attention", "epochs", "train_images", "gpus",
+                "max_train_hours")
 
 
 def check_mode(given: list[str], predict: str | None, metrics: str | None) -> None:
@@ -61,7 +63,7 @@ def check_predicted(asked) -> dict:
     """A zoo.select.predicted.Predicted checked, in this order: {"size", "best" (--batch-size best), "batch",
     "limits" (max_latency_ms, min_imgs_per_s, price_per_hour), "device" (its DeviceSheet), "models"}."""
     from ..predict.inference import check_predict
-    from . import REPARAM_FORMS, datasheet, prices_per_hour
+    from . import REPARAM_FORMS, attention_option, datasheet, prices_per_hour, torch_option
 
     choice(asked.rank, RANKS, "rank")
     choice(asked.reparam, REPARAM_FORMS, "reparam")
@@ -74,22 +76,25 @@ def check_predicted(asked) -> dict:
         raise UsageError("--batch-size best: the best batch within --max-latency-ms, which it needs")
     sheet = datasheet(asked.device) if isinstance(asked.device, str) else asked.device
     check_predict(sheet, check_dtype(asked.dtype), asked.tf32)
+    torch, _ = torch_option(asked.torch), attention_option(asked.attention)
     limits["price_per_hour"] = None if asked.price_per_hour is None else \
         prices_per_hour(str(asked.price_per_hour), [sheet])[sheet.name]      # finite, 0.001 to 1e6 USD per hour
     if asked.rank == "imgs_per_usd" and limits["price_per_hour"] is None:
         raise UsageError("--rank imgs_per_usd needs --price-per-hour")
     models = model_names(asked.models if isinstance(asked.models, str) else ",".join(asked.models or ["all"]))
-    return {"size": size, "best": best, "batch": batch, "limits": limits, "device": sheet, "models": models}
+    return {"size": size, "best": best, "batch": batch, "limits": limits, "device": sheet, "models": models,
+            "torch": torch}
 
 
 def check_train_predicted(args: argparse.Namespace) -> argparse.Namespace:
     """zoo.select --predict DEVICE --metrics train's parsed options checked before anything is counted, the
     defaults of this mode filled in (a batch of 64 per GPU, bf16, ranked by train_imgs_per_s)."""
     from ..predict.inference import check_predict
-    from . import datasheet, dtype_of, prices_per_hour
+    from . import attention_option, datasheet, dtype_of, prices_per_hour, torch_option
     from .compare import check_train_predict
 
     args.metrics, args.sweep = ["train"], False
+    args.torch, args.attention = torch_option(args.torch), attention_option(args.attention)
     args.rank = choice(args.rank or "train_imgs_per_s", TRAIN_RANKS, "rank")
     choice(args.optimizer, ("sgd", "adamw"), "optimizer")
     args.size = one_size(args.resolution, "resolution")

@@ -16,21 +16,30 @@ from typing import Callable, Optional
 from analysis.predict.devices import DeviceSheet
 
 from ..runs.request import Request
-from .rows import PredictedRow, best_batch
+from .rows import PredictedRow, TooLarge, best_batch, countable
 
 
 class Counts:
-    """Each forward counted once (zoo.predict.inference.gpu_forward) and priced on every device."""
+    """Each forward counted once (zoo.predict.inference.gpu_forward) and priced on every device, in one setting:
+    the form counted, TF32, the memory format, the torch release (None: installed) and the attention path."""
 
-    def __init__(self, reparam: str = "fused", tf32: str | None = None, channels_last: bool = False):
+    def __init__(self, reparam: str = "fused", tf32: str | None = None, channels_last: bool = False,
+                 torch: tuple[int, int] | None = None, attention: str | None = None):
+        from .versions import attention_of, installed
+
         self.reparam, self.tf32, self.channels_last, self._counted = reparam, tf32, channels_last, {}
+        self.torch = torch or installed()
+        self.attention = attention_of(self.torch, attention)
 
     def row(self, request: Request, sheet: DeviceSheet, price_per_hour: float | None = None) -> PredictedRow:
         from .inference import gpu_forward, predict
 
         if request not in self._counted:
-            self._counted[request] = gpu_forward(request, reparam=self.reparam)
-        return predict(request, sheet, self.tf32, price_per_hour, self.channels_last, counted=self._counted[request])
+            with countable(request):
+                self._counted[request] = gpu_forward(request, reparam=self.reparam,
+                                                     fused_attention=self.attention == "fused")
+        return predict(request, sheet, self.tf32, price_per_hour, self.channels_last, counted=self._counted[request],
+                       torch=self.torch, attention=self.attention)
 
 
 def ranked_value(row: dict, prices: dict[str, float] | None, band: str = "") -> float:
@@ -68,10 +77,11 @@ def decide(rows: list[dict], prices: dict[str, float] | None = None) -> dict:
 
 
 def device_rows(tasks, sheets: list[DeviceSheet], counts: Counts, prices: dict[str, float] | None = None,
-                target_ms: float | None = None, on_row: Optional[Callable[[dict], None]] = None) -> list[dict]:
+                target_ms: float | None = None, on_row: Optional[Callable[[dict], None]] = None,
+                skipped: list[str] | None = None) -> list[dict]:
     """Every device's rows: per (model, size) the best batch under target_ms when it is given, else one row per
     planned batch; device by device, in `sheets` order (prices by the sheets' names). on_row: called with each row
-    as it is made."""
+    as it is made; skipped: gets why, for each request too large to count (rows.TooLarge)."""
     rows, seen = [], set()
     for device in sheets:
         price = prices[device.name] if prices else None
@@ -81,10 +91,16 @@ def device_rows(tasks, sheets: list[DeviceSheet], counts: Counts, prices: dict[s
             if key in seen:
                 continue
             seen.add(key)
-            if target_ms is not None:
-                row = best_batch(lambda b: counts.row(request.replace(batch_size=b), device, price), target_ms)
-            else:
-                row = counts.row(request, device, price)
+            try:
+                if target_ms is not None:
+                    row = best_batch(lambda b: counts.row(request.replace(batch_size=b), device, price), target_ms)
+                else:
+                    row = counts.row(request, device, price)
+            except TooLarge as e:
+                if skipped is None:
+                    raise
+                skipped.append(f"{e} on {device.name}")
+                continue
             rows.append(row.to_json())
             if on_row:
                 on_row(rows[-1])

@@ -28,6 +28,7 @@ VIT_PAPER = "arXiv:2010.11929v2"
 BIT_PAPER = "arXiv:1912.11370v3"
 JFT, I21K = 303_000_000, 14_000_000          # ViT paper section 4.1: "303M", "14M" images
 VIT_BATCH_PER_CHIP = 32                      # not stated by the paper (docs/training.md shows what it changes)
+TORCH = (2, 9)          # the release whose factors time the step, named: the committed rows do not follow the installed
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def predicted_step(sheet, model: str, batch: int, optimizer: str) -> dict:
     from .train import predict_train, train_step_ops
 
     request = Request(model, 224, batch, "bf16", train=True, optimizer=optimizer)
-    row = predict_train(request, sheet)
+    row = predict_train(request, sheet, torch=TORCH)
     ops = train_step_ops(request, fused_attention=False)
     row["train_flops_per_image"] = sum(flops * n for _, flops, _, n in ops) / batch
     return row

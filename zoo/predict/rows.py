@@ -3,6 +3,7 @@ row shares with it (zoo.predict.train), the best batch under a latency target, a
 results/predicted.jsonl keeps it (saved). Their tables: zoo.predict.text."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import Optional
@@ -12,12 +13,33 @@ from analysis.batch_search import largest_batch_where, powers_of_two
 MAX_SWEEP_BATCH = 4096
 
 
+class TooLarge(Exception):
+    """A request past what torch can count: one tensor of its forward (or training step) would hold more elements
+    than int64 sizes can say (a ViT's (batch, heads, N, N) scores at a large size and batch). Nothing is predicted;
+    the request is skipped, naming why, and the others go on."""
+
+
+@contextlib.contextmanager
+def countable(request):
+    """Turns torch's size overflow while counting the request into TooLarge, naming the request."""
+    try:
+        yield
+    except (RuntimeError, OverflowError) as e:
+        if "overflow" not in str(e).lower():
+            raise
+        h, w = request.img_size.hw
+        raise TooLarge(f"{request.model} at {h}x{w} px, batch {request.batch_size}: too large to count (a tensor "
+                       f"of the {'training step' if request.train else 'forward'} overflows int64 sizes: "
+                       f"{str(e).splitlines()[0][:100]})") from None
+
+
 @dataclass(frozen=True)
 class PredictedRow:
     """One predicted forward (zoo.predict.inference.predict: per batch, latencies and memory per batch, img/s
     counting images); never a measured row. The fields after calibration_source are there only when they apply."""
     predicted: bool
     device: str
+    part: str                         # which part the datasheet is (SXM or PCIe, its memory): DeviceSheet.part
     model: str
     img_h: int
     img_w: int
@@ -54,6 +76,9 @@ class PredictedRow:
     sweep_latency_target_ms: Optional[float] = None
     reparam: Optional[str] = None                  # the form counted where a model has two (zoo.predict.inference)
     task: Optional[str] = None                     # --detector / --segmenter: the whole model on this backbone
+    torch: Optional[str] = None                    # the torch release predicted (--torch; zoo.predict.versions)
+    attention: Optional[str] = None                # fused (SDPA) or unfused (op by op), as counted
+    architecture: Optional[str] = None             # the device's, whose factors the row took (or the shared ones)
 
     @classmethod
     def of(cls, fields: dict) -> PredictedRow:
@@ -77,7 +102,12 @@ def best_batch(predict_at, target_ms: float) -> PredictedRow:
     rows: dict[int, PredictedRow] = {}
 
     def fits(batch: int) -> bool:
-        rows[batch] = predict_at(batch)
+        try:
+            rows[batch] = predict_at(batch)
+        except TooLarge:
+            if batch == 1:
+                raise
+            return False
         return rows[batch].latency_ms <= target_ms and rows[batch].fits_memory
 
     batch = largest_batch_where(fits, powers_of_two(MAX_SWEEP_BATCH))     # batch 1 is the first one tested
@@ -103,5 +133,5 @@ def identity(request, sheet) -> dict:
     (a zoo.runs.request.Request; an analysis.predict.devices.DeviceSheet)."""
     h, w = request.img_size.hw
     task = request.detector or request.segmenter
-    return {"predicted": True, "device": sheet.name, "model": request.model, "img_h": h, "img_w": w,
+    return {"predicted": True, "device": sheet.name, "part": sheet.part, "model": request.model, "img_h": h, "img_w": w,
             "batch_size": request.batch_size, "dtype": request.dtype, **({"task": task} if task else {})}

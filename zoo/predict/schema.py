@@ -14,10 +14,6 @@ PREDICTED_REQUIRED = {"predicted": bool, "device": str, "model": str, "batch_siz
                       "band_from": str, "source": str, "dtype": str}
 # what the values must be, beyond their types: a rate or latency of 0 or below is no prediction (and divides by 0)
 POSITIVE = ("batch_size", "imgs_per_s", "imgs_per_s_p10", "imgs_per_s_p90", "roofline_imgs_per_s", "latency_ms")
-# an fp32 row's band_from ends with this (zoo.predict.inference); its table says it (predicted)
-FP32_CAVEAT = ("; NOT validated for fp32/TF32: timm publishes no fp32 GPU table to fit, and on the fp32 and TF32 tables "
-               "kept aside the expectation was off by up to about 2x and this band covered far less than 80% "
-               "(docs/prediction.md)")
 
 
 def check_predicted(row: Any, where: str = "a predicted row") -> dict:

@@ -8,7 +8,6 @@ from analysis.units import GIB
 
 from ..console.markdown import markdown_table, plain
 from .rows import model_label
-from .schema import FP32_CAVEAT
 
 
 def predicted_markdown(rows: list[dict]) -> str:
@@ -18,14 +17,15 @@ def predicted_markdown(rows: list[dict]) -> str:
     first = rows[0]
     p10, p90 = first["imgs_per_s_p10"] / first["imgs_per_s"], first["imgs_per_s_p90"] / first["imgs_per_s"]
     memory = first["device_memory_bytes"]
-    lines = [f"PREDICTED, not measured: {first['device']} ({precision_text(first)} dense, "
+    lines = [f"PREDICTED, not measured: {first.get('part') or first['device']} ({precision_text(first)} dense, "
              f"{first['mem_bandwidth'] / 1e9:g} GB/s"
              + (f", {memory / 1e9:g} GB" if memory else "") + "), eager PyTorch"
              + (" under autocast" if first["dtype"] != "fp32" else "")
              + (", channels-last" if first.get("memory_format") == "channels_last" else "")
+             + (f", torch {first['torch']}, attention {first['attention']}" if first.get("torch") else "")
              + f". Expected img/s (mean over batches) calibrated on published measurements, band p10-p90 = "
-             f"x{p10:.2f}-x{p90:.2f} (held-out error); roofline = datasheet bound. Calibration: "
-             f"{first['calibration_source']}", *([FP32_CAVEAT.removeprefix("; ")] if first["dtype"] == "fp32" else []), ""]
+             f"x{p10:.2f}-x{p90:.2f} ({first['band_from']}); roofline = datasheet bound. Calibration: "
+             f"{first['calibration_source']}", ""]
     price = "price_per_hour_usd" in first
     head = ("| model | size (px) | batch | expected img/s (p10-p90) | expected ms / batch (mean) | roofline img/s | "
             "serving GiB / batch | fits |" + (" price (USD / h) | img per USD (expected) |" if price else ""))
@@ -96,7 +96,7 @@ def train_markdown(rows: list[dict]) -> str:
     first = rows[0]
     tpu = first.get("train_device_kind") == "tpu"
     unit = "chip" if tpu else "GPU"
-    lines = [f"PREDICTED, not measured: a training step on {first['device']} ({first['dtype']}"
+    lines = [f"PREDICTED, not measured: a training step on {first.get('part') or first['device']} ({first['dtype']}"
              + (" autocast" if first["dtype"] != "fp32" else "") + f", {first['train_optimizer']}, "
              f"{first['train_optimizer_impl']}), forward + backward + optimizer step, expected img/s with its "
              f"p10-p90 band ({first['train_band_from']}). Calibration: {first['train_calibration_source']}", ""]

@@ -7,13 +7,13 @@ results/.
 The step's kernels: the forward and backward under torch.autocast (fp32 weights, analysis.count.autocast) with
 CUDA's fused SDPA and its backward kernel, the task's loss (cross-entropy), the gradients' accumulation, and
 the optimizer really stepped on meta: torch.optim's zero_grad() and step(), per parameter (for-loop) or over
-all of them at once (foreach, torch 2.x's default on CUDA). Each kernel is timed with the calibration fitted on
-timm's published training benchmark (benchmarks/fit_train_calibration.py: analysis/predict/data/gpu_train_calibration.json).
+all of them at once (foreach, torch 2.x's default on CUDA). Each kernel is timed with the one calibration, fitted on
+published inference and training tables alike (analysis/predict/data/gpu_calibration.json).
 
 A TPU chip (TPU v3) is an EXTRAPOLATION: no published TPU table exists to fit, so its step is the same counted
 step timed by the GPU-fitted factors on the chip's datasheet roofline (bf16 peak, HBM bandwidth), with attention
-written op by op (XLA computes it as einsums and a softmax; it has no fused attention kernel) and the GPU table's
-band. Not modelled: XLA's fusion of elementwise chains into their neighbours (fewer bytes than PyTorch's eager
+written op by op (XLA computes it as einsums and a softmax; it has no fused attention kernel) and the band of an
+architecture no fitted source ran. Not modelled: XLA's fusion of elementwise chains into their neighbours (fewer bytes than PyTorch's eager
 kernels move), its own memory planning (whether the step fits is left open) and the input pipeline.
 """
 from __future__ import annotations
@@ -21,14 +21,14 @@ from __future__ import annotations
 import torch
 
 from analysis.count.cost import GpuEmulation, image_batch, run_train_step
-from analysis.predict.calibration import Calibration, class_peaks, expected_seconds, op_precisions, shipped
+from analysis.predict.calibration import Calibration, Setting, expected_seconds, shipped
 from analysis.predict.devices import DeviceSheet
 from analysis.predict.memory import task_loss
 from analysis.predict.schedule import allreduce_seconds, schedule
 from analysis.vocab import DTYPES
 
 from ..runs.request import Request
-from .rows import identity
+from .rows import countable, identity
 
 # timm's benchmark.py TrainBenchmarkRunner (huggingface/pytorch-image-models@c865028): create_optimizer_v2(opt='sgd',
 # lr=1e-4) = torch.optim.SGD(momentum=0.9, nesterov=True), no weight decay; the detection and segmentation
@@ -55,40 +55,45 @@ def train_step_ops(request: Request, foreach: bool = True, fused_attention: bool
     return counter.traffic.op_list()
 
 
-def step_seconds(ops, sheet: DeviceSheet, dtype: str, cal: Calibration | None = None) -> float:
-    """Expected seconds of one step on the device (the peak of the dtype for tensor-core classes)."""
-    cal = cal or shipped("train")
-    peaks = class_peaks(sheet.peak_flops, op_precisions(dtype, "tf32" in sheet.peak_flops),
-                        depthwise_on_cuda_cores=cal.ridge_factor is not None)     # legacy: fitted at the library's
-    return expected_seconds(ops, peaks, sheet.mem_bandwidth, cal)
+def step_seconds(ops, setting: Setting, cal: Calibration | None = None) -> float:
+    """Expected seconds of one step in the setting (analysis.predict.calibration: one calibration for inference
+    and training, fitted on both)."""
+    return expected_seconds(ops, setting, cal or shipped())
 
 
 def predict_train(request: Request, sheet: DeviceSheet, gpus: int = 1, epochs: float | None = None,
-                  train_images: int | None = None, price_per_hour: float | None = None, foreach: bool = True) -> dict:
+                  train_images: int | None = None, price_per_hour: float | None = None,
+                  torch: tuple[int, int] | None = None, attention: str | None = None) -> dict:
     """The predicted training row: images per second (expectation and band), the step time, the step's memory and
     whether it fits the device (on more than one GPU with DistributedDataParallel's gradient buckets,
     analysis.predict.memory); with epochs and train_images the schedule's steps, hours (and dollars at the price
-    given) on `gpus` devices (analysis.predict.schedule; a TPU's also in core-days)."""
+    given) on `gpus` devices (analysis.predict.schedule; a TPU's also in core-days). The optimizer steps as the
+    torch release does on CUDA: foreach (all parameters at once) from 2.0, parameter by parameter before."""
     from ..runs.gpu_memory import gpu_train_bytes
 
-    request, cal, tpu = request.replace(train=True), shipped("train"), sheet.kind == "tpu"
-    seconds = step_seconds(train_step_ops(request, foreach, fused_attention=not tpu), sheet, request.dtype, cal)
+    from .inference import band_text, setting_of
+    from .versions import attention_of, torch_label
+
+    request, cal, tpu = request.replace(train=True), shipped(), sheet.kind == "tpu"
+    setting = setting_of(request, sheet, torch=torch)
+    attention = "unfused" if tpu else attention_of(setting.torch, attention)
+    foreach = setting.torch >= (2, 0)
+    with countable(request):
+        seconds = step_seconds(train_step_ops(request, foreach, fused_attention=attention == "fused"), setting, cal)
     rate = request.batch_size / seconds
-    measured_here = sheet.name in cal.extra.get("calibrated_devices", ())
-    low, high = cal.band if measured_here or not cal.extra.get("band_other_device") else cal.extra["band_other_device"]
-    memory = gpu_train_bytes(request.replace(optimizer=request.optimizer or "sgd"), foreach=foreach,
-                             data_parallel=gpus > 1)
-    band_from = (cal.extra.get("band_from", "") if measured_here else
-                 "leave one family out on the one fitted table; this device was not measured, and one table cannot "
-                 "give the wider band across devices")
+    (low, high), band_from = band_text(cal, sheet)
+    with countable(request):
+        memory = gpu_train_bytes(request.replace(optimizer=request.optimizer or "sgd"), foreach=foreach,
+                                 data_parallel=gpus > 1)
     if tpu:
         band_from = ("EXTRAPOLATION to a TPU: the GPU-fitted factors on the chip's datasheet roofline, attention op by "
-                     "op, XLA's fusion not modelled; the band is the GPU table's " + band_from.split(";")[0])
+                     "op, XLA's fusion not modelled; " + band_from)
     fits = None if tpu else sheet.memory_bytes is None or memory["train_bytes"] <= sheet.memory_bytes
     row = {**identity(request, sheet), "train_imgs_per_s": rate, "train_imgs_per_s_p10": rate * low,
            "train_imgs_per_s_p90": rate * high, "train_step_ms": seconds * 1e3, "train_optimizer": memory["optimizer"],
            "train_optimizer_impl": "foreach" if foreach else "for-loop",
-           "train_device_kind": sheet.kind, "train_attention": "op by op" if tpu else "fused SDPA",
+           "train_device_kind": sheet.kind, "train_attention": "fused SDPA" if attention == "fused" else "op by op",
+           "torch": torch_label(setting.torch), "architecture": sheet.architecture,
            "train_gpu_bytes": memory["train_bytes"], "device_memory_bytes": sheet.memory_bytes,
            "train_fits_memory": fits, "train_band_from": band_from, "train_calibration_source": cal.source}
     if epochs is not None:

@@ -27,11 +27,12 @@ BATCHES = (1, 64)
 SIZE = 224
 DTYPE = "bf16"               # torch.autocast over fp32 weights, as timm's benchmark --amp runs
 OTHER_DTYPE = {"V100": "fp16"}    # Volta has no bf16 tensor cores: AMP there is fp16 autocast
+TORCH = (2, 9)               # the release predicted, named so the committed rows are the same whatever torch runs them
 # what each committed row keeps of predict()'s (its per-op-class split stays with zoo.compare --predict)
-KEPT = ("predicted", "device", "model", "img_h", "img_w", "img_size", "batch_size", "dtype", "peak_flops",
+KEPT = ("predicted", "device", "part", "model", "img_h", "img_w", "img_size", "batch_size", "dtype", "peak_flops",
         "mem_bandwidth", "imgs_per_s", "imgs_per_s_p10", "imgs_per_s_p90", "band_from", "latency_ms",
         "roofline_imgs_per_s", "roofline_ms", "serve_bytes", "device_memory_bytes", "fits_memory", "source",
-        "calibration_source")
+        "calibration_source", "torch", "attention", "architecture")
 MAX_BYTES = 16 << 20
 
 
@@ -78,7 +79,7 @@ def fresh_predictions(models: list[str]) -> list[dict]:
                 request = Request(model, Size(SIZE, SIZE), batch, OTHER_DTYPE.get(device, DTYPE))
                 if request.dtype not in counted:
                     counted[request.dtype] = gpu_forward(request)
-                row = predict(request, sheets[device], counted=counted[request.dtype])
+                row = predict(request, sheets[device], counted=counted[request.dtype], torch=TORCH)
                 per_device[device].append({k: rounded(getattr(row, k)) for k in KEPT})
     return [row for device in DEVICES for row in per_device[device]]
 

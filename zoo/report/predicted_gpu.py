@@ -13,7 +13,7 @@ from analysis.units import GIB
 from ..console.markdown import markdown_table, plain
 from ..models.accuracy import pareto_front
 from ..predict.rows import model_label
-from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE, fixed_sheets
+from .gpu_predictions import BATCHES, DEVICES, DTYPE, OTHER_DTYPE, PREDICTED_FILE, SIZE, TORCH, fixed_sheets
 
 PLOT_BATCH = 64
 HEADING = "Predicted GPU throughput (not measured)"
@@ -26,23 +26,26 @@ def dtype_on(device: str) -> str:
 
 def intro(rows: list[dict]) -> str:
     """What the rows are: each figure predicted, how, the band's held-out error and the calibration's source."""
-    bands = {}
+    bands: dict[str, list[str]] = {}          # the band as printed -> the devices whose rows carry it
     for r in rows:
-        bands.setdefault(r["band_from"], (r["imgs_per_s_p10"] / r["imgs_per_s"], r["imgs_per_s_p90"] / r["imgs_per_s"]))
-    band_text = "; ".join(f"x{lo:.2f}-x{hi:.2f} where the band comes from {how}" for how, (lo, hi) in bands.items())
+        band = f"x{r['imgs_per_s_p10'] / r['imgs_per_s']:.2f}-x{r['imgs_per_s_p90'] / r['imgs_per_s']:.2f}"
+        if r["device"] not in bands.setdefault(band, []):
+            bands[band].append(r["device"])
+    band_text = "; ".join(f"{band} on {', '.join(devices)}" for band, devices in bands.items())
+    band_text += " (each row's band_from says which: a GPU whose architecture a fitted source ran, or one none did)"
     source = rows[0]["calibration_source"] if rows else "analysis/predict/data/gpu_calibration.json"
     saved = [r for r in rows if r.get("saved_by")]
     what = (f"Each classifier with an ImageNet accuracy entry at {SIZE} px, batch {' and '.join(map(str, BATCHES))}, "
-            f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch, as timm's benchmark --amp runs; fp16 on the "
-            "V100, which has no bf16 tensor cores)" if len(saved) < len(rows) else
+            f"{DTYPE} (torch.autocast over fp32 weights, eager PyTorch {'.'.join(map(str, TORCH))}, as timm's "
+            "benchmark --amp runs; fp16 on the V100, which has no bf16 tensor cores)" if len(saved) < len(rows) else
             "Each row saved by `--predict` in this folder, at the size, batch and dtype asked")
     form = "RepVGG-style branches fused" if len(saved) < len(rows) else "two-form models as the row's reparam says"
     return (f"PREDICTED, NOT MEASURED: no GPU ran these. {what}, its forward counted on the meta device as a CUDA GPU "
             f"runs it (fused attention, autocast's casts, {form}) and priced on each device's "
             "datasheet (footnotes) by `zoo.compare --predict` (docs/prediction.md). 'expected img/s' is the calibrated "
             "expectation; 'p10-p90' the band from held-out error (expected x the 10th and 90th percentile of "
-            f"measured / expected over held-out predictions: {band_text}); 'roofline' the datasheet bound (peak "
-            "compute and bandwidth, no efficiency loss): an upper limit, not an estimate. ms / batch: expected "
+            f"measured / expected over leave-one-source-out predictions: {band_text}); 'roofline' the datasheet bound "
+            "(peak compute and bandwidth, no efficiency loss): an upper limit, not an estimate. ms / batch: expected "
             "(mean) latency of one batch; no tail (p99) is modelled. Serving memory: weights as held (fp32) + autocast's activation peak + input, "
             "per batch; a batch that does not fit the device's memory is kept and marked NO. Calibration: "
             f"{source}. Rows: results/{PREDICTED_FILE} (`python -m zoo.report --refresh` writes it, `--check` "
@@ -53,7 +56,12 @@ def intro(rows: list[dict]) -> str:
 
 def sources(rows: list[dict]) -> list[str]:
     """Each device's datasheet sources, once, in table order: the table's device cells cite them as [n]."""
-    return list(dict.fromkeys(f"{r['device']}: {r['source']}" for r in rows))
+    return list(dict.fromkeys(map(_sheet_cited, rows)))
+
+
+def _sheet_cited(row: dict) -> str:
+    """A row's device, its part where the row names it, and the datasheet's source: a footnote's text."""
+    return f"{row['device']}" + (f" ({row['part']})" if row.get("part") else "") + f": {row['source']}"
 
 
 def predicted_table(rows: list[dict]) -> str:
@@ -65,7 +73,7 @@ def predicted_table(rows: list[dict]) -> str:
     for r in rows:
         fits = "yes" if r["fits_memory"] else f"NO: over {r['device_memory_bytes'] / 1e9:g} GB"
         where = [r.get("img_size") or f"{r.get('img_h')}x{r.get('img_w')}", r.get("saved_by") or "zoo.report"]
-        cells.append([f"{r['device']} [{number[r['device'] + ': ' + r['source']]}]", model_label(r),
+        cells.append([f"{r['device']} [{number[_sheet_cited(r)]}]", model_label(r),
                       *(where[:1] if saved else []), r["batch_size"], r["dtype"],
                       plain(r["imgs_per_s"]), f"{plain(r['imgs_per_s_p10'])}\u2013{plain(r['imgs_per_s_p90'])}",
                       plain(r["roofline_imgs_per_s"]), plain(r["latency_ms"], 3), f"{r['serve_bytes'] / GIB:.2f}",

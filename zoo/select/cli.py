@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                   f"several: each one's shortlist, then per model the device that "
                                                   f"wins on --rank and whether the band separates it"))
     p.add_argument("--metrics", help="with --predict: train, a training step and its schedule (default: inference)")
-    add_options(p, "--price-per-hour", "--reparam", "--tf32", "--epochs", "--train-images", "--gpus")
+    add_options(p, "--price-per-hour", "--reparam", "--tf32", "--torch", "--attention", "--epochs", "--train-images",
+                "--gpus")
     p.add_argument("--max-train-hours", help="with --predict, --metrics train and --epochs: predicted wall hours of "
                                              "the schedule (expectation)")
     p.add_argument("--rank", help=f"{', '.join(RANKS)} (default top1); with --predict {', '.join(PREDICTED_RANKS)} "
