@@ -5,6 +5,7 @@ import pytest
 from analysis.size import Size
 from zoo.compare.display import merge, to_markdown
 from zoo.runs.tasks import Task, base_row, count
+from probes import fake_probes
 
 
 def timed(backend: str, imgs_per_s: float, iters: int = 200, noisy: bool = False) -> dict:
@@ -52,21 +53,6 @@ def test_the_detection_section_shows_feature_rows_at_800x1344(tmp_path):
     assert cells[4:6] == ["features", "[96,200,336]/4 [192,100,168]/8 [384,50,84]/16 [768,25,42]/32"]
     assert cells[10] == "2.00" and cells[11] == "-"
     assert "detection.md shows" in (tmp_path / "reports" / "not_measured.md").read_text()
-
-
-def fake_probes(monkeypatch, probes: list[tuple[float, float]]):
-    """Stand in for the peak and bandwidth probes on a 2-core machine: each GEMM probe gives the next (GEMM rate,
-    others' share of the 2 cores) of `probes`. Returns the probes not taken yet."""
-    left = iter(probes)
-
-    def fake_probe(device, dtype, threads=None):
-        flops, share = next(left)
-        return {"peak_flops": flops, "peak_kernel": "mm_fake", "peak_foreign_cpu_share": share}
-
-    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", fake_probe)
-    monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda device, threads=None: {"mem_bandwidth": 5e9})
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-    return left
 
 
 def test_a_peak_probed_under_load_is_not_kept(tmp_path, monkeypatch):

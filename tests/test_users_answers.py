@@ -7,6 +7,7 @@ import json
 
 import pytest
 from cli import call_main
+from probes import fake_probes
 
 from zoo.compare.cli import print_records
 from zoo.compare.display import to_markdown
@@ -97,18 +98,6 @@ def test_a_select_table_keeps_its_noisy_cell_whole():
     assert "noisy (cv 0.31)" in line and "fb_in1k (teacher BiT-M-R152x2, in21k)" in line
 
 
-def _fake_probe(monkeypatch, probes):
-    left = iter(probes)
-
-    def probe(device, dtype, threads=None):
-        flops, share = next(left)
-        return {"peak_flops": flops, "peak_kernel": "mm_fake", "peak_foreign_cpu_share": share}
-
-    monkeypatch.setattr("zoo.runs.peaks.measure_peak_flops", probe)
-    monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth", lambda device, threads=None: {"mem_bandwidth": 5e9})
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-
-
 TASK = Task.named("throughput", "vit_ti16", 224, device="cpu", threads=2)
 
 
@@ -118,7 +107,7 @@ def test_a_probe_under_half_the_committed_quiet_peak_is_flagged_and_not_kept(tmp
     table = tmp_path / "cpu_peaks.json"
     table.write_text(json.dumps({"peaks": [{"key": peak_key(TASK), "peak_flops": 204e9}]}))
     monkeypatch.setattr("zoo.runs.peaks.COMMITTED_PEAKS", table)
-    _fake_probe(monkeypatch, [(52.8e9, 0.0)])
+    fake_probes(monkeypatch, [(52.8e9, 0.0)])
     peak = PeakCache(tmp_path / "results").get(TASK)
     assert peak["peak_flops"] == 52.8e9
     assert peak["peak_probe"] == ("probed under load (52.8 GFLOP/s, under 50% of the 204 GFLOP/s committed for this "
@@ -127,7 +116,7 @@ def test_a_probe_under_half_the_committed_quiet_peak_is_flagged_and_not_kept(tmp
 
 
 def test_a_reprobe_under_load_keeps_the_quiet_peak_and_says_so(tmp_path, monkeypatch):
-    _fake_probe(monkeypatch, [(204e9, 0.0), (52.8e9, 0.9)])
+    fake_probes(monkeypatch, [(204e9, 0.0), (52.8e9, 0.9)])
     assert PeakCache(tmp_path).get(TASK)["peak_probe"] == "probed now, kept"
     again = PeakCache(tmp_path, reprobe=True).get(TASK)
     assert again["peak_flops"] == 204e9
@@ -159,7 +148,7 @@ def test_a_timed_row_and_compares_table_flag_a_peak_under_load(kept_bandwidth):
 def test_a_bandwidth_probed_under_load_flags_the_roofline_too(tmp_path, monkeypatch):
     from zoo.compare.display import peak_under_load
 
-    _fake_probe(monkeypatch, [(204e9, 0.0)])
+    fake_probes(monkeypatch, [(204e9, 0.0)])
     monkeypatch.setattr("zoo.runs.peaks.measure_bandwidth",
                         lambda device, threads=None: {"mem_bandwidth": 5e9, "bandwidth_foreign_cpu_share": 0.9})
     peak = PeakCache(tmp_path).get(TASK)
