@@ -3,7 +3,6 @@ their band from the shipped calibration's factors, one count per (model, batch) 
 noticing a changed row, the table from hand-made rows, the plots with and without rows."""
 import json
 import os
-import re
 from importlib import resources
 
 import pytest
@@ -12,7 +11,7 @@ from zoo.report import gpu_predictions, predicted_gpu
 from zoo.runs.request import Request
 from zoo.report.build import Section
 from analysis.predict.devices import device_sheet
-from zoo.predict import inference as roofline_rows, text
+from zoo.predict import inference as roofline_rows
 
 # the five devices the report predicts for, as their datasheets name them (the V100 alias is the SXM2 part)
 DEVICE_NAMES = {"H100", "A100", "L4", "RTX 4090", "V100 SXM2"}

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 from analysis.predict.devices import DeviceSheet
 
 from ..runs.request import Request
-from .rows import PredictedRow, TooLarge, best_batch, countable
+from .rows import PredictedRow, TooLarge, best_batch
 
 
 class Counts:
@@ -35,9 +35,8 @@ class Counts:
         from .inference import gpu_forward, predict
 
         if request not in self._counted:
-            with countable(request):
-                self._counted[request] = gpu_forward(request, reparam=self.reparam,
-                                                     fused_attention=self.attention == "fused")
+            self._counted[request] = gpu_forward(request, reparam=self.reparam,
+                                                 fused_attention=self.attention == "fused")
         return predict(request, sheet, self.tf32, price_per_hour, self.channels_last, counted=self._counted[request],
                        torch=self.torch, attention=self.attention)
 

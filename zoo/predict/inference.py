@@ -18,7 +18,7 @@ from analysis.vocab import DTYPES
 
 from ..errors import UsageError
 from ..runs.request import Request
-from .rows import PredictedRow, identity
+from .rows import PredictedRow, countable, identity
 
 
 
@@ -48,7 +48,8 @@ def gpu_forward(request: Request, gpu: bool = True, reparam: str = "fused", fuse
             module = reparameterize_model(module)
     emulation = GpuEmulation(None if dtype == "fp32" else DTYPES[dtype]) if gpu else None
     x = image_batch(module, request.batch_size, img_size, DTYPES[held])
-    counter, memory, _ = run_forward(module, x, traffic=True, gpu=emulation)
+    with countable(request):                     # past int64 sizes: rows.TooLarge, naming the request
+        counter, memory, _ = run_forward(module, x, traffic=True, gpu=emulation)
     serve = weight_bytes(module) + memory.peak_bytes + x.numel() * x.element_size()
     return {"ops": counter.traffic.op_list(), "serve_bytes": serve, "reparam": reparam if two_forms else None}
 

@@ -50,8 +50,9 @@ def train_step_ops(request: Request, foreach: bool = True, fused_attention: bool
     x = image_batch(module, request.batch_size, request.img_size)
     make = OPTIMIZERS[request.optimizer or "sgd"]
     emulation = GpuEmulation(None if request.dtype == "fp32" else DTYPES[request.dtype])
-    counter, _, _ = run_train_step(module, x, gpu=emulation, loss=task_loss(request), traffic=True,
-                                   optimizer=lambda params: make(params, foreach))
+    with countable(request):                     # past int64 sizes: rows.TooLarge, naming the request
+        counter, _, _ = run_train_step(module, x, gpu=emulation, loss=task_loss(request), traffic=True,
+                                       optimizer=lambda params: make(params, foreach))
     return counter.traffic.op_list()
 
 
@@ -78,8 +79,7 @@ def predict_train(request: Request, sheet: DeviceSheet, gpus: int = 1, epochs: f
     setting = setting_of(request, sheet, torch=torch)
     attention = "unfused" if tpu else attention_of(setting.torch, attention)
     foreach = setting.torch >= (2, 0)
-    with countable(request):
-        seconds = step_seconds(train_step_ops(request, foreach, fused_attention=attention == "fused"), setting, cal)
+    seconds = step_seconds(train_step_ops(request, foreach, fused_attention=attention == "fused"), setting, cal)
     rate = request.batch_size / seconds
     (low, high), band_from = band_text(cal, sheet)
     with countable(request):
