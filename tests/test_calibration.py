@@ -108,10 +108,16 @@ def test_a_torch_release_takes_the_latest_fitted_one_not_after_it():
     assert seconds("elementwise", 1e9, 8e9, old, factors) == pytest.approx(0.016)      # another group: as it was
 
 
-def test_an_architecture_takes_its_own_offsets_and_an_unfitted_one_the_shared_factors():
-    own = Calibration(cal().params, {"Test": {"ceiling": math.log(3.0), "depthwise": 0.0, "memory": 0.0}})
-    # logit 0 + log 3 -> a ceiling of 0.75: 2 TFLOP at 75 TFLOP/s
+def test_an_architecture_takes_its_own_factors_and_an_unfitted_one_the_shared_factors():
+    own = Calibration(cal().params, {"Test": {"ceiling": math.log(1.2), "precision": {"half": math.log(1.25)},
+                                              "depthwise": 0.0, "memory": math.log(3.0)}})
+    # sigmoid(0) x 1.2 x 1.25 -> a ceiling of 0.75 (factors, not logits: 0.5 moves as freely as a 0.99 would)
     assert seconds("matmul", 2e12, 1e9, calibration=own) == pytest.approx(2e12 / 75e12)
+    # fp32 takes the architecture's shared factor only: 0.5 x 1.2 of 10 TFLOP/s
+    fp32 = Setting(Sheet(), "fp32")
+    assert seconds("matmul", 2e12, 1e9, fp32, own) == pytest.approx(2e12 / 6e12)
+    # memory: a logit offset, logit 0 + logit 3 -> 0.75 of 1 TB/s, 75 GB in 0.1 s
+    assert seconds("elementwise", 1e9, 75e9, calibration=own) == pytest.approx(0.1)
     other = Setting(Sheet(architecture="Other"), "fp16")
     assert seconds("matmul", 2e12, 1e9, other, own) == pytest.approx(0.04)
     assert own.fitted("Test") and not own.fitted("Other")
@@ -152,8 +158,7 @@ def test_the_fit_times_every_kernel_as_the_predictor_does():
         s["ops"] = [(c, f // 10 ** 6, b // 10 ** 4, n) for c, f, b, n in s["ops"]]
     arrays = fit.Arrays(samples)
     torch.manual_seed(0)
-    params = {k: v + 0.3 * torch.randn_like(v) for k, v in fit.initial(len(arrays.archs),
-                                                                        len(arrays.harnesses)).items()}
+    params = {k: v + 0.3 * torch.randn_like(v) for k, v in fit.initial(arrays).items()}
     calibration = fit.calibration_of(params, arrays, samples)
     assert fit.expected(params, arrays).tolist() == pytest.approx(
         [expected_seconds(s["ops"], s["setting"], calibration) for s in samples], rel=1e-9)
@@ -171,7 +176,8 @@ def test_fit_recovers_the_factors_that_made_the_data():
         samples.append({"ops": ops, "setting": setting, "seconds": expected_seconds(ops, setting, truth)})
     found = fit(samples, steps=1500)
     assert 1 / (1 + math.exp(-found.params["memory"]["elementwise"])) == pytest.approx(0.4, rel=0.05)
-    assert math.exp(found.params["ridge"]["matmul"]) / (1 / (1 + math.exp(-found.params["ceiling"]["tensor"]))) \
+    ceiling = found.efficiencies(kernel_of("matmul", setting), "Test")[0]          # with its architecture factor
+    assert math.exp(found.params["ridge"]["matmul"]) / ceiling \
         == pytest.approx(2.0 / 0.5, rel=0.15)        # the GEMMs' time fixes r / ceiling, not each alone
 
 

@@ -12,14 +12,16 @@ depthwise convolutions multiply on the fp32 CUDA cores whatever the dtype); B th
 - GEMMs (matmul, conv, grouped_conv): e = ceiling(arch, cores) x x / (x + r_kind), x the kernel's intensity
   (flops / bytes) over the device's ridge point at that precision (P / B), r the x at which a GEMM of that kind
   reaches half its ceiling; the ceiling is what the cores reach (CUDA cores for fp32, tensor cores for TF32 and
-  fp16/bf16), one logit per kind of core plus one offset per architecture shared by both (a GPU that runs below its
-  datasheet clock does so on both) and one per architecture and precision (fp32, TF32, half), pulled harder toward
-  0 (a precision no source ran on that architecture takes its shared offset); cuDNN's convolutions take a factor
-  of their own per precision (its algorithms: Winograd's fewer multiplies, or kernels below cuBLAS's);
+  fp16/bf16): a fraction (a logit) per kind of core, times a factor per architecture shared by both kinds of core
+  (a GPU that runs below, or boosts past, its datasheet clock does so on both) and one per architecture and
+  precision (fp32, TF32, half), pulled toward 1 (a precision no source ran on that architecture takes its shared
+  factor); factors, not logit offsets, so that a ceiling near 1 can still move (as logits on a ceiling fitted at
+  0.997 they could not: they stayed within 0.01 of 0); cuDNN's convolutions take a factor of their own per
+  precision (its algorithms: Winograd's fewer multiplies, or kernels below cuBLAS's);
 - fused attention: ceiling(arch, precision) x a fitted fraction;
 - depthwise convolutions: a fraction of the fp32 CUDA-core peak per library (PyTorch's conv_depthwise2d, or cuDNN:
   channels-last, or fp16 NCHW with filters up to 5 x 5) and filter size (k3, k5, k7), times an architecture factor;
-- memory: a fraction of the bandwidth per kind (and memory format), times an architecture factor;
+- memory: a fraction of the bandwidth per kind (and memory format), times an architecture factor (a logit offset);
 - v: the torch release's factor on the kernel's group (gemm, depthwise, attention, norm, other), 1 at REFERENCE.
 An architecture no fitted source ran takes the shared factors (its own are absent). The factors are fitted once on
 published tables (benchmarks/fit_gpu_calibration.py, analysis.predict.fit), never per model.
@@ -146,8 +148,9 @@ def sigmoid(x: float) -> float:
 @dataclass(frozen=True)
 class Calibration:
     """The fitted factors, in the unconstrained form the fit moves them in (analysis.predict.fit): fractions as
-    logits, times and ratios as logs; `arch`: per architecture, the logit offsets of its GEMM ceiling, depthwise and
-    memory fractions (absent: the shared ones). `bands`: per band kind, (p10, p90) of measured / expected
+    logits, times and ratios as logs; `arch`: per architecture, the log factors of its GEMM ceiling (all
+    precisions, and per precision), the logit offsets of its depthwise and memory fractions (absent: the shared
+    ones). `bands`: per band kind, (p10, p90) of measured / expected
     img/s over leave-one-source-out predictions, and what it is. `extra`: provenance and held-out statistics."""
     params: dict
     arch: dict = field(default_factory=dict)
@@ -175,8 +178,8 @@ class Calibration:
         a GEMM's ridge term)."""
         p, own = self.params, self.arch.get(architecture, {})
         if kernel.ceiling is not None:
-            compute = sigmoid(p["ceiling"][cores(kernel.ceiling)] + own.get("ceiling", 0.0)
-                              + own.get("precision", {}).get(kernel.ceiling, 0.0))
+            compute = sigmoid(p["ceiling"][cores(kernel.ceiling)]) * math.exp(
+                own.get("ceiling", 0.0) + own.get("precision", {}).get(kernel.ceiling, 0.0))
             if kernel.kind == "attention":
                 compute *= sigmoid(p["attention"])
             elif kernel.kind in CONV_KINDS:      # cuDNN's algorithms (Winograd, FFT) may do fewer multiplies

@@ -1,6 +1,6 @@
 """Fitting analysis.predict.calibration's factors to published batch times: weighted least squares on
 log(expected / measured), by Adam in torch over the same formula (calibration.expected_seconds, vectorised), with the
-per-architecture offsets and the torch releases' factors pulled toward 0 (an architecture or release with little data
+per-architecture factors and the torch releases' factors pulled toward 1 (an architecture or release with little data
 stays near the shared factors); and the held-out predictions the bands and every stated error come from.
 
 A sample is {"ops": [(op_class, flops, bytes, count)], "setting": calibration.Setting, "seconds": measured per
@@ -15,8 +15,9 @@ import torch
 from .calibration import (CONV_KINDS, CORES, DEPTHWISE, GROUPS, HOST_SMOOTHING, MEMORY_KINDS, PRECISIONS, REFERENCE,
                           RIDGE_KINDS, SERIAL, VERSIONS, Calibration, cores, kernel_of, quantile, release)
 
-SHRINK_ARCH = 1e-3          # penalty per squared logit offset of an architecture
-SHRINK_PRECISION = 1e-2     # per squared logit offset of an architecture at one precision (on top of its own)
+SHRINK_ARCH = 1e-3          # penalty per squared logit offset of an architecture's depthwise and memory fractions
+SHRINK_CEILING = 1e-1       # per squared log factor of an architecture's GEMM ceiling (held out, 1e-2: worse)
+SHRINK_PRECISION = 1e-1     # per squared log factor of an architecture at one precision (on top of its own)
 SHRINK_VERSION = 1e-3       # per squared log factor of a release
 SHRINK_CONV = 1e-2          # per squared log factor of cuDNN's convolutions at one precision (a precision only
                             # one table ran would otherwise take that table's every other cause)
@@ -60,7 +61,9 @@ class Arrays:
                                           for s in samples])        # -1: no harness of its own (a user's setting)
 
 
-def initial(n_archs: int, n_harnesses: int = 1) -> dict[str, torch.Tensor]:
+def initial(a: Arrays) -> dict[str, torch.Tensor]:
+    """The starting factors, shaped for the samples' architectures and harnesses."""
+    n_archs, n_harnesses = len(a.archs), len(a.harnesses)
     z = lambda *shape: torch.zeros(*shape, dtype=torch.float64)         # noqa: E731
     log = lambda v: torch.tensor(math.log(v), dtype=torch.float64)      # noqa: E731
     return {"ceiling": z(len(CORES)) + 1.5, "ceiling_arch": z(n_archs),
@@ -75,8 +78,8 @@ def expected(p: dict[str, torch.Tensor], a: Arrays) -> torch.Tensor:
     """Expected seconds per sample: calibration.expected_seconds over every sample at once."""
     t = a.t
     arch = t["arch"]
-    ceiling = torch.sigmoid(p["ceiling"][t["cores"]] + p["ceiling_arch"][arch]
-                            + p["ceiling_precision"][arch, t["ceiling"].clamp(min=0)])
+    factor = p["ceiling_arch"][arch] + p["ceiling_precision"][arch, t["ceiling"].clamp(min=0)]
+    ceiling = torch.sigmoid(p["ceiling"][t["cores"]]) * factor.exp()
     ceiling = torch.where(t["attention"], ceiling * torch.sigmoid(p["attention"][0]), ceiling)
     conv_factor = p["conv_ceiling"][t["conv"].clamp(min=0), t["ceiling"].clamp(min=0)].exp()
     ceiling = torch.where(t["conv"] >= 0, ceiling * conv_factor, ceiling)
@@ -108,7 +111,7 @@ def fit(samples: list[dict], steps: int = 1500, lr: float = 0.05) -> Calibration
     torch.set_num_threads(1)
     try:
         a = Arrays(samples)
-        p = initial(len(a.archs), len(a.harnesses))
+        p = initial(a)
         for v in p.values():
             v.requires_grad_(True)
         optimizer = torch.optim.Adam(p.values(), lr=lr)
@@ -119,8 +122,8 @@ def fit(samples: list[dict], steps: int = 1500, lr: float = 0.05) -> Calibration
             with torch.no_grad():
                 p["version"][reference] = 0.0          # the reference release is the unit
             loss = (weight * (expected(p, a).log() - log_measured) ** 2).sum()
-            loss = loss + SHRINK_ARCH * sum((p[k] ** 2).sum() for k in ("ceiling_arch", "depthwise_arch",
-                                                                         "memory_arch"))
+            loss = loss + SHRINK_ARCH * sum((p[k] ** 2).sum() for k in ("depthwise_arch", "memory_arch"))
+            loss = loss + SHRINK_CEILING * (p["ceiling_arch"] ** 2).sum()
             loss = loss + SHRINK_PRECISION * (p["ceiling_precision"] ** 2).sum()
             loss = loss + SHRINK_VERSION * (p["version"] ** 2).sum()
             loss = loss + SHRINK_CONV * (p["conv_ceiling"] ** 2).sum()
