@@ -8,7 +8,9 @@ analysis/predict/data/gpu_calibration.json: the factors fitted on every row, and
 predictions (each source's rows predicted by factors fitted on the other sources only): "fitted", the rows whose
 GPU architecture another source also ran, for a device whose architecture the shipped factors hold; "unfitted", the
 rows whose architecture no other source ran, for a device whose architecture has no fitted source. Each band is the
-p10 and p90 of measured / expected img/s, each table weighing alike. Also writes
+p10 and p90 of measured / expected img/s, each held-out source weighing alike (the unit a new source's error comes
+in: weighing tables alike let a source split into many tables, timm's 23, outweigh one of a single table). Also
+writes
 analysis/predict/data/fit_rows.csv.gz (every row used, with its citation) and, per table, the held-out statistics.
 A developer tool: the package reads its outputs, never runs it (--count: count the rows not counted yet, which
 takes about half an hour on two cores).
@@ -64,12 +66,12 @@ def bands(found: list[dict], ratios: list[float], fitted: list[bool]) -> dict:
         picked = [(s, r) for s, r, f in zip(found, ratios, fitted) if f == keep]
         sizes = defaultdict(int)
         for s, _ in picked:
-            sizes[s["table"]] += 1
-        low, high = band([r for _, r in picked], [1 / sizes[s["table"]] for s, _ in picked])
-        tables = len(sizes)
+            sizes[s["source"]] += 1
+        low, high = band([r for _, r in picked], [1 / sizes[s["source"]] for s, _ in picked])
+        tables = len({s["table"] for s, _ in picked})
         why = ("p10-p90 of measured / expected img/s over leave-one-source-out predictions of the rows whose GPU "
-               f"architecture {'another' if keep else 'no other'} source ran ({len(picked)} rows of {tables} tables, "
-               "each table weighing alike)")
+               f"architecture {'another' if keep else 'no other'} source ran ({len(picked)} rows of {tables} tables "
+               f"from {len(sizes)} sources, each source weighing alike)")
         out[kind] = [low, high, why]
     return out
 

@@ -182,6 +182,6 @@ def held_out(samples: list[dict], key: str = "source", steps: int = 1500, only=N
 
 
 def band(ratios: list[float], weights: list[float] | None = None) -> tuple[float, float]:
-    """(p10, p90) of measured / expected img/s: multiply the expected rate by these (weighted: each table alike)."""
+    """(p10, p90) of measured / expected img/s: multiply the expected rate by these (weights: each source alike)."""
     measured_over = [1 / r for r in ratios]
     return quantile(measured_over, 0.1, weights), quantile(measured_over, 0.9, weights)
