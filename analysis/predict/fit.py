@@ -137,8 +137,8 @@ def fit(samples: list[dict], steps: int = 1500, lr: float = 0.05) -> Calibration
 
 
 def calibration_of(p: dict[str, torch.Tensor], a: Arrays, samples: list[dict]) -> Calibration:
-    """The fitted tensors as a Calibration: each architecture's offsets only for one the samples ran, each
-    release's factors only for one they measured (the others take the reference's)."""
+    """The fitted tensors as a Calibration: each architecture's factors and offsets only for one the samples ran,
+    each release's factors only for one they measured (the others take the reference's)."""
     versions = {release(s["setting"].torch) for s in samples}
     params = {"ceiling": dict(zip(CORES, p["ceiling"].tolist())), "attention": p["attention"].item(),
               "ridge": dict(zip(RIDGE_KINDS, p["ridge"].tolist())),
