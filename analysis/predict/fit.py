@@ -182,6 +182,7 @@ def held_out(samples: list[dict], key: str = "source", steps: int = 1500, only=N
 
 
 def band(ratios: list[float], weights: list[float] | None = None) -> tuple[float, float]:
-    """(p10, p90) of measured / expected img/s: multiply the expected rate by these (weights: each source alike)."""
+    """(p10, p90) of measured / expected img/s: multiply the expected rate by these (weights: per ratio, as the
+    caller weighs them; benchmarks/fit_gpu_calibration.bands weighs each held-out source alike)."""
     measured_over = [1 / r for r in ratios]
     return quantile(measured_over, 0.1, weights), quantile(measured_over, 0.9, weights)
