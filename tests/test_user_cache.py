@@ -152,6 +152,30 @@ def test_counting_on_a_pool_keeps_the_order_and_the_numbers(monkeypatch):
     assert [r["model"] for r in pooled] == ["deit_ti", "vit_ti16", "resnet50"] and pooled == serial
 
 
+def test_pool_workers_take_the_callers_settings_now_not_the_forkservers(tmp_path, monkeypatch):
+    """With a thread alive (a notebook, a progress bar) the workers come from a forkserver, which keeps the
+    environment it started with: a second call after $ARCHZOO_CACHE_DIR moved must still count into the new folder,
+    and an ARCHZOO_* variable the caller has unset since is unset in the worker too."""
+    import threading
+
+    monkeypatch.setattr(parallel, "available_cores", lambda: 2)
+    release = threading.Event()
+    alive = threading.Thread(target=release.wait, daemon=True)
+    alive.start()
+    try:
+        assert parallel._context().get_start_method() == "forkserver"
+        monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "first"))
+        monkeypatch.setenv("ARCHZOO_VERBOSE", "1")
+        names = [CACHE_DIR_ENV, "ARCHZOO_VERBOSE"]
+        assert list(parallel.map_ordered(os.getenv, names)) == [str(tmp_path / "first"), "1"]
+        monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "second"))
+        monkeypatch.delenv("ARCHZOO_VERBOSE")
+        assert list(parallel.map_ordered(os.getenv, names)) == [str(tmp_path / "second"), None]
+    finally:
+        release.set()
+        alive.join()
+
+
 def test_the_gemm_peak_is_shared_by_every_folder_and_copied_into_each(tmp_path, monkeypatch, kept_bandwidth):
     calls = []
 

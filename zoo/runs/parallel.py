@@ -5,8 +5,10 @@ never run here: they must not share the hardware).
 
 Workers are forked from this process when it runs one thread (they start at once, torch imported);
 with other threads alive (a progress bar) a fork could inherit a held lock, so they come from a
-forkserver instead. Each worker reads and writes the user cache as this process would (`--no-cache`
-is passed to it, not inherited through a forkserver's older environment).
+forkserver instead. Each worker reads and writes the user cache as this process would: archzoo's settings
+in the environment ($ARCHZOO_CACHE_DIR, $ARCHZOO_NO_CACHE (`--no-cache`), ...; PASSED_ENV) are passed with each
+task as they are now, never inherited through a forkserver's older environment (a notebook that points
+$ARCHZOO_CACHE_DIR elsewhere between two calls has its second call's counts kept there).
 """
 from __future__ import annotations
 
@@ -25,11 +27,12 @@ from typing import Callable, Iterator, Optional, Sequence
 from analysis.timing.fingerprint import available_cores
 
 from .count_cache import is_cached
-from ..store.user_cache import disabled, enabled
+from ..store.run_logs import environment
 
 log = logging.getLogger("zoo.runs")
 PR_SET_PDEATHSIG = 1    # linux/prctl.h
 MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
+PASSED_ENV = ("XDG_CACHE_HOME", "XDG_DATA_HOME")    # and every ARCHZOO_* variable: settings a task reads
 
 
 def _context():
@@ -56,8 +59,18 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _call(fn: Callable, use_cache: bool, item):
-    with disabled(not use_cache):
+def settings() -> dict[str, str | None]:
+    """archzoo's settings in this process's environment as they are now: every $ARCHZOO_* variable set, and
+    PASSED_ENV's (None: unset, so a worker that inherited one unsets it)."""
+    passed = {k: os.environ.get(k) for k in PASSED_ENV}
+    return {**passed, **{k: v for k, v in os.environ.items() if k.startswith("ARCHZOO_")}}
+
+
+def _call(fn: Callable, env: dict[str, str | None], item):
+    """fn(item) in a worker, with the caller's settings: a worker's own ARCHZOO_* variables the caller no longer
+    has are unset for the call."""
+    stale = {k: None for k in os.environ if k.startswith("ARCHZOO_") and k not in env}
+    with environment({**stale, **env}):
         return fn(item)
 
 
@@ -69,7 +82,7 @@ def map_ordered(fn: Callable, items: Sequence, workers: Optional[int] = None) ->
     if n < 2 or len(items) < MIN_PARALLEL:
         yield from map(fn, items)
         return
-    call = functools.partial(_call, fn, enabled())
+    call = functools.partial(_call, fn, settings())
     context = _context()
     pool = _pool(n, context)
     finished = False
