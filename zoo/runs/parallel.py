@@ -32,6 +32,9 @@ from ..store.run_logs import environment
 log = logging.getLogger("zoo.runs")
 PR_SET_PDEATHSIG = 1    # linux/prctl.h
 MIN_PARALLEL = 2      # fewer tasks than this run here: a pool costs more than it saves
+# Imported once by the forkserver, so each worker forked from it starts with them: timm as well, which every
+# timm-built model needs and whose import (torchvision's, torch._dynamo's) took each worker 2 s a pool, every pool
+FORKSERVER_PRELOAD = ["zoo.runs.tasks", "analysis.count.cost", "timm"]
 PASSED_ENV = ("XDG_CACHE_HOME", "XDG_DATA_HOME")    # and every ARCHZOO_* variable: settings a task reads
 
 
@@ -40,7 +43,7 @@ def _context():
         return multiprocessing.get_context("fork")
     context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
     if context.get_start_method() == "forkserver":
-        context.set_forkserver_preload(["zoo.runs.tasks", "analysis.count.cost"])
+        context.set_forkserver_preload(FORKSERVER_PRELOAD)
     return context
 
 
