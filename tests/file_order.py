@@ -2,22 +2,20 @@
 so no worker is left with a long file at the end while the others sit idle.
 
 `--dist loadfile` hands files out in collection order, which xdist by default sorts by number of tests; but
-here a file's time is not its count (test_ray.py's 17 tests take 40 s or more, test_layers.py's 172 take 2 s),
+here a file's time is not its count (test_ray.py's 18 tests take 30 s or more, test_layers.py's 172 take 2 s),
 and a few-test slow file sorted last made a tail. WORKER_SECONDS is each file's time on one worker (a
 `--junitxml` run of the README's test command, setup and teardown included; see docs/contributing.md#tests): only
 its order matters, and a file not listed (a few seconds) runs after these, in name order. Plain `pytest` runs the
 files in this order too."""
 from __future__ import annotations
 
-WORKER_SECONDS = {     # Dec 2, branch fast5, Intel Xeon, 2 workers, idle (docs/contributing.md#tests)
-    "test_ray.py": 50.3, "test_report.py": 45.3, "test_nonsquare_features.py": 31.3, "test_counter.py": 30.6,
-    "test_cli_robustness.py": 29.6, "test_hostile_answers.py": 27.7, "test_device_check.py": 24.7,
-    "test_segmenters.py": 24.1, "test_vit_parity.py": 22.2, "test_onnx_runtime.py": 21.5,
-    "test_models_build.py": 20.9, "test_compare_cli.py": 20.1, "test_detectors.py": 19.9,
-    "test_select_interrupts.py": 18.6, "test_hostile_signals.py": 17.7, "test_select.py": 17.2,
-    "test_committed_report.py": 17.2, "test_hostile_files.py": 17.0, "test_runs.py": 16.5,
-    "test_segmentation_published.py": 15.1, "test_host_memory.py": 13.9, "test_stages.py": 13.9,
-    "test_log_capture.py": 13.4, "test_select_settle.py": 12.3,
+WORKER_SECONDS = {     # Dec 7, main, Intel Xeon, 2 workers, idle (docs/contributing.md#tests)
+    "test_ray.py": 30.0, "test_report.py": 19.7, "test_device_check.py": 19.2, "test_select_interrupts.py": 17.2,
+    "test_counter.py": 17.2, "test_nonsquare_features.py": 16.1, "test_cli_robustness.py": 15.3,
+    "test_models_build.py": 14.0, "test_vit_parity.py": 12.3, "test_hostile_signals.py": 12.1,
+    "test_hostile_files.py": 12.0, "test_hostile_answers.py": 10.9, "test_runs.py": 10.2,
+    "test_onnx_runtime.py": 10.1, "test_hostile_readers.py": 9.8, "test_stages.py": 9.8, "test_segmenters.py": 9.3,
+    "test_compare_cli.py": 8.1, "test_select.py": 8.0, "test_log_capture.py": 7.6, "test_host_memory.py": 7.5,
 }
 
 
