@@ -8,6 +8,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
+from drawing import draw_afresh
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
@@ -16,6 +17,12 @@ from zoo.report import build, plots, style
 from zoo.report.rows import load
 
 PLAIN = re.compile(r"^\d{1,3}(,\d{3})*(\.\d+)?$|^\d+(\.\d+)?$")      # 60, 2, 0.5, 10,000: no 6 x 10^1
+
+
+@pytest.fixture(autouse=True)
+def drawn_afresh(monkeypatch):
+    """These tests watch figures being drawn: none is taken from an earlier drawing in this process."""
+    draw_afresh(monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +36,7 @@ def rendered(tmp_path_factory, committed):
         return real_save(fig, path, **how)
 
     with pytest.MonkeyPatch.context() as patch:
+        draw_afresh(patch)
         patch.setattr(style, "save", keep)
         plotted = build.draw(load(committed), tmp_path_factory.mktemp("plots"))
     assert set(figures) == set(build.PLOT_FILES), "every plot is saved through style.save"

@@ -7,6 +7,7 @@ from functools import cache
 
 import pytest
 from committed import committed_text
+from drawing import draw_afresh
 from page_probe import CHROMIUM, probe_page
 
 from zoo.select import answers
@@ -62,9 +63,11 @@ def small_results(small_results_once, tmp_path, monkeypatch):
 
 
 def _drawing(monkeypatch) -> list[str]:
-    """The names of the figures drawn from now on (each plot saves its figure through style.save)."""
+    """The names of the figures drawn from now on (each plot saves its figure through style.save), none of them
+    taken from what this process drew before (redraw.DRAWN_IN_PROCESS: off)."""
     from zoo.report import style
 
+    draw_afresh(monkeypatch)
     drawn, real_save = [], style.save
 
     def save(fig, path, **how):
@@ -121,6 +124,25 @@ def test_reports_are_written_from_results(small_results, monkeypatch):
     assert json.loads((bare / PLOT_DATA_FILE).read_text()) == json.loads((reports / PLOT_DATA_FILE).read_text())
     # the page draws its figures from plots.json (interactive, no PNG inlined), so it is the same without PNGs
     assert (bare / HTML_FILE).read_text() == (reports / HTML_FILE).read_text()
+
+
+def test_a_figure_drawn_before_in_this_process_is_reused_as_a_fresh_drawing_would_be(small_results, monkeypatch):
+    """The same rows reported into a second folder: nothing is drawn again, and its PNGs and plots.json are,
+    byte for byte, what drawing afresh (the reuse off) gives."""
+    from zoo.report import style
+
+    monkeypatch.setattr(redraw, "DRAWN_IN_PROCESS", type(redraw.DRAWN_IN_PROCESS)())
+    build_reports(small_results, small_results / "first", kept=small_results / "none")
+    saved = []
+    real_save = style.save
+    monkeypatch.setattr(style, "save", lambda fig, path, **how: saved.append(path.name) or real_save(fig, path, **how))
+    build_reports(small_results, small_results / "again", kept=small_results / "none")
+    assert saved == []
+    draw_afresh(monkeypatch)
+    build_reports(small_results, small_results / "fresh", kept=small_results / "none")
+    assert sorted(saved) == sorted(PLOT_FILES)
+    for name in (*PLOT_FILES, PLOT_DATA_FILE):
+        assert (small_results / "again" / name).read_bytes() == (small_results / "fresh" / name).read_bytes(), name
 
 
 def test_h_by_w_cost_rows_are_in_the_cost_table_under_their_label(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,6 +35,12 @@ SHOWN_KEY = "archzoo-shows"          # PNG tEXt: sha256 of the figure's plots.js
 DRAWING_CODE = ("zoo.report.redraw", "zoo.report.plots", "zoo.report.style", "zoo.report.families",
                 "zoo.report.roofline", "zoo.report.predicted_gpu", "zoo.report.rows", "zoo.report.mpl_home",
                 "analysis.count.closed_form", "analysis.vocab")
+
+
+# inputs digest -> (the entry as JSON text, the PNG's bytes or None) of the figures this process drew last: the
+# same figure asked for again (another folder, a report rebuilt from the same rows) is not drawn again
+DRAWN_IN_PROCESS: OrderedDict[str, tuple[str, bytes | None]] = OrderedDict()
+DRAWN_IN_PROCESS_MAX = 48      # figures (a report has 14; a PNG is under 250 KB)
 
 
 @lru_cache(maxsize=1)
@@ -174,14 +181,27 @@ def draw(data: ReportRows, out: Path, weights: str = "default", pretraining=None
 
 
 def _drawn(function, inputs: dict, png: Path, write: bool, drawn_from: str) -> list:
-    """[data, style] of one figure drawn afresh; its PNG written to `png` (with both digests) if `write`."""
+    """[data, style] of one figure drawn afresh; its PNG written to `png` (with both digests) if `write`. A figure
+    this process drew from the same inputs digest (DRAWN_IN_PROCESS) is not drawn again: its entry, and its PNG's
+    bytes where it wrote one, are reused."""
     from . import style
 
+    kept = DRAWN_IN_PROCESS.get(drawn_from)
+    if kept is not None and (kept[1] is not None or not write):
+        DRAWN_IN_PROCESS.move_to_end(drawn_from)
+        if write:
+            write_atomic(png, kept[1])
+        return json.loads(kept[0])
     with style.held_figures() as held:
         style.DRAWN.pop(png.name, None)
         entry = as_kept([function(path=png, **inputs), style.DRAWN.get(png.name)])
+        data = None
         if write:
-            style.write_png(held[png.name][0], png, {INPUTS_KEY: drawn_from, SHOWN_KEY: digest(entry)})
+            data = style.write_png(held[png.name][0], png, {INPUTS_KEY: drawn_from, SHOWN_KEY: digest(entry)})
+    if DRAWN_IN_PROCESS_MAX:
+        DRAWN_IN_PROCESS[drawn_from] = (json.dumps(entry), data)
+        while len(DRAWN_IN_PROCESS) > DRAWN_IN_PROCESS_MAX:
+            DRAWN_IN_PROCESS.popitem(last=False)
     return entry
 
 

@@ -234,15 +234,16 @@ def held_figures():
             plt.close(fig)
 
 
-def write_png(fig, path: Path, text: dict[str, str] | None = None) -> None:
+def write_png(fig, path: Path, text: dict[str, str] | None = None) -> bytes:
     """The PNG (no layout change: labels were placed for this one), renamed into place: a symlink at `path` is
-    replaced, not followed. `text`: tEXt chunks to keep in it (zoo.report.redraw's digests)."""
+    replaced, not followed; returns its bytes. `text`: tEXt chunks to keep in it (zoo.report.redraw's digests)."""
     if fig in _LAYOUT_AT_WRITE:
         _LAYOUT_AT_WRITE.discard(fig)
         fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=110, metadata={"Software": None, **(text or {})})
     write_atomic(path, png.getvalue())
+    return png.getvalue()
 
 
 def save(fig, path: Path, layout_at_write: bool = False) -> dict:
