@@ -131,7 +131,7 @@ def test_a_figure_drawn_before_in_this_process_is_reused_as_a_fresh_drawing_woul
     byte for byte, what drawing afresh (the reuse off) gives."""
     from zoo.report import style
 
-    monkeypatch.setattr(redraw, "DRAWN_IN_PROCESS", type(redraw.DRAWN_IN_PROCESS)())
+    monkeypatch.setattr(redraw, "DRAWN_IN_PROCESS", type(redraw.DRAWN_IN_PROCESS)())    # empty, reuse on
     build_reports(small_results, small_results / "first", kept=small_results / "none")
     saved = []
     real_save = style.save
